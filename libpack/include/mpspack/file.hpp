@@ -1,0 +1,81 @@
+// Files in and out. Inputs are mapped read-only (a multi-GB blob is never copied into memory);
+// outputs are written to a temp file beside the target, fsynced and renamed into place, so a crash,
+// a full disk or an error never leaves a partial file under the final name.
+#pragma once
+
+#include "mpspack/bytes.hpp"
+#include "mpspack/result.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace mpspack {
+
+class MappedFile {
+ public:
+  // Maps `path` read-only. Refuses directories and non-regular files with a clear error.
+  static Result<MappedFile> open(const std::filesystem::path& path);
+  // Maps an already open file descriptor (takes ownership), e.g. an entry extracted from a zip
+  // into an anonymous temp file. `name` is what messages call it.
+  static Result<MappedFile> from_fd(int fd, std::string name);
+
+  MappedFile() = default;
+  MappedFile(MappedFile&&) noexcept;
+  MappedFile& operator=(MappedFile&&) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  ByteView view() const { return ByteView({data_, size_}, name_); }
+  uint64_t size() const { return size_; }
+  const uint8_t* data() const { return data_; }
+  int fd() const { return fd_; }
+  const std::filesystem::path& path() const { return path_; }
+  // The file name used in messages (the path as the user gave it).
+  const std::string& name() const { return name_; }
+
+ private:
+  std::filesystem::path path_;
+  std::string name_;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  int fd_ = -1;
+};
+
+// Writes a file atomically: bytes go to "<target>.mpk-tmp-XXXXXX" in the same folder; commit()
+// fsyncs, renames over the target and fsyncs the folder. Destroying an uncommitted writer removes
+// the temp file.
+class AtomicWriter {
+ public:
+  static Result<AtomicWriter> create(const std::filesystem::path& target);
+
+  AtomicWriter() = default;
+  AtomicWriter(AtomicWriter&&) noexcept;
+  AtomicWriter& operator=(AtomicWriter&&) noexcept;
+  AtomicWriter(const AtomicWriter&) = delete;
+  AtomicWriter& operator=(const AtomicWriter&) = delete;
+  ~AtomicWriter();
+
+  Status write(const void* data, uint64_t size);
+  Status write_zeros(uint64_t count);
+  // Overwrites bytes already written (used to fill in the header last).
+  Status pwrite(uint64_t offset, const void* data, uint64_t size);
+  uint64_t position() const { return position_; }
+  Status commit();
+
+ private:
+  void discard();
+  std::filesystem::path target_;
+  std::filesystem::path temp_;
+  int fd_ = -1;
+  uint64_t position_ = 0;
+};
+
+// Creates a writer for `target`, lets `fill` write, then commits; on any error nothing is left behind.
+Status write_file_atomically(const std::filesystem::path& target,
+                             const std::function<Status(AtomicWriter&)>& fill);
+
+}  // namespace mpspack

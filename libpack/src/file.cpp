@@ -1,0 +1,172 @@
+#include "mpspack/file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace mpspack {
+namespace {
+
+Error io_error(const std::string& name, std::string_view what) {
+  return make_error(Error::Kind::Io, "{}: {}: {}", name, what, std::strerror(errno));
+}
+
+}  // namespace
+
+Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error(path.string(), "cannot open");
+  auto f = from_fd(fd, path.string());
+  if (f.ok()) f->path_ = path;
+  return f;
+}
+
+Result<MappedFile> MappedFile::from_fd(int fd, std::string name) {
+  MappedFile f;
+  f.name_ = std::move(name);
+  f.fd_ = fd;
+  struct stat st{};
+  if (fstat(f.fd_, &st) != 0) return io_error(f.name_, "cannot stat");
+  if (S_ISDIR(st.st_mode))
+    return make_error(Error::Kind::Invalid, "{}: is a directory, not a file", f.name_);
+  if (!S_ISREG(st.st_mode))
+    return make_error(Error::Kind::Invalid, "{}: is not a regular file", f.name_);
+  f.size_ = static_cast<uint64_t>(st.st_size);
+  if (f.size_ == 0) return f;  // an empty map is not allowed; callers see size 0
+  void* p = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, f.fd_, 0);
+  if (p == MAP_FAILED) return io_error(f.name_, "cannot map");
+  f.data_ = static_cast<const uint8_t*>(p);
+  return f;
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept { *this = std::move(o); }
+
+MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
+  if (this != &o) {
+    this->~MappedFile();
+    path_ = std::move(o.path_);
+    name_ = std::move(o.name_);
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    fd_ = std::exchange(o.fd_, -1);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+  data_ = nullptr;
+  fd_ = -1;
+}
+
+Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target) {
+  AtomicWriter w;
+  w.target_ = target;
+  std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return make_error(Error::Kind::Io, "{}: output folder {} does not exist", target.string(),
+                      dir.string());
+  if (std::filesystem::is_directory(target, ec))
+    return make_error(Error::Kind::Invalid, "{}: is a directory", target.string());
+  std::string tmpl = (dir / (target.filename().string() + ".mpk-tmp-XXXXXX")).string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  w.fd_ = mkostemp(buf.data(), O_CLOEXEC);
+  if (w.fd_ < 0) return io_error(target.string(), "cannot create a temporary file");
+  w.temp_ = buf.data();
+  fchmod(w.fd_, 0644);
+  return w;
+}
+
+AtomicWriter::AtomicWriter(AtomicWriter&& o) noexcept { *this = std::move(o); }
+
+AtomicWriter& AtomicWriter::operator=(AtomicWriter&& o) noexcept {
+  if (this != &o) {
+    discard();
+    target_ = std::move(o.target_);
+    temp_ = std::move(o.temp_);
+    fd_ = std::exchange(o.fd_, -1);
+    position_ = o.position_;
+  }
+  return *this;
+}
+
+AtomicWriter::~AtomicWriter() { discard(); }
+
+void AtomicWriter::discard() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(temp_.c_str());
+    fd_ = -1;
+  }
+}
+
+Status AtomicWriter::write(const void* data, uint64_t size) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    size_t chunk = std::min<uint64_t>(size, 1u << 30);
+    ssize_t n = ::write(fd_, p, chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error(target_.string(), "write failed");
+    }
+    p += n;
+    size -= static_cast<uint64_t>(n);
+    position_ += static_cast<uint64_t>(n);
+  }
+  return {};
+}
+
+Status AtomicWriter::write_zeros(uint64_t count) {
+  static const std::vector<uint8_t> zeros(1 << 16, 0);
+  while (count > 0) {
+    uint64_t n = std::min<uint64_t>(count, zeros.size());
+    MPK_CHECK(write(zeros.data(), n));
+    count -= n;
+  }
+  return {};
+}
+
+Status AtomicWriter::pwrite(uint64_t offset, const void* data, uint64_t size) {
+  if (::pwrite(fd_, data, size, static_cast<off_t>(offset)) != static_cast<ssize_t>(size))
+    return io_error(target_.string(), "write failed");
+  return {};
+}
+
+Status AtomicWriter::commit() {
+  if (fsync(fd_) != 0) return io_error(target_.string(), "fsync failed");
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    ::unlink(temp_.c_str());
+    return io_error(target_.string(), "close failed");
+  }
+  fd_ = -1;
+  if (::rename(temp_.c_str(), target_.c_str()) != 0) {
+    auto err = io_error(target_.string(), "cannot rename the temporary file into place");
+    ::unlink(temp_.c_str());
+    return err;
+  }
+  std::filesystem::path dir = target_.parent_path().empty() ? "." : target_.parent_path();
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    fsync(dfd);
+    ::close(dfd);
+  }
+  return {};
+}
+
+Status write_file_atomically(const std::filesystem::path& target,
+                             const std::function<Status(AtomicWriter&)>& fill) {
+  MPK_TRY(auto writer, AtomicWriter::create(target));
+  MPK_CHECK(fill(writer));
+  return writer.commit();
+}
+
+}  // namespace mpspack
