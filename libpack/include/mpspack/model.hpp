@@ -38,7 +38,8 @@ struct SourceInfo {
   std::string name;
   uint64_t size = 0;
   std::string sha256;  // lowercase hex
-  std::string kind;    // "so", "blob", "pt2", "cubin"
+  std::string kind;    // "so", "blob", "pt2", "cubin", "tensor"
+  std::string flavour; // for libraries; else empty
 };
 
 struct Patch {

@@ -1,0 +1,25 @@
+// `mpspack build`: model libraries (and .pt2 packages) in, one container out.
+#pragma once
+
+#include "mpspack/format/container.hpp"
+#include "mpspack/model.hpp"
+#include "mpspack/result.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mpspack::pack {
+
+struct BuildOptions {
+  std::vector<std::filesystem::path> inputs;   // .so or .pt2, in order
+  std::vector<std::filesystem::path> weights;  // external blobs, given to the external-blob libraries in order
+  std::filesystem::path output;
+  bool drop_libtorch = true;                   // drop libtorch*.so from NEEDED when only the C shim is used
+  format::Progress progress;
+};
+
+// Reads, analyses and splits every input, lays the container out and writes it atomically.
+Result<Manifest> build(const BuildOptions& options);
+
+}  // namespace mpspack::pack

@@ -1,0 +1,25 @@
+// `mpspack unpack`: every library back as it was given, byte for byte.
+#pragma once
+
+#include "mpspack/format/container.hpp"
+#include "mpspack/result.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace mpspack::pack {
+
+// Writes DIR/<name>.so for each library, DIR/<name>_weights.blob for external-blob libraries and
+// each cubin under its own name. Returns the paths written. Names that would leave DIR are refused.
+Result<std::vector<std::filesystem::path>> unpack(const format::Container& c, const std::filesystem::path& dir,
+                                                  const format::Progress& progress = {});
+
+// The original bytes of library `index`, streamed through `sink` (used by unpack and diff).
+Status restore_library_bytes(const format::Container& c, uint32_t index,
+                             const std::function<Status(const uint8_t*, uint64_t)>& sink);
+
+// A stored name is safe when it is a single path component of printable characters.
+bool is_safe_name(std::string_view name);
+
+}  // namespace mpspack::pack

@@ -1,0 +1,196 @@
+#include "mpspack/format/container.hpp"
+
+#include "hash.hpp"
+#include "mpspack/format/metadata.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace mpspack::format {
+namespace {
+
+Error corrupt(std::string_view what, std::string msg) {
+  return Error{Error::Kind::Corrupt, fmt::format("{}: {}", what, msg)};
+}
+
+bool is_power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+Status check_segments(const Manifest& m, const Header& h, std::string_view what) {
+  std::vector<uint32_t> order(m.segments.size());
+  std::iota(order.begin(), order.end(), 0);
+  for (uint32_t i = 0; i < m.segments.size(); ++i) {
+    const auto& s = m.segments[i];
+    if (!is_power_of_two(s.alignment) || s.alignment > kSegmentAlignment)
+      return corrupt(what, fmt::format("segment {} ('{}') has alignment {:#x}, not a power of two up to {:#x}",
+                                       i, s.name, s.alignment, kSegmentAlignment));
+    if (s.offset % s.alignment != 0)
+      return corrupt(what, fmt::format("segment {} ('{}') at offset {:#x} is not aligned to {:#x}", i,
+                                       s.name, s.offset, s.alignment));
+    if (s.offset < h.data_offset || !range_fits(s.offset, s.size, h.file_size))
+      return corrupt(what, fmt::format("segment {} ('{}') at offset {:#x} + size {:#x} lies outside the data region [{:#x}, {:#x})",
+                                       i, s.name, s.offset, s.size, h.data_offset, h.file_size));
+  }
+  // Segments are stored in index order, without overlap; the last one ends the file (no
+  // trailing bytes: a container is never a polyglot file).
+  uint64_t end = h.data_offset;
+  for (uint32_t i = 0; i < m.segments.size(); ++i) {
+    const auto& s = m.segments[i];
+    if (s.offset < end)
+      return corrupt(what, fmt::format("segment {} ('{}') at offset {:#x} overlaps or precedes the one before it (which ends at {:#x})",
+                                       i, s.name, s.offset, end));
+    end = s.offset + s.size;
+  }
+  if (end != h.file_size)
+    return corrupt(what, fmt::format("the last segment ends at {:#x} but the file is {:#x} bytes", end,
+                                     h.file_size));
+  return {};
+}
+
+Status check_segment_ref(const Manifest& m, uint64_t index, SegmentKind kind, std::string_view owner,
+                         std::string_view what) {
+  if (index >= m.segments.size())
+    return corrupt(what, fmt::format("{} refers to segment {}, but there are {}", owner, index,
+                                     m.segments.size()));
+  if (m.segments[index].kind != kind)
+    return corrupt(what, fmt::format("{} refers to segment {} of kind {}, expected {}", owner, index,
+                                     to_string(m.segments[index].kind), to_string(kind)));
+  return {};
+}
+
+Status check_library(const Manifest& m, const LibraryInfo& l, std::string_view what) {
+  std::string owner = fmt::format("library '{}'", l.name);
+  MPK_CHECK(check_segment_ref(m, l.segment, SegmentKind::Library, owner, what));
+  for (uint32_t c : l.cubins) MPK_CHECK(check_segment_ref(m, c, SegmentKind::Cubin, owner, what));
+  if (l.weights < -1 || (l.weights >= 0 && uint64_t(l.weights) >= m.weights.size()))
+    return corrupt(what, fmt::format("{} refers to weights {}, but there are {}", owner, l.weights,
+                                     m.weights.size()));
+  uint64_t stored = m.segments[l.segment].size;
+  uint64_t original = 0;
+  if (!checked_add(stored, l.removed_size, original) || original != l.original_size)
+    return corrupt(what, fmt::format("{}: stored size {:#x} + removed {:#x} does not give the original size {:#x}",
+                                     owner, stored, l.removed_size, l.original_size));
+  if (l.removed_offset > stored)
+    return corrupt(what, fmt::format("{}: removed offset {:#x} lies past the stored library ({:#x} bytes)",
+                                     owner, l.removed_offset, stored));
+  if (l.removed_size > 0) {
+    if (l.weights < 0 || m.segments[m.weights[l.weights].segment].size != l.removed_size)
+      return corrupt(what, fmt::format("{}: {:#x} bytes were removed but its weights segment does not hold them",
+                                       owner, l.removed_size));
+  }
+  for (const auto& p : l.restore)
+    if (!range_fits(p.offset, p.bytes.size(), l.original_size))
+      return corrupt(what, fmt::format("{}: restore patch at {:#x} + {:#x} lies outside the original ({:#x} bytes)",
+                                       owner, p.offset, p.bytes.size(), l.original_size));
+  if (l.region && l.region->end_vaddr < l.region->start_vaddr)
+    return corrupt(what, fmt::format("{}: constants region ends before it starts", owner));
+  return {};
+}
+
+Status check_weights(const Manifest& m, const WeightsInfo& w, std::string_view what) {
+  MPK_CHECK(check_segment_ref(m, w.segment, SegmentKind::Weights, "weights", what));
+  uint64_t size = m.segments[w.segment].size;
+  for (const auto& c : w.constants)
+    if (!c.from_folded && !range_fits(c.offset, c.size, size))
+      return corrupt(what, fmt::format("constant '{}' at offset {:#x} + size {:#x} lies outside its weights segment ({:#x} bytes)",
+                                       c.name, c.offset, c.size, size));
+  return {};
+}
+
+Status check_tensor(const Manifest& m, const TensorInfo& t, std::string_view what) {
+  MPK_CHECK(check_segment_ref(m, t.segment, SegmentKind::Example, "example tensor", what));
+  uint64_t bytes = dtype_size(t.dtype);
+  if (bytes == 0) return corrupt(what, fmt::format("example tensor has unknown dtype {}", t.dtype));
+  for (int64_t d : t.shape)
+    if (d < 0 || !checked_mul(bytes, uint64_t(d), bytes))
+      return corrupt(what, "example tensor shape is negative or overflows");
+  if (bytes != m.segments[t.segment].size)
+    return corrupt(what, fmt::format("example tensor needs {:#x} bytes but its segment holds {:#x}", bytes,
+                                     m.segments[t.segment].size));
+  return {};
+}
+
+}  // namespace
+
+Status validate_manifest(const Manifest& m, const Header& h, std::string_view what) {
+  MPK_CHECK(check_segments(m, h, what));
+  for (const auto& l : m.libraries) MPK_CHECK(check_library(m, l, what));
+  for (const auto& w : m.weights) MPK_CHECK(check_weights(m, w, what));
+  for (const auto& e : m.examples) {
+    if (e.library >= m.libraries.size())
+      return corrupt(what, fmt::format("example refers to library {}, but there are {}", e.library,
+                                       m.libraries.size()));
+    for (const auto& t : e.inputs) MPK_CHECK(check_tensor(m, t, what));
+    for (const auto& t : e.outputs) MPK_CHECK(check_tensor(m, t, what));
+  }
+  return {};
+}
+
+Result<Container> Container::open(const std::filesystem::path& path) {
+  MPK_TRY(auto file, MappedFile::open(path));
+  return parse(std::move(file));
+}
+
+Result<Container> Container::parse(MappedFile file) {
+  Container c;
+  ByteView bytes = file.view();
+  MPK_TRY(c.header_, read_header(bytes));
+  ByteView block(bytes.span().subspan(c.header_.metadata_offset, c.header_.metadata_size), bytes.what());
+  MPK_TRY(c.manifest_, decode_metadata(block));
+  MPK_CHECK(validate_manifest(c.manifest_, c.header_, bytes.what()));
+  c.file_ = std::move(file);
+  return c;
+}
+
+ByteView Container::segment(uint32_t index) const {
+  const auto& s = manifest_.segments.at(index);
+  return ByteView(file_.view().span().subspan(s.offset, s.size), file_.name());
+}
+
+namespace {
+
+// Reports the first non-zero byte in [begin, end) of the file, if any.
+void check_zero(const Container& c, uint64_t begin, uint64_t end, std::string_view gap,
+                VerifyReport& report) {
+  const uint8_t* p = c.file().data();
+  for (uint64_t i = begin; i < end; ++i)
+    if (p[i] != 0) {
+      report.problems.push_back(fmt::format("{}: byte {:#x} in the padding {} is {:#04x}, not zero",
+                                            c.name(), i, gap, p[i]));
+      return;
+    }
+}
+
+}  // namespace
+
+VerifyReport verify(const Container& c, const Progress& progress) {
+  VerifyReport report;
+  const auto& m = c.manifest();
+  const auto& h = c.header();
+  uint64_t total = 0;
+  for (const auto& s : m.segments) total += s.size;
+  check_zero(c, h.metadata_offset + h.metadata_size, h.data_offset, "after the metadata", report);
+  uint64_t cursor = h.data_offset;
+  for (uint32_t i = 0; i < m.segments.size(); ++i) {
+    const auto& s = m.segments[i];
+    check_zero(c, cursor, s.offset, fmt::format("before segment {}", i), report);
+    // Hash in 64 MiB steps so progress moves on multi-GB segments.
+    Xxh3Stream hasher;
+    const uint8_t* base = c.file().data() + s.offset;
+    for (uint64_t done = 0; done < s.size;) {
+      uint64_t n = std::min<uint64_t>(s.size - done, 64ull << 20);
+      hasher.update(base + done, n);
+      done += n;
+      report.bytes_checked += n;
+      if (progress) progress(report.bytes_checked, total);
+    }
+    SegmentCheck check{i, hasher.digest() == s.xxh3, hasher.digest()};
+    if (!check.ok)
+      report.problems.push_back(fmt::format("{}: segment {} ('{}', {} bytes at {:#x}) is damaged: XXH3 {:016x}, recorded {:016x}",
+                                            c.name(), i, s.name, s.size, s.offset, check.computed_xxh3, s.xxh3));
+    report.segments.push_back(check);
+    cursor = s.offset + s.size;
+  }
+  return report;
+}
+
+}  // namespace mpspack::format

@@ -1,0 +1,110 @@
+#include "mpspack/format/header.hpp"
+
+#include "hash.hpp"
+
+#include <cstring>
+
+namespace mpspack::format {
+
+std::array<uint8_t, kHeaderSize> encode_header(const Header& h) {
+  std::array<uint8_t, kHeaderSize> b{};
+  std::memcpy(b.data() + field::magic, kMagic.data(), kMagic.size());
+  store_u16le(b.data() + field::version_major, h.version_major);
+  store_u16le(b.data() + field::version_minor, h.version_minor);
+  store_u32le(b.data() + field::header_size, kHeaderSize);
+  store_u32le(b.data() + field::byte_order, kByteOrderMark);
+  store_u32le(b.data() + field::flags, h.flags);
+  store_u64le(b.data() + field::metadata_offset, h.metadata_offset);
+  store_u64le(b.data() + field::metadata_size, h.metadata_size);
+  store_u64le(b.data() + field::data_offset, h.data_offset);
+  store_u64le(b.data() + field::data_size, h.data_size);
+  store_u64le(b.data() + field::file_size, h.file_size);
+  store_u64le(b.data() + field::checksum, h.checksum);
+  return b;
+}
+
+uint64_t header_checksum(ByteView header_bytes, ByteView metadata) {
+  Xxh3Stream s;
+  s.update(header_bytes.data(), field::checksum);
+  const uint8_t zeros[8] = {};
+  s.update(zeros, 8);
+  s.update(header_bytes.data() + field::end, header_bytes.size() - field::end);
+  s.update(metadata.data(), metadata.size());
+  return s.digest();
+}
+
+bool has_magic(ByteView file) {
+  return file.size() >= kMagic.size() && std::memcmp(file.data(), kMagic.data(), kMagic.size()) == 0;
+}
+
+namespace {
+
+Error corrupt(const ByteView& file, std::string_view what) {
+  return make_error(Error::Kind::Corrupt, "{}: {}", file.what(), what);
+}
+
+}  // namespace
+
+Result<Header> read_header(ByteView file) {
+  // Order as in ExecuTorch's flat tensor reader: identify, check length, decode, check regions,
+  // then the checksum. "Not a container" and "a damaged container" are different errors.
+  if (file.size() == 0)
+    return make_error(Error::Kind::NotThisFormat, "{}: empty file, not an mpspack container", file.what());
+  if (!has_magic(file))
+    return make_error(Error::Kind::NotThisFormat, "{}: not an mpspack container (bad magic)",
+                      file.what());
+  if (file.size() < field::end)
+    return corrupt(file, fmt::format("truncated: {} bytes, shorter than the {}-byte header",
+                                     file.size(), kHeaderSize));
+  Header h;
+  h.version_major = load_u16le(file.data() + field::version_major);
+  h.version_minor = load_u16le(file.data() + field::version_minor);
+  h.header_size = load_u32le(file.data() + field::header_size);
+  uint32_t bom = load_u32le(file.data() + field::byte_order);
+  h.flags = load_u32le(file.data() + field::flags);
+  h.metadata_offset = load_u64le(file.data() + field::metadata_offset);
+  h.metadata_size = load_u64le(file.data() + field::metadata_size);
+  h.data_offset = load_u64le(file.data() + field::data_offset);
+  h.data_size = load_u64le(file.data() + field::data_size);
+  h.file_size = load_u64le(file.data() + field::file_size);
+  h.checksum = load_u64le(file.data() + field::checksum);
+
+  if (bom != kByteOrderMark)
+    return corrupt(file, fmt::format("byte-order mark is {:#010x}, expected {:#010x}", bom,
+                                     kByteOrderMark));
+  if (h.version_major != kVersionMajor)
+    return make_error(Error::Kind::Unsupported,
+                      "{}: container format version {}.{} is not supported (this mpspack reads {}.x)",
+                      file.what(), h.version_major, h.version_minor, kVersionMajor);
+  if (h.header_size < kHeaderSize || h.header_size > 65536)
+    return corrupt(file, fmt::format("header size {} is outside [{}, 65536]", h.header_size, kHeaderSize));
+  if (file.size() != h.file_size)
+    return corrupt(file, fmt::format("file is {} bytes but the header records {} (truncated or extended)",
+                                     file.size(), h.file_size));
+  if (file.size() < h.header_size)
+    return corrupt(file, fmt::format("truncated: {} bytes, shorter than the {}-byte header", file.size(),
+                                     h.header_size));
+  if (h.flags != 0) return corrupt(file, fmt::format("unknown flags {:#x}", h.flags));
+  if (h.metadata_offset < h.header_size || !range_fits(h.metadata_offset, h.metadata_size, h.file_size))
+    return corrupt(file, fmt::format("metadata at offset {:#x} + size {:#x} lies outside the file ({:#x} bytes) or inside the header",
+                                     h.metadata_offset, h.metadata_size, h.file_size));
+  uint64_t metadata_end = h.metadata_offset + h.metadata_size;
+  if (h.data_offset < metadata_end || !range_fits(h.data_offset, h.data_size, h.file_size) ||
+      h.data_offset + h.data_size != h.file_size)
+    return corrupt(file, fmt::format("data region at offset {:#x} + size {:#x} does not run from after the metadata ({:#x}) to the end of the file ({:#x})",
+                                     h.data_offset, h.data_size, metadata_end, h.file_size));
+  // Bytes after the known fields are reserved: zero in every version this reader knows.
+  uint64_t reserved_end = h.version_minor <= kVersionMinor ? h.header_size : kHeaderSize;
+  for (uint64_t i = field::end; i < reserved_end; ++i)
+    if (file.data()[i] != 0) return corrupt(file, fmt::format("reserved header byte {:#x} is not zero", i));
+
+  ByteView header_bytes(file.span().subspan(0, h.header_size), file.what());
+  ByteView metadata(file.span().subspan(h.metadata_offset, h.metadata_size), file.what());
+  uint64_t sum = header_checksum(header_bytes, metadata);
+  if (sum != h.checksum)
+    return corrupt(file, fmt::format("header checksum mismatch: recorded {:#018x}, computed {:#018x} (header or metadata damaged)",
+                                     h.checksum, sum));
+  return h;
+}
+
+}  // namespace mpspack::format

@@ -1,0 +1,296 @@
+// The build command as a list of passes over one context (mold's style):
+//   open inputs -> find weights and cubins -> split libraries -> lay out -> write (atomic rename).
+#include "mpspack/pack/build.hpp"
+
+#include "../format/hash.hpp"
+#include "mpspack/aoti/library.hpp"
+#include "mpspack/aoti/split.hpp"
+#include "mpspack/file.hpp"
+#include "mpspack/format/writer.hpp"
+#include "mpspack/pt2/package.hpp"
+#include "mpspack/pt2/wrapper_constants.hpp"
+#include "mpspack/version.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace mpspack::pack {
+namespace fs = std::filesystem;
+namespace {
+
+struct NamedFile {
+  std::string name;  // stored name (file name, or entry base name)
+  std::shared_ptr<MappedFile> file;
+};
+
+// One model library on its way into the container.
+struct Input {
+  std::string name;         // stored library name, unique in the container
+  std::string source_name;  // what the user gave (path, or "pkg.pt2:entry")
+  std::shared_ptr<MappedFile> so;
+  aoti::LibraryAnalysis analysis;
+  aoti::SplitLibrary split;
+  std::optional<NamedFile> blob;  // external-blob weights
+  std::vector<NamedFile> cubins;
+  std::vector<ConstantInfo> constants;
+};
+
+struct Context {
+  const BuildOptions& options;
+  std::vector<Input> inputs;
+  std::vector<SourceInfo> sources;
+  std::vector<std::shared_ptr<pt2::Pt2Package>> packages;  // keep extracted entries' owners alive
+  size_t next_weights_option = 0;
+};
+
+bool starts_with(ByteView v, std::string_view magic) {
+  return v.size() >= magic.size() && std::memcmp(v.data(), magic.data(), magic.size()) == 0;
+}
+
+std::string unique_name(const Context& ctx, std::string base) {
+  if (base.empty()) base = "model";
+  std::string name = base;
+  for (int i = 2;; ++i) {
+    bool taken = std::any_of(ctx.inputs.begin(), ctx.inputs.end(), [&](const Input& in) { return in.name == name; });
+    if (!taken) return name;
+    name = fmt::format("{}_{}", base, i);
+  }
+}
+
+void add_source(Context& ctx, std::string name, const MappedFile& f, std::string kind, std::string flavour = {}) {
+  ctx.sources.push_back(SourceInfo{std::move(name), f.size(), format::sha256_hex({f.data(), f.size()}),
+                                   std::move(kind), std::move(flavour)});
+}
+
+Status add_library(Context& ctx, std::string name, std::string source_name, std::shared_ptr<MappedFile> so) {
+  Input in;
+  in.source_name = std::move(source_name);
+  in.so = std::move(so);
+  auto analysis = aoti::analyze_library(in.so->view());
+  if (!analysis.ok()) return analysis.error();
+  in.analysis = std::move(analysis).value();
+  in.name = unique_name(ctx, std::move(name));
+  add_source(ctx, in.source_name, *in.so, "so", to_string(in.analysis.flavour));
+  ctx.inputs.push_back(std::move(in));
+  return {};
+}
+
+// --- pass 1: open inputs -------------------------------------------------------------------
+
+Status open_so(Context& ctx, const fs::path& path, std::shared_ptr<MappedFile> file) {
+  return add_library(ctx, path.stem().string(), path.string(), std::move(file));
+}
+
+Status open_pt2(Context& ctx, const fs::path& path) {
+  MPK_TRY(auto pkg, pt2::Pt2Package::open(path));
+  auto shared = std::make_shared<pt2::Pt2Package>(std::move(pkg));
+  ctx.packages.push_back(shared);
+  MPK_TRY(auto whole, MappedFile::open(path));
+  add_source(ctx, path.string(), whole, "pt2");
+  for (const auto& model : shared->models()) {
+    MPK_TRY(auto so, shared->extract(model.library_entry));
+    std::string source = fmt::format("{}:{}", path.string(), model.library_entry);
+    MPK_CHECK(add_library(ctx, model.name, source, std::make_shared<MappedFile>(std::move(so))));
+    Input& in = ctx.inputs.back();
+    if (!model.weights_entry.empty()) {
+      MPK_TRY(auto blob, shared->extract(model.weights_entry));
+      in.blob = NamedFile{fs::path(model.weights_entry).filename().string(),
+                          std::make_shared<MappedFile>(std::move(blob))};
+    }
+    for (const auto& entry : model.cubin_entries) {
+      MPK_TRY(auto cubin, shared->extract(entry));
+      in.cubins.push_back(NamedFile{fs::path(entry).filename().string(), std::make_shared<MappedFile>(std::move(cubin))});
+    }
+    if (!model.wrapper_cpp_entry.empty()) {
+      MPK_TRY(auto text, shared->read_text(model.wrapper_cpp_entry, 256ull << 20));
+      auto constants = pt2::parse_wrapper_constants(text);
+      if (!constants.ok()) return constants.error().context(source);
+      in.constants = std::move(constants).value();
+    }
+  }
+  return {};
+}
+
+Status open_inputs(Context& ctx) {
+  if (ctx.options.inputs.empty())
+    return make_error(Error::Kind::Invalid, "no input given: name a model library (.so) or a .pt2 package");
+  for (const auto& path : ctx.options.inputs) {
+    MPK_TRY(auto file, MappedFile::open(path));
+    ByteView v = file.view();
+    if (v.size() == 0) return make_error(Error::Kind::Invalid, "{}: empty file, not a model library", path.string());
+    if (starts_with(v, "\x7f" "ELF")) {
+      MPK_CHECK(open_so(ctx, path, std::make_shared<MappedFile>(std::move(file))));
+    } else if (starts_with(v, "PK\x03\x04")) {
+      MPK_CHECK(open_pt2(ctx, path));
+    } else {
+      return make_error(Error::Kind::NotThisFormat,
+                        "{}: not a model library (ELF shared object) nor a .pt2 package", path.string());
+    }
+  }
+  return {};
+}
+
+// --- pass 2: external weights and cubins ---------------------------------------------------
+
+Status find_blob(Context& ctx, Input& in) {
+  if (in.analysis.flavour != Flavour::ExternalBlob) return {};
+  if (!in.blob) {
+    fs::path path;
+    if (ctx.next_weights_option < ctx.options.weights.size()) {
+      path = ctx.options.weights[ctx.next_weights_option++];
+    } else {
+      path = fs::path(in.source_name).parent_path() / (fs::path(in.source_name).stem().string() + "_weights.blob");
+      std::error_code ec;
+      if (!fs::exists(path, ec))
+        return make_error(Error::Kind::Invalid,
+                          "{}: library keeps its weights in an external blob; none found at {} (pass --weights FILE)",
+                          in.source_name, path.string());
+    }
+    MPK_TRY(auto blob, MappedFile::open(path));
+    in.blob = NamedFile{in.name + "_weights.blob", std::make_shared<MappedFile>(std::move(blob))};
+    add_source(ctx, path.string(), *in.blob->file, "blob");
+  }
+  if (in.blob->file->size() != in.analysis.recorded_blob_size)
+    return make_error(Error::Kind::Invalid, "{}: weights blob is {} bytes but {} records {} bytes",
+                      in.blob->file->name(), in.blob->file->size(), in.source_name, in.analysis.recorded_blob_size);
+  return {};
+}
+
+// A CUDA library built without embedded kernels names its *.cubin files by absolute path; take
+// every cubin beside it whose file name the library mentions.
+Status find_cubins(Context& ctx, Input& in) {
+  if (in.analysis.device != "cuda" || !in.cubins.empty()) return {};
+  fs::path dir = fs::path(in.source_name).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  std::vector<fs::path> candidates;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".cubin") candidates.push_back(entry.path());
+  std::sort(candidates.begin(), candidates.end());
+  ByteView so = in.so->view();
+  for (const auto& path : candidates) {
+    std::string base = path.filename().string();
+    auto* hit = memmem(so.data(), so.size(), base.data(), base.size());
+    if (!hit) continue;
+    MPK_TRY(auto cubin, MappedFile::open(path));
+    auto shared = std::make_shared<MappedFile>(std::move(cubin));
+    add_source(ctx, path.string(), *shared, "cubin");
+    in.cubins.push_back(NamedFile{base, shared});
+  }
+  return {};
+}
+
+// --- pass 3: split ---------------------------------------------------------------------------
+
+Status split_libraries(Context& ctx) {
+  for (auto& in : ctx.inputs) {
+    auto split = aoti::split_library(in.so->view(), in.analysis, ctx.options.drop_libtorch);
+    if (!split.ok()) return split.error().context(in.source_name);
+    in.split = std::move(split).value();
+  }
+  return {};
+}
+
+// --- pass 4: lay out -------------------------------------------------------------------------
+
+ByteView weights_bytes(const Input& in) {
+  if (in.blob) return in.blob->file->view();
+  return ByteView(in.so->view().span().subspan(in.split.removed_offset, in.split.removed_size), in.source_name);
+}
+
+bool same_bytes(ByteView a, ByteView b) {
+  return a.size() == b.size() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+struct Plan {
+  Manifest manifest;
+  std::vector<format::PendingSegment> segments;
+};
+
+uint32_t add_segment(Plan& plan, SegmentKind kind, std::string name, ByteView bytes,
+                     std::optional<uint64_t> anchor = {}) {
+  plan.segments.push_back(format::PendingSegment{kind, std::move(name), bytes, anchor});
+  return static_cast<uint32_t>(plan.segments.size() - 1);
+}
+
+// Adds (or reuses, when the same bytes are already there) the weights of `in`.
+int32_t add_weights(Plan& plan, const Input& in) {
+  bool has_weights = in.blob || in.split.removed_size > 0;
+  if (!has_weights) return -1;
+  ByteView bytes = weights_bytes(in);
+  for (size_t w = 0; w < plan.manifest.weights.size(); ++w) {
+    const auto& seg = plan.segments[plan.manifest.weights[w].segment];
+    if (same_bytes(seg.bytes, bytes)) {
+      if (plan.manifest.weights[w].constants.empty()) plan.manifest.weights[w].constants = in.constants;
+      return static_cast<int32_t>(w);
+    }
+  }
+  std::optional<uint64_t> anchor;
+  if (in.analysis.flavour == Flavour::Embedded) anchor = in.analysis.region.start_vaddr;
+  std::string name = in.blob ? in.blob->name : in.name + "_weights.blob";
+  uint32_t seg = add_segment(plan, SegmentKind::Weights, name, bytes, anchor);
+  plan.manifest.weights.push_back(WeightsInfo{seg, in.constants});
+  return static_cast<int32_t>(plan.manifest.weights.size() - 1);
+}
+
+LibraryInfo describe(const Input& in) {
+  LibraryInfo l;
+  l.name = in.name;
+  l.device = in.analysis.device;
+  l.machine = in.analysis.machine;
+  l.flavour = in.analysis.flavour;
+  l.needed = in.analysis.needed;
+  std::erase_if(l.needed, [&](const std::string& n) {
+    return std::find(in.split.dropped_needed.begin(), in.split.dropped_needed.end(), n) != in.split.dropped_needed.end();
+  });
+  l.dropped_needed = in.split.dropped_needed;
+  l.imports = in.analysis.imports;
+  l.region = in.analysis.region;
+  l.original_size = in.so->size();
+  l.original_sha256 = format::sha256_hex({in.so->data(), in.so->size()});
+  l.removed_offset = in.split.removed_offset;
+  l.removed_size = in.split.removed_size;
+  l.restore = in.split.restore;
+  return l;
+}
+
+Plan lay_out(const Context& ctx) {
+  Plan plan;
+  plan.manifest.producer_version = version_string();
+  plan.manifest.sources = ctx.sources;
+  for (const auto& in : ctx.inputs) {
+    LibraryInfo l = describe(in);
+    l.segment = add_segment(plan, SegmentKind::Library, in.name + ".so",
+                            ByteView(in.split.stored, in.name + ".so"));
+    l.weights = add_weights(plan, in);
+    for (const auto& c : in.cubins) l.cubins.push_back(add_segment(plan, SegmentKind::Cubin, c.name, c.file->view()));
+    plan.manifest.libraries.push_back(std::move(l));
+  }
+  return plan;
+}
+
+}  // namespace
+
+Result<Manifest> build(const BuildOptions& options) {
+  Context ctx{options, {}, {}, {}, 0};
+  MPK_CHECK(open_inputs(ctx));
+  for (auto& in : ctx.inputs) {
+    MPK_CHECK(find_blob(ctx, in));
+    MPK_CHECK(find_cubins(ctx, in));
+  }
+  if (ctx.next_weights_option < options.weights.size())
+    return make_error(Error::Kind::Invalid, "{}: no external-blob library left to take these weights",
+                      options.weights[ctx.next_weights_option].string());
+  MPK_CHECK(split_libraries(ctx));
+  Plan plan = lay_out(ctx);
+  // From here on the layout is fixed; only bytes move.
+  spdlog::debug("writing {} segments to {}", plan.segments.size(), options.output.string());
+  return format::write_container(options.output, std::move(plan.manifest), plan.segments, options.progress);
+}
+
+}  // namespace mpspack::pack
