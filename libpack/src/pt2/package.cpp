@@ -1,0 +1,399 @@
+// .pt2 packages through libzip: a real zip reader (zip64, stored and deflated entries, CRC-32
+// checked at the end of every stream) instead of a hand-rolled central-directory walker.
+//
+// open():   zip_open(RDONLY|CHECKCONS) -> list entries with caps -> find the root -> check
+//           archive_format -> collect model folders -> refuse pickled weights / no library.
+// extract(): stream the entry in 1 MiB chunks into an anonymous temp file -> check size -> map.
+#include "mpspack/pt2/package.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+namespace mpspack::pt2 {
+namespace {
+
+// Hostile-input caps. Real packages hold a dozen entries with names under 200 bytes.
+constexpr uint64_t kMaxEntries = 1u << 16;
+constexpr size_t kMaxNameLength = 1024;
+constexpr uint64_t kMaxMetadataSize = 1u << 20;
+constexpr uint64_t kMaxArchiveFormatSize = 64;
+constexpr size_t kChunk = 1u << 20;
+
+constexpr std::string_view kAotiFolder = "data/aotinductor/";
+constexpr std::string_view kPickledWeightsFolder = "data/weights/";
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// The name with characters that would garble a one-line message replaced.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 200)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  if (s.size() > 200) out += "...";
+  return out;
+}
+
+struct ZipCloser {
+  void operator()(zip_t* z) const {
+    if (z) zip_discard(z);  // read-only: never write anything back
+  }
+};
+struct ZipFileCloser {
+  void operator()(zip_file_t* f) const {
+    if (f) zip_fclose(f);
+  }
+};
+
+std::string zip_error_text(int code) {
+  zip_error_t e;
+  zip_error_init_with_code(&e, code);
+  std::string s = zip_error_strerror(&e);
+  zip_error_fini(&e);
+  return s;
+}
+
+// True when the file starts with a zip local-header or end-of-central-directory signature:
+// such a file is a damaged zip, not some other format.
+bool starts_like_zip(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  uint8_t magic[4] = {};
+  ssize_t n = ::pread(fd, magic, 4, 0);
+  ::close(fd);
+  return n == 4 && magic[0] == 'P' && magic[1] == 'K' &&
+         ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
+}
+
+// An fd for an anonymous file: O_TMPFILE in $TMPDIR (disk-backed, so multi-GB weights do not sit
+// in RAM), falling back to /tmp and then memfd_create where O_TMPFILE is not supported.
+Result<int> anonymous_file(const std::string& what) {
+  std::vector<std::string> dirs;
+  if (const char* t = std::getenv("TMPDIR"); t && *t) dirs.emplace_back(t);
+  dirs.emplace_back("/tmp");
+  for (const auto& d : dirs) {
+    int fd = ::open(d.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+  }
+  int fd = memfd_create("mpspack-pt2-entry", MFD_CLOEXEC);
+  if (fd >= 0) return fd;
+  return make_error(Error::Kind::Io, "{}: cannot create a temporary file: {}", what,
+                    std::strerror(errno));
+}
+
+Status write_all(int fd, const uint8_t* p, uint64_t n, const std::string& what) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return make_error(Error::Kind::Io, "{}: writing the temporary file failed: {}", what,
+                        std::strerror(errno));
+    }
+    p += w;
+    n -= static_cast<uint64_t>(w);
+  }
+  return {};
+}
+
+Result<std::map<std::string, std::string>> parse_metadata(const std::string& text,
+                                                          const std::string& what) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object())
+    return make_error(Error::Kind::Corrupt, "{}: is not a JSON object", what);
+  std::map<std::string, std::string> out;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    out[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+  return out;
+}
+
+}  // namespace
+
+struct Pt2Package::Impl {
+  std::unique_ptr<zip_t, ZipCloser> zip;
+  std::unordered_map<std::string, uint64_t> index;  // entry name -> zip index
+  std::mutex mutex;                                 // a zip_t is not thread-safe
+};
+
+std::string Pt2Model::device() const {
+  auto it = metadata.find("AOTI_DEVICE_KEY");
+  return it == metadata.end() ? std::string() : it->second;
+}
+
+Pt2Package::Pt2Package() = default;
+Pt2Package::Pt2Package(Pt2Package&&) noexcept = default;
+Pt2Package& Pt2Package::operator=(Pt2Package&&) noexcept = default;
+Pt2Package::~Pt2Package() = default;
+
+const Pt2Entry* Pt2Package::find(const std::string& entry) const {
+  auto it = impl_->index.find(entry);
+  return it == impl_->index.end() ? nullptr : &entries_[it->second];
+}
+
+Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
+  Pt2Package pkg;
+  pkg.name_ = path.string();
+  pkg.impl_ = std::make_unique<Impl>();
+  const std::string& name = pkg.name_;
+
+  // --- A regular file that libzip accepts as a zip.
+  std::error_code ec;
+  auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st))
+    return make_error(Error::Kind::Io, "{}: cannot open: no such file", name);
+  if (!std::filesystem::is_regular_file(st))
+    return make_error(Error::Kind::Invalid, "{}: is not a regular file", name);
+  int zerr = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+  if (!z) {
+    if (zerr == ZIP_ER_NOZIP) {
+      if (starts_like_zip(path))
+        return make_error(Error::Kind::Corrupt,
+                          "{}: starts like a zip but has no readable central directory "
+                          "(truncated?)", name);
+      return make_error(Error::Kind::NotThisFormat, "{}: is not a zip archive (so not a .pt2)",
+                        name);
+    }
+    if (zerr == ZIP_ER_OPEN || zerr == ZIP_ER_READ || zerr == ZIP_ER_SEEK ||
+        zerr == ZIP_ER_MEMORY || zerr == ZIP_ER_NOENT)
+      return make_error(Error::Kind::Io, "{}: cannot read the zip: {}", name, zip_error_text(zerr));
+    return make_error(Error::Kind::Corrupt, "{}: damaged zip archive: {}", name,
+                      zip_error_text(zerr));
+  }
+  pkg.impl_->zip.reset(z);
+
+  // --- The entry list, capped and validated.
+  zip_int64_t count = zip_get_num_entries(z, 0);
+  if (count < 0) return make_error(Error::Kind::Corrupt, "{}: cannot count the zip entries", name);
+  if (static_cast<uint64_t>(count) > kMaxEntries)
+    return make_error(Error::Kind::Unsupported, "{}: {} zip entries, more than the {} allowed",
+                      name, count, kMaxEntries);
+  for (zip_uint64_t i = 0; i < static_cast<zip_uint64_t>(count); ++i) {
+    zip_stat_t s;
+    zip_stat_init(&s);
+    if (zip_stat_index(z, i, 0, &s) != 0 || !(s.valid & ZIP_STAT_NAME) || !s.name)
+      return make_error(Error::Kind::Corrupt, "{}: zip entry {} has no readable header", name, i);
+    size_t len = strnlen(s.name, kMaxNameLength + 1);
+    if (len > kMaxNameLength)
+      return make_error(Error::Kind::Corrupt, "{}: zip entry {} has a name longer than {} bytes",
+                        name, i, kMaxNameLength);
+    if (len == 0) return make_error(Error::Kind::Corrupt, "{}: zip entry {} has an empty name", name, i);
+    const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD;
+    if ((s.valid & need) != need)
+      return make_error(Error::Kind::Corrupt, "{}: zip entry {} ({}) lacks size, CRC or method",
+                        name, i, printable(s.name));
+    if ((s.valid & ZIP_STAT_ENCRYPTION_METHOD) && s.encryption_method != ZIP_EM_NONE)
+      return make_error(Error::Kind::Unsupported, "{}: zip entry {} is encrypted", name,
+                        printable(s.name));
+    Pt2Entry e;
+    e.name.assign(s.name, len);
+    e.size = s.size;
+    e.compressed_size = s.comp_size;
+    e.crc32 = s.crc;
+    e.stored = s.comp_method == ZIP_CM_STORE;
+    if (e.stored && e.size != e.compressed_size)
+      return make_error(Error::Kind::Corrupt,
+                        "{}: stored zip entry {} declares size {:#x} but {:#x} stored bytes", name,
+                        printable(e.name), e.size, e.compressed_size);
+    if (!pkg.impl_->index.emplace(e.name, pkg.entries_.size()).second)
+      return make_error(Error::Kind::Corrupt, "{}: zip entry {} appears twice", name,
+                        printable(e.name));
+    pkg.entries_.push_back(std::move(e));
+  }
+  // Indices into entries_ equal zip indices only when nothing was skipped; keep them so.
+  // (Every entry was pushed above, so entries_[i] is zip index i.)
+
+  // --- The root folder: the one `<root>/archive_format` (or a bare `archive_format`).
+  std::vector<std::string> roots;
+  for (const auto& e : pkg.entries_) {
+    if (e.name == "archive_format") roots.emplace_back("");
+    else if (ends_with(e.name, "/archive_format") &&
+             e.name.find('/') == e.name.size() - std::string_view("/archive_format").size())
+      roots.push_back(e.name.substr(0, e.name.find('/')));
+  }
+  if (roots.empty())
+    return make_error(Error::Kind::NotThisFormat,
+                      "{}: a zip archive but not a .pt2 package (no archive_format entry)", name);
+  if (roots.size() > 1)
+    return make_error(Error::Kind::Corrupt, "{}: {} archive_format entries (roots '{}' and '{}')",
+                      name, roots.size(), printable(roots[0]), printable(roots[1]));
+  pkg.root_ = roots[0];
+  const std::string prefix = pkg.root_.empty() ? "" : pkg.root_ + "/";
+  {
+    auto fmt_entry = prefix + "archive_format";
+    MPK_TRY(std::string format, pkg.read_text(fmt_entry, kMaxArchiveFormatSize));
+    while (!format.empty() && (format.back() == '\n' || format.back() == '\r' || format.back() == ' '))
+      format.pop_back();
+    if (format != "pt2")
+      return make_error(Error::Kind::NotThisFormat,
+                        "{}: {} says '{}', not 'pt2' (not an AOTInductor package)", name,
+                        printable(fmt_entry), printable(format));
+  }
+
+  // --- Model folders: <prefix>data/aotinductor/<model>/...
+  const std::string aoti = prefix + std::string(kAotiFolder);
+  std::map<std::string, std::vector<std::string>> folders;  // model -> entries in it (recursive)
+  bool pickled = false;
+  for (const auto& e : pkg.entries_) {
+    std::string_view n = e.name;
+    if (starts_with(n, prefix + std::string(kPickledWeightsFolder)) ||
+        ends_with(n, "weights_config.json"))
+      pickled = true;
+    if (!starts_with(n, aoti)) continue;
+    std::string_view rest = n.substr(aoti.size());
+    auto slash = rest.find('/');
+    if (slash == std::string_view::npos || slash == 0) continue;  // a file directly in aotinductor/
+    if (ends_with(n, "/")) continue;                              // a folder entry
+    folders[std::string(rest.substr(0, slash))].push_back(e.name);
+  }
+
+  for (auto& [model_name, files] : folders) {
+    Pt2Model m;
+    m.name = model_name;
+    const std::string dir = aoti + model_name + "/";
+    // The library: a `.so` directly in the folder; torch 2.11 calls it `<hash>.wrapper.so`.
+    std::vector<std::string> libs;
+    for (const auto& f : files)
+      if (ends_with(f, ".so") && f.find('/', dir.size()) == std::string::npos) libs.push_back(f);
+    if (libs.size() > 1) {
+      std::vector<std::string> wrappers;
+      for (const auto& l : libs)
+        if (ends_with(l, ".wrapper.so")) wrappers.push_back(l);
+      if (wrappers.size() != 1)
+        return make_error(Error::Kind::Unsupported,
+                          "{}: model '{}' has {} compiled libraries ({} and {}); expected one",
+                          name, printable(model_name), libs.size(), printable(libs[0]),
+                          printable(libs[1]));
+      libs = wrappers;
+    }
+    if (libs.empty()) continue;
+    m.library_entry = libs[0];
+    const std::string stem = m.library_entry.substr(0, m.library_entry.size() - 3);
+    auto pick = [&](const std::string& entry) { return pkg.find(entry) ? entry : std::string(); };
+    m.wrapper_cpp_entry = pick(stem + ".cpp");
+    m.weights_entry = pick(stem + "_weights.blob");
+    m.metadata_entry = pick(stem + "_metadata.json");
+    if (m.weights_entry.empty()) {  // older naming: a single *_weights.blob in the folder
+      std::vector<std::string> blobs;
+      for (const auto& f : files)
+        if (ends_with(f, "_weights.blob")) blobs.push_back(f);
+      if (blobs.size() == 1) m.weights_entry = blobs[0];
+    }
+    for (const auto& f : files)
+      if (ends_with(f, ".cubin")) m.cubin_entries.push_back(f);
+    std::sort(m.cubin_entries.begin(), m.cubin_entries.end());
+    if (!m.metadata_entry.empty()) {
+      MPK_TRY(std::string text, pkg.read_text(m.metadata_entry, kMaxMetadataSize));
+      MPK_TRY(m.metadata, parse_metadata(text, name + ":" + printable(m.metadata_entry)));
+    }
+    if (pickled && m.weights_entry.empty())
+      return make_error(Error::Kind::Unsupported,
+                        "{}: weights are pickled (package_constants_on_disk_format=pickle_weights); "
+                        "mpspack needs binary_blob or embedded weights", name);
+    pkg.models_.push_back(std::move(m));
+  }
+  if (pkg.models_.empty()) {
+    if (pickled)
+      return make_error(Error::Kind::Unsupported,
+                        "{}: weights are pickled (package_constants_on_disk_format=pickle_weights); "
+                        "mpspack needs binary_blob or embedded weights", name);
+    return make_error(Error::Kind::Unsupported,
+                      "{}: no compiled model library (*.so) in the package", name);
+  }
+  return pkg;
+}
+
+Result<MappedFile> Pt2Package::extract(const std::string& entry) const {
+  const std::string what = name_ + ":" + printable(entry);
+  auto it = impl_->index.find(entry);
+  if (it == impl_->index.end())
+    return make_error(Error::Kind::Invalid, "{}: no such entry in the package", what);
+  const Pt2Entry& e = entries_[it->second];
+
+  MPK_TRY(int fd, anonymous_file(what));
+  // Owns fd until handed to MappedFile.
+  struct FdGuard {
+    int fd;
+    ~FdGuard() { if (fd >= 0) ::close(fd); }
+  } guard{fd};
+
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    std::unique_ptr<zip_file_t, ZipFileCloser> zf(zip_fopen_index(impl_->zip.get(), it->second, 0));
+    if (!zf)
+      return make_error(Error::Kind::Corrupt, "{}: cannot open the entry: {}", what,
+                        zip_strerror(impl_->zip.get()));
+    std::vector<uint8_t> buf(static_cast<size_t>(std::min<uint64_t>(kChunk, e.size + 1)));
+    uint64_t total = 0;
+    for (;;) {
+      zip_int64_t n = zip_fread(zf.get(), buf.data(), buf.size());
+      if (n < 0)
+        return make_error(Error::Kind::Corrupt, "{}: reading the entry failed after {:#x} bytes: {}",
+                          what, total, zip_file_strerror(zf.get()));
+      if (n == 0) break;
+      total += static_cast<uint64_t>(n);
+      if (total > e.size)
+        return make_error(Error::Kind::Corrupt, "{}: entry inflates past its declared size {:#x}",
+                          what, e.size);
+      MPK_CHECK(write_all(fd, buf.data(), static_cast<uint64_t>(n), what));
+    }
+    if (total != e.size)
+      return make_error(Error::Kind::Corrupt,
+                        "{}: entry ends after {:#x} bytes but declares {:#x} (truncated?)", what,
+                        total, e.size);
+  }
+  guard.fd = -1;
+  return MappedFile::from_fd(fd, what);
+}
+
+Result<std::string> Pt2Package::read_text(const std::string& entry, uint64_t max_size) const {
+  const std::string what = name_ + ":" + printable(entry);
+  auto it = impl_->index.find(entry);
+  if (it == impl_->index.end())
+    return make_error(Error::Kind::Invalid, "{}: no such entry in the package", what);
+  const Pt2Entry& e = entries_[it->second];
+  if (e.size > max_size)
+    return make_error(Error::Kind::Unsupported, "{}: {:#x} bytes, more than the {:#x} allowed",
+                      what, e.size, max_size);
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::unique_ptr<zip_file_t, ZipFileCloser> zf(zip_fopen_index(impl_->zip.get(), it->second, 0));
+  if (!zf)
+    return make_error(Error::Kind::Corrupt, "{}: cannot open the entry: {}", what,
+                      zip_strerror(impl_->zip.get()));
+  std::string text(static_cast<size_t>(e.size), '\0');
+  uint64_t total = 0;
+  char extra;
+  while (total < e.size) {
+    zip_int64_t n = zip_fread(zf.get(), text.data() + total, e.size - total);
+    if (n < 0)
+      return make_error(Error::Kind::Corrupt, "{}: reading the entry failed: {}", what,
+                        zip_file_strerror(zf.get()));
+    if (n == 0) break;
+    total += static_cast<uint64_t>(n);
+  }
+  // One more read reaches the end of the stream, where libzip checks the CRC.
+  zip_int64_t more = total == e.size ? zip_fread(zf.get(), &extra, 1) : 0;
+  if (more < 0)
+    return make_error(Error::Kind::Corrupt, "{}: reading the entry failed: {}", what,
+                      zip_file_strerror(zf.get()));
+  if (total != e.size || more > 0)
+    return make_error(Error::Kind::Corrupt, "{}: entry holds {} bytes than its declared {:#x}",
+                      what, more > 0 ? "more" : "fewer", e.size);
+  return text;
+}
+
+}  // namespace mpspack::pt2
