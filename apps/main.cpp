@@ -1,7 +1,64 @@
+// mpspack: package AOTInductor model libraries into one container, look inside, verify, unpack.
+#include "cli.hpp"
+#include "commands.hpp"
+#include "mpspack/version.hpp"
+
 #include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+using namespace mpspack::cli;
+
+namespace {
+
+void set_up_logging() {
+  // Logs go to stderr so stdout stays clean for --json.
+  auto logger = spdlog::stderr_color_mt("mpspack");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("[%l] %v");
+  auto level = spdlog::level::from_str(globals().log_level);
+  if (globals().quiet && level < spdlog::level::err) level = spdlog::level::err;
+  spdlog::set_level(level);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"mpspack: package and verify AOTInductor model libraries"};
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  CLI::App app{"mpspack: package, inspect, verify and unpack AOTInductor model libraries"};
+  app.set_version_flag("--version", "mpspack " + mpspack::version_string());
+  app.require_subcommand(1);
+  auto& g = mutable_globals();
+  app.add_flag("-q,--quiet", g.quiet, "No progress and no log lines below error")->configurable(false);
+  app.add_option("--log-level", g.log_level, "trace, debug, info, warn (default), error, critical, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+
+  std::map<CLI::App*, Action> actions;
+  auto add = [&](const char* name, const char* help, Action (*add_fn)(CLI::App&)) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    sub->fallthrough();  // global flags may come after the subcommand too
+    actions[sub] = add_fn(*sub);
+  };
+  add("build", "Pack model libraries (.so) or .pt2 packages into one container", add_build);
+  add("inspect", "Show what a container (or a raw model.so) holds, without running anything", add_inspect);
+  add("verify", "Check a container's checksums, bounds, segment hashes and padding", add_verify);
+  add("unpack", "Write the original libraries (and blobs, cubins) back out of a container", add_unpack);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kError;
+  }
+  set_up_logging();
+  for (auto& [sub, action] : actions)
+    if (sub->parsed()) return action();
+  return kError;
 }

@@ -1,0 +1,41 @@
+// What every command shares: exit codes, the one-line error report, logging and progress.
+#pragma once
+
+#include "mpspack/format/container.hpp"
+#include "mpspack/result.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace mpspack::cli {
+
+// Exit codes (docs/CLI.md): scripts tell "the check said no" from "could not check".
+enum Exit : int {
+  kOk = 0,
+  kCheckFailed = 1,  // verify found damage; run's outputs did not match; diff found differences
+  kError = 2,        // bad usage, unreadable or invalid input, I/O failure
+};
+
+struct Globals {
+  bool quiet = false;
+  std::string log_level = "warn";
+};
+
+const Globals& globals();
+Globals& mutable_globals();
+
+// Prints "mpspack: <message>" on stderr and returns kError (or `code`).
+int fail(const Error& e, int code = kError);
+
+// A progress reporter for long work: a bar on a terminal, nothing when stderr is piped or with
+// --quiet. `label` is the verb ("build", "verify").
+format::Progress progress_bar(std::string label);
+
+// Text that is safe to print: control characters become \xNN escapes.
+std::string printable(std::string_view s);
+
+// Pretty-prints JSON on stdout.
+void print_json(const nlohmann::json& j);
+
+}  // namespace mpspack::cli

@@ -1,0 +1,228 @@
+// inspect reads only the header and metadata of a container (its time does not grow with the
+// weights), or the ELF tables of a raw model library. It never loads or runs either.
+#include "cli.hpp"
+#include "commands.hpp"
+#include "mpspack/aoti/library.hpp"
+#include "mpspack/file.hpp"
+#include "mpspack/format/header.hpp"
+
+#include <cstring>
+#include <map>
+
+namespace mpspack::cli {
+namespace {
+
+using nlohmann::json;
+
+struct InspectArgs {
+  std::string file;
+  bool json = false;
+};
+
+std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
+
+json region_json(const ConstantsRegion& r) {
+  return {{"section", r.section}, {"start_vaddr", r.start_vaddr}, {"end_vaddr", r.end_vaddr},
+          {"size", r.end_vaddr - r.start_vaddr}, {"file_offset", r.file_offset}, {"writable", r.writable}};
+}
+
+struct DtypeTotals {
+  uint64_t count = 0, parameters = 0, bytes = 0;
+};
+
+uint64_t numel(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= d < 0 ? 0 : uint64_t(d);
+  return n;
+}
+
+std::map<std::string, DtypeTotals> totals_by_dtype(const WeightsInfo& w) {
+  std::map<std::string, DtypeTotals> t;
+  for (const auto& c : w.constants) {
+    auto& x = t[dtype_name(c.dtype)];
+    x.count++;
+    x.parameters += numel(c.shape);
+    x.bytes += c.size;
+  }
+  return t;
+}
+
+json container_json(const format::Container& c) {
+  const auto& h = c.header();
+  const auto& m = c.manifest();
+  json j;
+  j["schema_version"] = 1;
+  j["file"] = c.name();
+  j["kind"] = "container";
+  j["format"] = {{"major", h.version_major}, {"minor", h.version_minor}};
+  j["header"] = {{"header_size", h.header_size}, {"metadata_offset", h.metadata_offset},
+                 {"metadata_size", h.metadata_size}, {"data_offset", h.data_offset},
+                 {"data_size", h.data_size}, {"file_size", h.file_size},
+                 {"checksum", fmt::format("{:016x}", h.checksum)}};
+  j["producer"] = {{"name", m.producer}, {"version", m.producer_version}};
+  j["sources"] = json::array();
+  for (const auto& s : m.sources)
+    j["sources"].push_back({{"name", s.name}, {"size", s.size}, {"sha256", s.sha256}, {"kind", s.kind},
+                            {"flavour", s.flavour}});
+  j["segments"] = json::array();
+  for (size_t i = 0; i < m.segments.size(); ++i) {
+    const auto& s = m.segments[i];
+    j["segments"].push_back({{"index", i}, {"kind", to_string(s.kind)}, {"name", s.name}, {"offset", s.offset},
+                             {"size", s.size}, {"alignment", s.alignment}, {"xxh3", fmt::format("{:016x}", s.xxh3)}});
+  }
+  j["libraries"] = json::array();
+  for (const auto& l : m.libraries) {
+    json lj = {{"name", l.name}, {"device", l.device}, {"abi", l.abi}, {"machine", l.machine},
+               {"flavour", to_string(l.flavour)}, {"segment", l.segment}, {"needed", l.needed},
+               {"dropped_needed", l.dropped_needed}, {"imports", l.imports},
+               {"weights", l.weights < 0 ? json(nullptr) : json(l.weights)}, {"cubins", l.cubins},
+               {"original_size", l.original_size}, {"original_sha256", l.original_sha256},
+               {"constants_region", l.region ? region_json(*l.region) : json(nullptr)}};
+    j["libraries"].push_back(lj);
+  }
+  j["weights"] = json::array();
+  for (const auto& w : m.weights) {
+    json cj = json::array();
+    for (const auto& k : w.constants)
+      cj.push_back({{"name", k.name}, {"fqn", k.fqn}, {"dtype", dtype_name(k.dtype)}, {"shape", k.shape},
+                    {"stride", k.stride}, {"storage_offset", k.storage_offset}, {"offset", k.offset},
+                    {"size", k.size}, {"type", k.type}, {"from_folded", k.from_folded},
+                    {"aligned_64", k.offset % 64 == 0}});
+    json tj = json::object();
+    for (const auto& [name, t] : totals_by_dtype(w))
+      tj[name] = {{"count", t.count}, {"parameters", t.parameters}, {"bytes", t.bytes}};
+    const auto& seg = m.segments[w.segment];
+    j["weights"].push_back({{"segment", w.segment}, {"size", seg.size}, {"offset", seg.offset},
+                            {"alignment", seg.alignment}, {"constants", cj}, {"totals_by_dtype", tj}});
+  }
+  return j;
+}
+
+json library_json(const std::string& file, uint64_t size, const aoti::LibraryAnalysis& a) {
+  json j;
+  j["schema_version"] = 1;
+  j["file"] = file;
+  j["kind"] = "library";
+  j["size"] = size;
+  j["machine"] = a.machine;
+  j["device"] = a.device;
+  j["flavour"] = to_string(a.flavour);
+  j["needed"] = a.needed;
+  j["imports"] = a.imports;
+  j["constants_region"] = region_json(a.region);
+  j["weights_offset"] = a.weights_offset;
+  j["weights_size"] = a.weights_size;
+  if (a.flavour == Flavour::ExternalBlob) j["recorded_blob_size"] = a.recorded_blob_size;
+  return j;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : " ") + printable(s);
+  return out.empty() ? "(none)" : out;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += fmt::format("{}{}", i ? "," : "", shape[i]);
+  return out + "]";
+}
+
+void print_container(const format::Container& c) {
+  const auto& h = c.header();
+  const auto& m = c.manifest();
+  std::printf("%s: mpspack container v%u.%u, %llu bytes, %zu segments\n", printable(c.name()).c_str(),
+              h.version_major, h.version_minor, (unsigned long long)h.file_size, m.segments.size());
+  std::printf("  producer %s %s; metadata %s+%s; data %s+%s\n", printable(m.producer).c_str(),
+              printable(m.producer_version).c_str(), hex(h.metadata_offset).c_str(), hex(h.metadata_size).c_str(),
+              hex(h.data_offset).c_str(), hex(h.data_size).c_str());
+  std::printf("\nsegments:\n  %3s  %-8s %12s %14s %7s  %-16s  %s\n", "#", "kind", "offset", "size", "align",
+              "xxh3", "name");
+  for (size_t i = 0; i < m.segments.size(); ++i) {
+    const auto& s = m.segments[i];
+    std::printf("  %3zu  %-8s %12s %14llu %7llu  %016llx  %s\n", i, to_string(s.kind), hex(s.offset).c_str(),
+                (unsigned long long)s.size, (unsigned long long)s.alignment, (unsigned long long)s.xxh3,
+                printable(s.name).c_str());
+  }
+  std::printf("\nlibraries:\n");
+  for (const auto& l : m.libraries) {
+    std::printf("  %s: %s %s, %s weights, %llu bytes as given\n", printable(l.name).c_str(), l.device.c_str(),
+                l.machine.c_str(), to_string(l.flavour), (unsigned long long)l.original_size);
+    std::printf("    needed: %s\n", join(l.needed).c_str());
+    if (!l.dropped_needed.empty()) std::printf("    dropped from needed: %s\n", join(l.dropped_needed).c_str());
+    std::printf("    imports (%zu): %s\n", l.imports.size(), join(l.imports).c_str());
+    if (l.region)
+      std::printf("    constants were at %s %s..%s (%llu bytes)\n", printable(l.region->section).c_str(),
+                  hex(l.region->start_vaddr).c_str(), hex(l.region->end_vaddr).c_str(),
+                  (unsigned long long)(l.region->end_vaddr - l.region->start_vaddr));
+    if (l.weights >= 0) std::printf("    weights: %d\n", l.weights);
+    if (!l.cubins.empty()) std::printf("    cubins: %zu segments\n", l.cubins.size());
+  }
+  for (size_t w = 0; w < m.weights.size(); ++w) {
+    const auto& wi = m.weights[w];
+    const auto& seg = m.segments[wi.segment];
+    std::printf("\nweights %zu: segment %u, %llu bytes at %s, %zu constants%s\n", w, wi.segment,
+                (unsigned long long)seg.size, hex(seg.offset).c_str(), wi.constants.size(),
+                wi.constants.empty() ? " (names not known: the input did not carry them)" : "");
+    if (!wi.constants.empty()) {
+      std::printf("  %-32s %-24s %-5s %-16s %12s %12s\n", "name", "fqn", "dtype", "shape", "offset", "bytes");
+      for (const auto& k : wi.constants)
+        std::printf("  %-32s %-24s %-5s %-16s %12s %12llu%s\n", printable(k.name).c_str(), printable(k.fqn).c_str(),
+                    dtype_name(k.dtype).c_str(), shape_text(k.shape).c_str(), hex(k.offset).c_str(),
+                    (unsigned long long)k.size, k.offset % 64 ? "  (not 64-aligned)" : "");
+      std::printf("  totals:");
+      for (const auto& [name, t] : totals_by_dtype(wi))
+        std::printf("  %s: %llu constants, %llu parameters, %llu bytes;", name.c_str(), (unsigned long long)t.count,
+                    (unsigned long long)t.parameters, (unsigned long long)t.bytes);
+      std::printf("\n");
+    }
+  }
+}
+
+void print_library(const std::string& file, uint64_t size, const aoti::LibraryAnalysis& a) {
+  std::printf("%s: AOTInductor model library, %llu bytes, %s, device %s, %s weights\n", printable(file).c_str(),
+              (unsigned long long)size, a.machine.c_str(), a.device.c_str(), to_string(a.flavour));
+  std::printf("  constants symbols in %s at %s..%s (file offset %s)\n", printable(a.region.section).c_str(),
+              hex(a.region.start_vaddr).c_str(), hex(a.region.end_vaddr).c_str(), hex(a.region.file_offset).c_str());
+  if (a.flavour == Flavour::ExternalBlob)
+    std::printf("  weights in an external blob of %llu bytes\n", (unsigned long long)a.recorded_blob_size);
+  else
+    std::printf("  weights: %llu bytes at file offset %s\n", (unsigned long long)a.weights_size,
+                hex(a.weights_offset).c_str());
+  std::printf("  needed: %s\n  imports (%zu): %s\n", join(a.needed).c_str(), a.imports.size(), join(a.imports).c_str());
+}
+
+int run_inspect(const InspectArgs& a) {
+  auto opened = MappedFile::open(a.file);
+  if (!opened.ok()) return fail(opened.error());
+  MappedFile file = std::move(opened).value();
+  if (format::has_magic(file.view())) {
+    auto c = format::Container::parse(std::move(file));
+    if (!c.ok()) return fail(c.error());
+    if (a.json) print_json(container_json(*c));
+    else print_container(*c);
+    return kOk;
+  }
+  auto analysis = aoti::analyze_library(file.view());
+  if (!analysis.ok()) {
+    if (analysis.error().kind == Error::Kind::NotThisFormat && file.size() >= 4 &&
+        std::memcmp(file.data(), "\x7f" "ELF", 4) != 0)
+      return fail(Error{Error::Kind::NotThisFormat,
+                        fmt::format("{}: neither an mpspack container nor a model library (.so)", a.file)});
+    return fail(analysis.error());
+  }
+  if (a.json) print_json(library_json(a.file, file.size(), *analysis));
+  else print_library(a.file, file.size(), *analysis);
+  return kOk;
+}
+
+}  // namespace
+
+Action add_inspect(CLI::App& app) {
+  auto a = std::make_shared<InspectArgs>();
+  app.add_option("file", a->file, "Container (.mpk) or model library (.so)")->required();
+  app.add_flag("--json", a->json, "Print JSON (fields in docs/CLI.md)");
+  return [a] { return run_inspect(*a); };
+}
+
+}  // namespace mpspack::cli

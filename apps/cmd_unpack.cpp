@@ -1,0 +1,32 @@
+#include "cli.hpp"
+#include "commands.hpp"
+#include "mpspack/pack/unpack.hpp"
+
+namespace mpspack::cli {
+namespace {
+
+struct UnpackArgs {
+  std::string file;
+  std::string dir;
+};
+
+int run_unpack(const UnpackArgs& a) {
+  auto c = format::Container::open(a.file);
+  if (!c.ok()) return fail(c.error());
+  auto written = pack::unpack(*c, a.dir, progress_bar("unpack"));
+  if (!written.ok()) return fail(written.error());
+  if (!globals().quiet)
+    for (const auto& p : *written) std::printf("%s\n", printable(p.string()).c_str());
+  return kOk;
+}
+
+}  // namespace
+
+Action add_unpack(CLI::App& app) {
+  auto a = std::make_shared<UnpackArgs>();
+  app.add_option("file", a->file, "Container to unpack")->required();
+  app.add_option("-o,--output", a->dir, "Folder to write into (created if missing)")->required();
+  return [a] { return run_unpack(*a); };
+}
+
+}  // namespace mpspack::cli
