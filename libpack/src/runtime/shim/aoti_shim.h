@@ -1,0 +1,203 @@
+/* The AOTInductor C shim that mpspack exports to the model libraries it loads.
+ *
+ * A model library built with link_libtorch=False leaves these `aoti_torch_*` functions undefined; the process
+ * that dlopens it must export them. The declarations match torch's
+ * torch/csrc/inductor/aoti_torch/c/shim.h and generated/c_shim_cpu.h (torch 2.11) exactly: same names, same
+ * parameter types, same meaning. Codes are c10's: dtype uint8 0, int8 1, int16 2, int32 3, int64 4, float16 5,
+ * float32 6, float64 7, bool 11, bfloat16 15; device cpu 0, cuda 1, mps 13; layout strided 0.
+ *
+ * Every function returning AOTITorchError returns 0 on success and 1 on failure; on failure the reason is
+ * printed to stderr (as torch does) and kept for mpspack::shim::last_error() (provided.hpp).
+ *
+ * Only CPU tensors are computed on. Handles of other devices can be made with create_tensor_from_blob (a
+ * borrowed pointer with metadata); operations on them fail with a message.
+ */
+#ifndef MPSPACK_RUNTIME_SHIM_AOTI_SHIM_H
+#define MPSPACK_RUNTIME_SHIM_AOTI_SHIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MPSPACK_SHIM_EXPORT __attribute__((visibility("default")))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque to the model; defined by the shim (libpack/src/runtime/shim/tensor.hpp). */
+struct AtenTensorOpaque;
+typedef struct AtenTensorOpaque* AtenTensorHandle;
+typedef int32_t AOTITorchError;
+
+#define AOTI_TORCH_SUCCESS 0
+#define AOTI_TORCH_FAILURE 1
+
+/* ---- constants ---------------------------------------------------------------------------------------- */
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_device_type_cpu(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_device_type_cuda(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_device_type_mps(void);
+
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_bfloat16(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_float16(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_float32(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_float64(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_uint8(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_int8(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_int16(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_int32(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_int64(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_bool(void);
+/* Bytes of one element of `dtype`; 0 for a dtype the shim does not know. */
+MPSPACK_SHIM_EXPORT size_t aoti_torch_dtype_element_size(int32_t dtype);
+
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_layout_strided(void);
+
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_memory_format_contiguous_format(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_memory_format_channels_last(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_memory_format_channels_last_3d(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_memory_format_preserve_format(void);
+
+/* ---- grad mode, checks, warnings ---------------------------------------------------------------------- */
+/* Thread-local, enabled by default (c10::GradMode). The shim computes no gradients either way. */
+MPSPACK_SHIM_EXPORT bool aoti_torch_grad_mode_is_enabled(void);
+MPSPACK_SHIM_EXPORT void aoti_torch_grad_mode_set_enabled(bool enabled);
+
+/* torch raises c10::Error when !cond. The shim throws a std::runtime_error, which the model library's C API
+ * catches and turns into error code 1 (so a bad input, e.g. an out-of-range token id, fails the Run instead of
+ * the process). Inside an OpenMP parallel region no exception can get out (GCC calls std::terminate), and
+ * returning would let the kernel read out of bounds, so there the shim prints the message and aborts. */
+MPSPACK_SHIM_EXPORT void aoti_torch_check(bool cond, const char* func, const char* file, uint32_t line,
+                                          const char* msg);
+/* Prints "Warning: <msg> (<func> at <file>:<line>)" to stderr. */
+MPSPACK_SHIM_EXPORT void aoti_torch_warn(const char* func, const char* file, uint32_t line, const char* msg);
+
+/* ---- tensor handles ----------------------------------------------------------------------------------- */
+/* Drops one handle; the storage goes when its last handle goes (borrowed storages are never freed). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_delete_tensor_object(AtenTensorHandle tensor);
+/* Data pointer of the first element: storage base + storage_offset * element size. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_data_ptr(AtenTensorHandle tensor, void** ret_data_ptr);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_mutable_data_ptr(AtenTensorHandle tensor, void** ret_data_ptr);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_const_data_ptr(AtenTensorHandle tensor,
+                                                                 const void** ret_data_ptr);
+/* Bytes of the whole storage. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_storage_size(AtenTensorHandle tensor, int64_t* ret_size);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_dim(AtenTensorHandle tensor, int64_t* ret_dim);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_numel(AtenTensorHandle tensor, int64_t* ret_numel);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_storage_numel(AtenTensorHandle tensor, int64_t* ret_numel);
+/* Borrowed pointers, valid while the handle lives. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_sizes(AtenTensorHandle tensor, int64_t** ret_sizes);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_size(AtenTensorHandle tensor, int64_t d, int64_t* ret_size);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_strides(AtenTensorHandle tensor, int64_t** ret_strides);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_stride(AtenTensorHandle tensor, int64_t d, int64_t* ret_stride);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_dtype(AtenTensorHandle tensor, int32_t* ret_dtype);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_device_type(AtenTensorHandle tensor, int32_t* ret_device_type);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_device_index(AtenTensorHandle tensor,
+                                                              int32_t* ret_device_index);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_layout(AtenTensorHandle tensor, int32_t* ret_layout);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_storage_offset(AtenTensorHandle tensor,
+                                                                int64_t* ret_storage_offset);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_is_contiguous(AtenTensorHandle tensor, bool* ret_is_contiguous);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_is_defined(AtenTensorHandle tensor, bool* ret_is_defined);
+
+/* A second handle on the same tensor (shares storage and metadata values). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_new_tensor_handle(AtenTensorHandle orig_handle,
+                                                               AtenTensorHandle* new_handle);
+/* A view of `self`'s storage with new sizes/strides/offset (in elements). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndim,
+                                                                 const int64_t* sizes_ptr,
+                                                                 const int64_t* strides_ptr,
+                                                                 int64_t storage_offset,
+                                                                 AtenTensorHandle* ret_new_tensor);
+/* A view of the contiguous uint8 pool `self` at offset_bytes, as dtype with sizes/strides. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch__alloc_from_pool(AtenTensorHandle self, int64_t offset_bytes,
+                                                              int32_t dtype, int64_t ndim,
+                                                              const int64_t* sizes_ptr,
+                                                              const int64_t* strides_ptr,
+                                                              AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_as_strided(AtenTensorHandle self, const int64_t* sizes_ptr,
+                                                        const int64_t* strides_ptr, AtenTensorHandle* ret);
+/* New uninitialised CPU storage (64-byte aligned). A non-CPU device_type is an error. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr,
+                                                           const int64_t* strides_ptr, int32_t dtype,
+                                                           int32_t device_type, int32_t device_index,
+                                                           AtenTensorHandle* ret_new_tensor);
+/* Borrows `data` (the storage base; the first element is at data + storage_offset * element size); never
+ * frees it. data == NULL allocates as empty_strided does (torch does this for 0-size tensors). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim,
+                                                                     const int64_t* sizes_ptr,
+                                                                     const int64_t* strides_ptr,
+                                                                     int64_t storage_offset, int32_t dtype,
+                                                                     int32_t device_type, int32_t device_index,
+                                                                     AtenTensorHandle* ret);
+/* As above; layout must be strided (mkldnn is refused), opaque metadata is ignored. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_create_tensor_from_blob_v2(
+    void* data, int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr, int64_t storage_offset,
+    int32_t dtype, int32_t device_type, int32_t device_index, AtenTensorHandle* ret, int32_t layout,
+    const uint8_t* opaque_metadata, int64_t opaque_metadata_size);
+
+/* Make dst an alias of src / a new handle aliasing src. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_assign_tensors(AtenTensorHandle src, AtenTensorHandle dst);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_assign_tensors_out(AtenTensorHandle src, AtenTensorHandle* ret_dst);
+
+/* ---- copies ------------------------------------------------------------------------------------------- */
+/* torch's clone(): new storage; strides preserved when self is dense and non-overlapping, otherwise dense
+ * strides in self's stride order. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_clone(AtenTensorHandle self, AtenTensorHandle* ret);
+/* Copies the whole span self's strides reach, keeping sizes and strides exactly (offset 0). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_clone_preserve_strides(AtenTensorHandle self,
+                                                                    AtenTensorHandle* ret);
+/* self.copy_(src): src broadcast to self's shape, converted between the supported dtypes. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_copy_(AtenTensorHandle self, AtenTensorHandle src,
+                                                   int32_t non_blocking);
+/* Deprecated torch spelling: copies src into dst. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_tensor_copy_(AtenTensorHandle src, AtenTensorHandle dst);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_zero_(AtenTensorHandle self);
+
+/* ---- scalars ------------------------------------------------------------------------------------------ */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_float32(AtenTensorHandle tensor, float* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_float64(AtenTensorHandle tensor, double* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_uint8(AtenTensorHandle tensor, uint8_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_int8(AtenTensorHandle tensor, int8_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_int16(AtenTensorHandle tensor, int16_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_int32(AtenTensorHandle tensor, int32_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_int64(AtenTensorHandle tensor, int64_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_bool(AtenTensorHandle tensor, bool* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_float32(float value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_float64(double value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_uint8(uint8_t value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_int8(int8_t value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_int16(int16_t value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_int32(int32_t value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_int64(int64_t value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_bool(bool value, AtenTensorHandle* ret_new_tensor);
+
+/* ---- CPU fallback ops (generated/c_shim_cpu.h) -------------------------------------------------------- */
+/* out = beta * self (broadcast to out) + alpha * mat1 @ mat2. f32/f64 on OpenBLAS, other dtypes by loop. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                           AtenTensorHandle mat1, AtenTensorHandle mat2,
+                                                           double beta, double alpha);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                        AtenTensorHandle mat2);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_bmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                         AtenTensorHandle mat2);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                             AtenTensorHandle batch1, AtenTensorHandle batch2,
+                                                             double beta, double alpha);
+/* 1-D and 2-D convolution (input [N,C,(H,)W]); transposed != 0 is refused. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_convolution(
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
+    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation,
+    int64_t dilation_len_, int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_,
+    int64_t groups, AtenTensorHandle* ret0);
+/* q [B,H,L,E], k [B,H,S,E], v [B,H,S,Ev]. ret0: [B,H,L,Ev] with the strides of torch.empty_like(query);
+ * ret1: logsumexp [B,H,L] with strides of a [B,L,H] contiguous tensor (float32; float64 for float64 q). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
+    AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // MPSPACK_RUNTIME_SHIM_AOTI_SHIM_H

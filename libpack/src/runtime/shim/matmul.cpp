@@ -1,0 +1,254 @@
+// addmm / mm / bmm / baddbmm. float32 and float64 go to OpenBLAS (cblas_sgemm / cblas_dgemm); operands whose
+// strides BLAS cannot take are packed to contiguous first. Other dtypes use a plain loop.
+#include "aoti_shim.h"
+#include "tensor.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+using namespace mpspack::shim;
+
+namespace {
+
+// A [rows, cols] matrix at `p` with element strides (s0, s1).
+struct Mat {
+  char* p;
+  int64_t rows, cols, s0, s1;
+  Mat t() const { return {p, cols, rows, s1, s0}; }
+};
+
+// How BLAS (row-major) can read a matrix without a copy: as is, or as the transpose of a row-major one.
+struct BlasOperand {
+  bool ok = false;
+  bool trans = false;
+  int64_t ld = 0;
+};
+
+BlasOperand blas_view(const Mat& m) {
+  const int64_t r = m.rows, c = m.cols;
+  // A size-1 dim's stride is arbitrary; any value that satisfies BLAS's ld >= max(1, n) works.
+  const int64_t s0 = r == 1 ? std::max<int64_t>(c, 1) : m.s0;
+  const int64_t s1 = c == 1 ? 1 : m.s1;
+  if (s1 == 1 && s0 >= std::max<int64_t>(c, 1)) return {true, false, s0};
+  const int64_t t0 = c == 1 ? std::max<int64_t>(r, 1) : m.s1;
+  const int64_t t1 = r == 1 ? 1 : m.s0;
+  if (t1 == 1 && t0 >= std::max<int64_t>(r, 1)) return {true, true, t0};
+  return {};
+}
+
+bool fits_int(int64_t v) { return v >= 0 && v <= INT32_MAX; }
+
+template <class T>
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+          int64_t ldb, T beta, T* C, int64_t ldc) {
+  for (int64_t v : {M, N, K, lda, ldb, ldc})
+    if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
+  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, TA, TB, int(M), int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+  } else {
+    cblas_dgemm(CblasRowMajor, TA, TB, int(M), int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+  }
+}
+
+// Packs m into a row-major contiguous buffer.
+template <class T>
+std::vector<T> pack(const Mat& m) {
+  std::vector<T> buf(static_cast<std::size_t>(std::max<int64_t>(m.rows * m.cols, 1)));
+  const T* src = reinterpret_cast<const T*>(m.p);
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t j = 0; j < m.cols; ++j) buf[i * m.cols + j] = src[i * m.s0 + j * m.s1];
+  return buf;
+}
+
+// C = alpha * A @ B + beta * C, C already holding its beta term's input (beta is 0 or 1 here).
+template <class T>
+void matmul_blas(Mat C, Mat A, Mat B, T alpha, T beta) {
+  const int64_t M = C.rows, N = C.cols, K = A.cols;
+  if (M == 0 || N == 0) return;
+  BlasOperand oc = blas_view(C);
+  if (oc.ok && oc.trans) {  // C column-major: compute C^T = B^T A^T instead
+    std::swap(A, B);
+    A = A.t();
+    B = B.t();
+    C = C.t();
+    oc = blas_view(C);
+  }
+  const int64_t m = C.rows, n = C.cols;
+  std::vector<T> cbuf;
+  T* cp;
+  int64_t ldc;
+  if (oc.ok) {
+    cp = reinterpret_cast<T*>(C.p);
+    ldc = oc.ld;
+  } else {
+    cbuf = pack<T>(C);
+    cp = cbuf.data();
+    ldc = n;
+  }
+  std::vector<T> abuf, bbuf;
+  BlasOperand oa = blas_view(A), ob = blas_view(B);
+  const T* ap = reinterpret_cast<const T*>(A.p);
+  const T* bp = reinterpret_cast<const T*>(B.p);
+  if (!oa.ok) {
+    abuf = pack<T>(A);
+    ap = abuf.data();
+    oa = {true, false, std::max<int64_t>(K, 1)};
+  }
+  if (!ob.ok) {
+    bbuf = pack<T>(B);
+    bp = bbuf.data();
+    ob = {true, false, std::max<int64_t>(n, 1)};
+  }
+  gemm<T>(oa.trans, ob.trans, m, n, K, alpha, ap, oa.ld, bp, ob.ld, beta, cp, ldc);
+  if (!oc.ok) {
+    T* dst = reinterpret_cast<T*>(C.p);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) dst[i * C.s0 + j * C.s1] = cbuf[i * n + j];
+  }
+  (void)M;
+  (void)N;
+}
+
+// The loop for dtypes BLAS does not have: accumulate in double, store converted.
+void matmul_loop(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double alpha, double beta) {
+  const std::size_t isz = element_size(dtype);
+  for (int64_t i = 0; i < C.rows; ++i)
+    for (int64_t j = 0; j < C.cols; ++j) {
+      double acc = 0;
+      for (int64_t k = 0; k < A.cols; ++k)
+        acc += load_as_double(A.p + (i * A.s0 + k * A.s1) * isz, dtype) *
+               load_as_double(B.p + (k * B.s0 + j * B.s1) * isz, dtype);
+      char* c = C.p + (i * C.s0 + j * C.s1) * isz;
+      const double prev = beta != 0 ? beta * load_as_double(c, dtype) : 0.0;
+      store_from_double(c, dtype, prev + alpha * acc);
+    }
+}
+
+Mat mat_of(const Tensor& t, int64_t batch_dim) {
+  // For 3-D tensors, the matrix of batch 0; callers add the batch stride.
+  const int64_t o = batch_dim;
+  return {t.data(), t.sizes[o], t.sizes[o + 1], t.strides[o], t.strides[o + 1]};
+}
+
+void check_mm(const Tensor& out, const Tensor& a, const Tensor& b, int64_t nd, const char* op) {
+  for (const Tensor* t : {&out, &a, &b}) {
+    require_cpu(*t, op);
+    if (t->dim() != nd) fail(std::string(op) + ": expected " + std::to_string(nd) + "-D tensors");
+  }
+  if (a.dtype != b.dtype || a.dtype != out.dtype)
+    fail(std::string(op) + ": dtypes differ (" + dtype_name(a.dtype) + ", " + dtype_name(b.dtype) + ", out " +
+         dtype_name(out.dtype) + ")");
+  if (a.dtype == static_cast<int32_t>(DType::boolean)) fail(std::string(op) + ": bool is not supported");
+  const int64_t o = nd - 2;
+  if (a.sizes[o + 1] != b.sizes[o] || out.sizes[o] != a.sizes[o] || out.sizes[o + 1] != b.sizes[o + 1])
+    fail(std::string(op) + ": shapes do not match: [" + std::to_string(a.sizes[o]) + "x" + std::to_string(a.sizes[o + 1]) +
+         "] @ [" + std::to_string(b.sizes[o]) + "x" + std::to_string(b.sizes[o + 1]) + "] -> [" +
+         std::to_string(out.sizes[o]) + "x" + std::to_string(out.sizes[o + 1]) + "]");
+  if (nd == 3 && (a.sizes[0] != b.sizes[0] || out.sizes[0] != a.sizes[0]))
+    fail(std::string(op) + ": batch sizes differ");
+}
+
+// out = alpha * a @ b + (has_acc ? out : 0): out already holds beta * self when has_acc.
+void run_matmul(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double alpha, bool has_acc) {
+  if (C.rows == 0 || C.cols == 0) return;
+  switch (static_cast<DType>(dtype)) {
+    case DType::f32:
+      matmul_blas<float>(C, A, B, static_cast<float>(alpha), has_acc ? 1.0f : 0.0f);
+      break;
+    case DType::f64:
+      matmul_blas<double>(C, A, B, alpha, has_acc ? 1.0 : 0.0);
+      break;
+    default:
+      matmul_loop(C, A, B, dtype, alpha, has_acc ? 1.0 : 0.0);
+  }
+}
+
+// Writes beta * self (broadcast to out) into out; returns whether out now holds a term to accumulate onto.
+bool prepare_beta_term(Tensor& out, const Tensor* self, double beta) {
+  if (self == nullptr || beta == 0.0) return false;  // torch: beta == 0 ignores self (NaNs included)
+  require_cpu(*self, "addmm");
+  // out may be self itself (addmm_): copying onto itself is skipped by copy_into.
+  copy_into(out, *self);
+  if (beta != 1.0) {
+    const std::size_t isz = out.itemsize();
+    // Scale in place, element by element, over out's (possibly strided) layout.
+    std::vector<int64_t> idx(out.sizes.size(), 0);
+    const int64_t n = out.numel();
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t off = 0;
+      for (std::size_t d = 0; d < idx.size(); ++d) off += idx[d] * out.strides[d];
+      char* p = out.data() + off * static_cast<int64_t>(isz);
+      store_from_double(p, out.dtype, beta * load_as_double(p, out.dtype));
+      for (std::size_t d = idx.size(); d-- > 0;) {
+        if (++idx[d] < out.sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+  return true;
+}
+
+void batched(Tensor& out, const Tensor& a, const Tensor& b, double alpha, bool has_acc) {
+  const std::size_t isz = out.itemsize();
+  for (int64_t i = 0; i < out.sizes[0]; ++i) {
+    Mat C = mat_of(out, 1), A = mat_of(a, 1), B = mat_of(b, 1);
+    C.p += i * out.strides[0] * static_cast<int64_t>(isz);
+    A.p += i * a.strides[0] * static_cast<int64_t>(isz);
+    B.p += i * b.strides[0] * static_cast<int64_t>(isz);
+    run_matmul(C, A, B, out.dtype, alpha, has_acc);
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
+                                       AtenTensorHandle mat2, double beta, double alpha) {
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    const Tensor& a = deref(mat1, "mat1");
+    const Tensor& b = deref(mat2, "mat2");
+    check_mm(o, a, b, 2, "addmm");
+    const bool acc = prepare_beta_term(o, self, beta);
+    run_matmul(mat_of(o, 0), mat_of(a, 0), mat_of(b, 0), o.dtype, alpha, acc);
+  });
+}
+
+AOTITorchError aoti_torch_cpu_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    const Tensor& a = deref(self, "self");
+    const Tensor& b = deref(mat2, "mat2");
+    check_mm(o, a, b, 2, "mm");
+    run_matmul(mat_of(o, 0), mat_of(a, 0), mat_of(b, 0), o.dtype, 1.0, false);
+  });
+}
+
+AOTITorchError aoti_torch_cpu_bmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    const Tensor& a = deref(self, "self");
+    const Tensor& b = deref(mat2, "mat2");
+    check_mm(o, a, b, 3, "bmm");
+    batched(o, a, b, 1.0, false);
+  });
+}
+
+AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle batch1,
+                                         AtenTensorHandle batch2, double beta, double alpha) {
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    const Tensor& a = deref(batch1, "batch1");
+    const Tensor& b = deref(batch2, "batch2");
+    check_mm(o, a, b, 3, "baddbmm");
+    const bool acc = prepare_beta_term(o, self, beta);
+    batched(o, a, b, alpha, acc);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,120 @@
+#include "provided.hpp"
+
+#include <algorithm>
+#include <string>
+
+extern "C" {
+// Referenced so that libsleef stays NEEDED by any binary that links the shim, even under --as-needed
+// (torch-built vectorized CPU kernels import it). Only its address is taken.
+void Sleef_expf16_u10(void);
+}
+
+namespace mpspack::shim {
+
+const std::string& last_error_ref();
+std::string_view last_error() { return last_error_ref(); }
+
+namespace {
+
+// Keep sorted; test_shim checks each name resolves in the test binary.
+constexpr std::string_view kAotiSymbols[] = {
+    "aoti_torch__alloc_from_pool",
+    "aoti_torch__reinterpret_tensor",
+    "aoti_torch_as_strided",
+    "aoti_torch_assign_tensors",
+    "aoti_torch_assign_tensors_out",
+    "aoti_torch_check",
+    "aoti_torch_clone",
+    "aoti_torch_clone_preserve_strides",
+    "aoti_torch_copy_",
+    "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu",
+    "aoti_torch_cpu_addmm_out",
+    "aoti_torch_cpu_baddbmm_out",
+    "aoti_torch_cpu_bmm_out",
+    "aoti_torch_cpu_convolution",
+    "aoti_torch_cpu_mm_out",
+    "aoti_torch_create_tensor_from_blob",
+    "aoti_torch_create_tensor_from_blob_v2",
+    "aoti_torch_delete_tensor_object",
+    "aoti_torch_device_type_cpu",
+    "aoti_torch_device_type_cuda",
+    "aoti_torch_device_type_mps",
+    "aoti_torch_dtype_bfloat16",
+    "aoti_torch_dtype_bool",
+    "aoti_torch_dtype_element_size",
+    "aoti_torch_dtype_float16",
+    "aoti_torch_dtype_float32",
+    "aoti_torch_dtype_float64",
+    "aoti_torch_dtype_int16",
+    "aoti_torch_dtype_int32",
+    "aoti_torch_dtype_int64",
+    "aoti_torch_dtype_int8",
+    "aoti_torch_dtype_uint8",
+    "aoti_torch_empty_strided",
+    "aoti_torch_get_const_data_ptr",
+    "aoti_torch_get_data_ptr",
+    "aoti_torch_get_device_index",
+    "aoti_torch_get_device_type",
+    "aoti_torch_get_dim",
+    "aoti_torch_get_dtype",
+    "aoti_torch_get_layout",
+    "aoti_torch_get_mutable_data_ptr",
+    "aoti_torch_get_numel",
+    "aoti_torch_get_size",
+    "aoti_torch_get_sizes",
+    "aoti_torch_get_storage_numel",
+    "aoti_torch_get_storage_offset",
+    "aoti_torch_get_storage_size",
+    "aoti_torch_get_stride",
+    "aoti_torch_get_strides",
+    "aoti_torch_grad_mode_is_enabled",
+    "aoti_torch_grad_mode_set_enabled",
+    "aoti_torch_is_contiguous",
+    "aoti_torch_is_defined",
+    "aoti_torch_item_bool",
+    "aoti_torch_item_float32",
+    "aoti_torch_item_float64",
+    "aoti_torch_item_int16",
+    "aoti_torch_item_int32",
+    "aoti_torch_item_int64",
+    "aoti_torch_item_int8",
+    "aoti_torch_item_uint8",
+    "aoti_torch_layout_strided",
+    "aoti_torch_memory_format_channels_last",
+    "aoti_torch_memory_format_channels_last_3d",
+    "aoti_torch_memory_format_contiguous_format",
+    "aoti_torch_memory_format_preserve_format",
+    "aoti_torch_new_tensor_handle",
+    "aoti_torch_scalar_to_tensor_bool",
+    "aoti_torch_scalar_to_tensor_float32",
+    "aoti_torch_scalar_to_tensor_float64",
+    "aoti_torch_scalar_to_tensor_int16",
+    "aoti_torch_scalar_to_tensor_int32",
+    "aoti_torch_scalar_to_tensor_int64",
+    "aoti_torch_scalar_to_tensor_int8",
+    "aoti_torch_scalar_to_tensor_uint8",
+    "aoti_torch_tensor_copy_",
+    "aoti_torch_warn",
+    "aoti_torch_zero_",
+};
+
+// Generated at configure time from the dynamic symbols of the libsleef being linked (CMakeLists.txt).
+constexpr std::string_view kSleefSymbols[] = {
+#include "sleef_symbols.inc"
+};
+
+__attribute__((used)) void (*const keep_sleef)(void) = &Sleef_expf16_u10;
+
+}  // namespace
+
+std::vector<std::string_view> mpspack_shim_provided_symbols() {
+  std::vector<std::string_view> out;
+  out.reserve(std::size(kAotiSymbols) + std::size(kSleefSymbols));
+  out.insert(out.end(), std::begin(kAotiSymbols), std::end(kAotiSymbols));
+  out.insert(out.end(), std::begin(kSleefSymbols), std::end(kSleefSymbols));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace mpspack::shim

@@ -1,0 +1,438 @@
+// Tensor handles, storages, dtype conversion and strided copies.
+#include "tensor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+namespace mpspack::shim {
+
+namespace {
+thread_local std::string t_last_error;
+}
+
+const std::string& last_error_ref() { return t_last_error; }
+
+AOTITorchError report_failure(const char* func, const char* what) noexcept {
+  try {
+    t_last_error = std::string(func) + ": " + what;
+  } catch (...) {
+  }
+  std::fprintf(stderr, "Error: mpspack shim %s: %s\n", func, what);
+  return AOTI_TORCH_FAILURE;
+}
+
+void fail(const std::string& msg) { throw ShimError(msg); }
+
+std::size_t element_size(int32_t dtype) {
+  switch (static_cast<DType>(dtype)) {
+    case DType::u8: case DType::i8: case DType::boolean: return 1;
+    case DType::i16: case DType::f16: case DType::bf16: return 2;
+    case DType::i32: case DType::f32: return 4;
+    case DType::i64: case DType::f64: return 8;
+  }
+  fail("dtype code " + std::to_string(dtype) + " is not supported by the mpspack shim");
+}
+
+const char* dtype_name(int32_t dtype) {
+  switch (static_cast<DType>(dtype)) {
+    case DType::u8: return "uint8";
+    case DType::i8: return "int8";
+    case DType::i16: return "int16";
+    case DType::i32: return "int32";
+    case DType::i64: return "int64";
+    case DType::f16: return "float16";
+    case DType::f32: return "float32";
+    case DType::f64: return "float64";
+    case DType::boolean: return "bool";
+    case DType::bf16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+// ---- storage ------------------------------------------------------------------------------------------
+
+Storage::~Storage() {
+  if (owned) std::free(data);
+}
+
+std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes) {
+  auto s = std::make_shared<Storage>();
+  if (nbytes > 0) {
+    // aligned_alloc wants a multiple of the alignment.
+    const std::size_t rounded = (nbytes + 63) / 64 * 64;
+    if (rounded < nbytes) fail("allocation size overflows");
+    s->data = std::aligned_alloc(64, rounded);
+    if (s->data == nullptr) fail("out of memory allocating " + std::to_string(nbytes) + " bytes");
+  }
+  s->nbytes = nbytes;
+  s->owned = true;
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::borrow(void* data, std::size_t nbytes, int32_t device_type, int32_t device_index) {
+  auto s = std::make_shared<Storage>();
+  s->data = data;
+  s->nbytes = nbytes;
+  s->owned = false;
+  s->device_type = device_type;
+  s->device_index = device_index;
+  return s;
+}
+
+// ---- layout helpers -----------------------------------------------------------------------------------
+
+std::size_t storage_nbytes(std::span<const int64_t> sizes, std::span<const int64_t> strides, std::size_t itemsize) {
+  // torch: itemsize * (1 + sum((size - 1) * stride)), 0 if any size is 0.
+  uint64_t span = 1;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return 0;
+    if (sizes[i] < 0) fail("negative size " + std::to_string(sizes[i]));
+    if (strides[i] < 0) fail("negative stride " + std::to_string(strides[i]));
+    uint64_t term;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(sizes[i] - 1), static_cast<uint64_t>(strides[i]), &term) ||
+        __builtin_add_overflow(span, term, &span))
+      fail("tensor extent overflows");
+  }
+  uint64_t bytes;
+  if (__builtin_mul_overflow(span, static_cast<uint64_t>(itemsize), &bytes)) fail("tensor extent overflows");
+  return static_cast<std::size_t>(bytes);
+}
+
+std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes) {
+  std::vector<int64_t> st(sizes.size());
+  int64_t acc = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(sizes[i], 1);
+  }
+  return st;
+}
+
+std::vector<int64_t> infer_dense_strides(std::span<const int64_t> sizes, std::span<const int64_t> strides) {
+  const std::size_t nd = sizes.size();
+  std::vector<std::size_t> perm(nd);
+  // perm lists dims from innermost to outermost; start from the contiguous order.
+  for (std::size_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  auto should_swap = [&](std::size_t d0, std::size_t d1) -> int {
+    const int64_t s0 = strides[d0], s1 = strides[d1];
+    if (s0 == 0 || s1 == 0) return 0;  // ambiguous: keep the order
+    if (s0 < s1) return -1;
+    if (s0 > s1) return 1;
+    if (sizes[d0] > sizes[d1]) return 1;  // equal strides: the smaller size goes inside
+    return 0;
+  };
+  for (std::size_t i = 1; i < nd; ++i) {
+    std::size_t d1 = i;
+    for (std::size_t d0 = i; d0-- > 0;) {
+      const int c = should_swap(perm[d0], perm[d1]);
+      if (c > 0) {
+        std::swap(perm[d0], perm[d1]);
+        d1 = d0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  std::vector<int64_t> out(nd);
+  int64_t cur = 1;
+  for (std::size_t i = 0; i < nd; ++i) {
+    out[perm[i]] = cur;
+    if (sizes[perm[i]] > 1) cur *= sizes[perm[i]];
+  }
+  return out;
+}
+
+std::vector<int64_t> empty_like_strides(const Tensor& t) {
+  if (t.is_non_overlapping_and_dense()) return t.strides;
+  return infer_dense_strides(t.sizes, t.strides);
+}
+
+Tensor& deref(AtenTensorHandle h, const char* what) {
+  if (h == nullptr) fail(std::string(what) + " handle is null");
+  return *h;
+}
+
+void require_cpu(const Tensor& t, const char* op) {
+  if (t.device_type() != kCpu)
+    fail(std::string(op) + ": the mpspack CPU shim computes on CPU tensors only (got device type " +
+         std::to_string(t.device_type()) + ")");
+}
+
+Tensor* new_tensor(std::span<const int64_t> sizes, std::span<const int64_t> strides, int32_t dtype) {
+  auto t = std::make_unique<Tensor>();
+  t->dtype = dtype;
+  t->sizes.assign(sizes.begin(), sizes.end());
+  t->strides.assign(strides.begin(), strides.end());
+  t->sizes.reserve(1);  // data() never null, even for 0-dim
+  t->strides.reserve(1);
+  t->storage = Storage::allocate(storage_nbytes(sizes, strides, element_size(dtype)));
+  return t.release();
+}
+
+Tensor* new_contiguous(std::span<const int64_t> sizes, int32_t dtype) {
+  const auto st = contiguous_strides(sizes);
+  return new_tensor(sizes, st, dtype);
+}
+
+// ---- half / bfloat16 ----------------------------------------------------------------------------------
+
+static uint32_t f32_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+static float f32_from(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t man = h & 0x3ffu;
+  if (exp == 0) {
+    const float mag = std::ldexp(static_cast<float>(man), -24);  // zero or subnormal
+    return sign ? -mag : mag;
+  }
+  if (exp == 31) return f32_from(sign | 0x7f800000u | (man << 13));
+  return f32_from(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+uint16_t float_to_half(float f) {
+  const uint32_t x = f32_bits(f);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));  // NaN
+  if (ax == 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u);
+  const int e = static_cast<int>(ax >> 23) - 127;
+  if (e > 15) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (e >= -14) {
+    const uint32_t man = ax & 0x7fffffu;
+    uint32_t h = (static_cast<uint32_t>(e + 15) << 10) | (man >> 13);
+    const uint32_t rem = man & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // may carry into the exponent: correct
+    return static_cast<uint16_t>(sign | h);
+  }
+  if (e < -25) return static_cast<uint16_t>(sign);
+  const uint32_t man = (ax & 0x7fffffu) | 0x800000u;  // value = man * 2^(e-23); unit 2^-24
+  const int shift = -(e + 1);                          // 14..24
+  uint32_t h = man >> shift;
+  const uint32_t rem = man & ((1u << shift) - 1u);
+  const uint32_t halfway = 1u << (shift - 1);
+  if (rem > halfway || (rem == halfway && (h & 1u))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+float bf16_to_float(uint16_t b) { return f32_from(static_cast<uint32_t>(b) << 16); }
+
+uint16_t float_to_bf16(float f) {
+  if (std::isnan(f)) return 0x7fc0u;
+  const uint32_t u = f32_bits(f);
+  const uint32_t bias = ((u >> 16) & 1u) + 0x7fffu;
+  return static_cast<uint16_t>((u + bias) >> 16);
+}
+
+// ---- typed element access ------------------------------------------------------------------------------
+
+namespace {
+struct Half { uint16_t x; };
+struct BF16 { uint16_t x; };
+
+template <class T> struct Tag { using type = T; };
+
+template <class F>
+decltype(auto) visit_dtype(int32_t dtype, F&& f) {
+  switch (static_cast<DType>(dtype)) {
+    case DType::u8: return f(Tag<uint8_t>{});
+    case DType::i8: return f(Tag<int8_t>{});
+    case DType::i16: return f(Tag<int16_t>{});
+    case DType::i32: return f(Tag<int32_t>{});
+    case DType::i64: return f(Tag<int64_t>{});
+    case DType::f16: return f(Tag<Half>{});
+    case DType::f32: return f(Tag<float>{});
+    case DType::f64: return f(Tag<double>{});
+    case DType::boolean: return f(Tag<bool>{});
+    case DType::bf16: return f(Tag<BF16>{});
+  }
+  fail("dtype code " + std::to_string(dtype) + " is not supported by the mpspack shim");
+}
+
+// The value a stored element stands for, in a type that holds it exactly.
+template <class S> inline auto load(const S* p) { return *p; }
+template <> inline auto load<Half>(const Half* p) { return half_to_float(p->x); }
+template <> inline auto load<BF16>(const BF16* p) { return bf16_to_float(p->x); }
+
+template <class D, class V> inline void store(D* p, V v) {
+  if constexpr (std::is_same_v<D, bool>) {
+    *p = (v != V(0));
+  } else if constexpr (std::is_same_v<V, bool>) {
+    *p = static_cast<D>(v ? 1 : 0);
+  } else {
+    *p = static_cast<D>(v);
+  }
+}
+template <class V> inline void store(Half* p, V v) { p->x = float_to_half(static_cast<float>(v)); }
+template <class V> inline void store(BF16* p, V v) { p->x = float_to_bf16(static_cast<float>(v)); }
+
+// dst[i] = src[i] over an n-d index space, strides in elements.
+template <class D, class S>
+void copy_loop(D* dst, const int64_t* dst_st, const S* src, const int64_t* src_st, const int64_t* sizes, int nd) {
+  if (nd == 0) {
+    store(dst, load(src));
+    return;
+  }
+  for (int i = 0; i < nd; ++i)
+    if (sizes[i] == 0) return;
+  const int64_t inner = sizes[nd - 1], dsi = dst_st[nd - 1], ssi = src_st[nd - 1];
+  std::vector<int64_t> idx(static_cast<std::size_t>(nd), 0);
+  int64_t doff = 0, soff = 0;
+  while (true) {
+    D* d = dst + doff;
+    const S* s = src + soff;
+    if (dsi == 1 && ssi == 1) {
+      for (int64_t j = 0; j < inner; ++j) store(d + j, load(s + j));
+    } else {
+      for (int64_t j = 0; j < inner; ++j) store(d + j * dsi, load(s + j * ssi));
+    }
+    int k = nd - 2;
+    for (; k >= 0; --k) {
+      if (++idx[k] < sizes[k]) {
+        doff += dst_st[k];
+        soff += src_st[k];
+        break;
+      }
+      doff -= dst_st[k] * (sizes[k] - 1);
+      soff -= src_st[k] * (sizes[k] - 1);
+      idx[k] = 0;
+    }
+    if (k < 0) return;
+  }
+}
+
+bool ranges_overlap(const Tensor& a, const Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0) return false;
+  const char* a0 = a.data();
+  const char* a1 = a0 + storage_nbytes(a.sizes, a.strides, a.itemsize());
+  const char* b0 = b.data();
+  const char* b1 = b0 + storage_nbytes(b.sizes, b.strides, b.itemsize());
+  return a0 < b1 && b0 < a1;
+}
+}  // namespace
+
+double load_as_double(const void* p, int32_t dtype) {
+  return visit_dtype(dtype, [&](auto tag) -> double {
+    using T = typename decltype(tag)::type;
+    return static_cast<double>(load(static_cast<const T*>(p)));
+  });
+}
+
+void store_from_double(void* p, int32_t dtype, double v) {
+  visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    store(static_cast<T*>(p), v);
+  });
+}
+
+void copy_into(Tensor& dst, const Tensor& src) {
+  require_cpu(dst, "copy_");
+  require_cpu(src, "copy_");
+  const int nd = static_cast<int>(dst.dim());
+  const int snd = static_cast<int>(src.dim());
+  // Broadcast src to dst's shape (align trailing dims).
+  std::vector<int64_t> sst(static_cast<std::size_t>(nd), 0);
+  for (int i = 0; i < snd; ++i) {
+    const int d = i - snd + nd;
+    if (d < 0) {
+      if (src.sizes[i] != 1) fail("copy_: source shape does not broadcast to the destination shape");
+      continue;
+    }
+    if (src.sizes[i] == dst.sizes[d]) {
+      sst[d] = src.strides[i];
+    } else if (src.sizes[i] == 1) {
+      sst[d] = 0;
+    } else {
+      fail("copy_: source size " + std::to_string(src.sizes[i]) + " does not broadcast to destination size " +
+           std::to_string(dst.sizes[d]) + " at dim " + std::to_string(d));
+    }
+  }
+  if (dst.numel() == 0) return;
+  // Same dtype, same dense layout: one memcpy.
+  if (dst.dtype == src.dtype && dst.sizes == src.sizes && dst.is_contiguous() && src.is_contiguous()) {
+    if (dst.data() != src.data())
+      std::memmove(dst.data(), src.data(), static_cast<std::size_t>(dst.numel()) * dst.itemsize());
+    return;
+  }
+  // Overlapping source and destination: go through a temporary.
+  if (ranges_overlap(dst, src)) {
+    TensorPtr tmp(new_contiguous(src.sizes, src.dtype));
+    copy_into(*tmp, src);
+    copy_into(dst, *tmp);
+    return;
+  }
+  visit_dtype(dst.dtype, [&](auto dtag) {
+    using D = typename decltype(dtag)::type;
+    visit_dtype(src.dtype, [&](auto stag) {
+      using S = typename decltype(stag)::type;
+      copy_loop(reinterpret_cast<D*>(dst.data()), dst.strides.data(), reinterpret_cast<const S*>(src.data()),
+                sst.data(), dst.sizes.data(), nd);
+    });
+  });
+}
+
+TensorPtr contiguous_as(const Tensor& src, int32_t dtype) {
+  if (src.dtype == dtype && src.is_contiguous()) return std::make_unique<Tensor>(src);
+  TensorPtr out(new_contiguous(src.sizes, dtype));
+  copy_into(*out, src);
+  return out;
+}
+
+}  // namespace mpspack::shim
+
+// ---- AtenTensorOpaque -------------------------------------------------------------------------------------
+
+int64_t AtenTensorOpaque::numel() const {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+char* AtenTensorOpaque::data() const {
+  if (storage->data == nullptr) return nullptr;
+  return static_cast<char*>(storage->data) + storage_offset * static_cast<int64_t>(itemsize());
+}
+
+bool AtenTensorOpaque::is_contiguous() const {
+  int64_t expected = 1;
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == 0) return true;
+    if (sizes[i] != 1 && strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+bool AtenTensorOpaque::is_non_overlapping_and_dense() const {
+  if (sizes.size() == 1) return sizes[0] < 2 || strides[0] == 1;
+  std::vector<std::size_t> perm(sizes.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  // Sort dims by stride (size-1 dims last: they do not matter).
+  std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) {
+    if (sizes[a] < 2) return false;
+    if (sizes[b] < 2) return true;
+    return strides[a] < strides[b];
+  });
+  int64_t expected = 1;
+  for (std::size_t d : perm) {
+    if (sizes[d] == 0) return true;
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}

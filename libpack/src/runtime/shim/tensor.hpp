@@ -1,0 +1,121 @@
+// The shim's tensor: what an AtenTensorHandle points at, and the helpers the ops share.
+#pragma once
+
+#include "aoti_shim.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mpspack::shim {
+
+// c10 codes, the ones the shim handles.
+enum class DType : int32_t {
+  u8 = 0, i8 = 1, i16 = 2, i32 = 3, i64 = 4, f16 = 5, f32 = 6, f64 = 7, boolean = 11, bf16 = 15,
+};
+inline constexpr int32_t kCpu = 0, kCuda = 1, kMps = 13;
+inline constexpr int32_t kLayoutStrided = 0, kLayoutMkldnn = 8;
+
+// Bytes of one element; throws for a dtype the shim does not handle.
+std::size_t element_size(int32_t dtype);
+const char* dtype_name(int32_t dtype);
+
+// A reference-counted block of bytes: owned (64-byte aligned, freed with the last handle) or borrowed.
+struct Storage {
+  void* data = nullptr;
+  std::size_t nbytes = 0;
+  bool owned = false;
+  int32_t device_type = kCpu;
+  int32_t device_index = 0;
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage();
+  static std::shared_ptr<Storage> allocate(std::size_t nbytes);  // CPU, owned
+  static std::shared_ptr<Storage> borrow(void* data, std::size_t nbytes, int32_t device_type, int32_t device_index);
+};
+
+}  // namespace mpspack::shim
+
+// One handle. Handles made by new_tensor_handle/_reinterpret_tensor share the Storage.
+struct AtenTensorOpaque {
+  std::shared_ptr<mpspack::shim::Storage> storage;
+  int32_t dtype = 6;
+  int64_t storage_offset = 0;  // elements
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;  // elements
+
+  int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
+  int64_t numel() const;
+  std::size_t itemsize() const { return mpspack::shim::element_size(dtype); }
+  // Address of element 0 (storage base + offset).
+  char* data() const;
+  bool is_contiguous() const;
+  bool is_non_overlapping_and_dense() const;
+  int32_t device_type() const { return storage->device_type; }
+};
+
+namespace mpspack::shim {
+
+using Tensor = AtenTensorOpaque;
+
+// A failure that becomes AOTI error code 1 with this message.
+struct ShimError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+[[noreturn]] void fail(const std::string& msg);
+
+// Runs `body`; an exception becomes error code 1, its message printed and kept for last_error().
+template <class F>
+AOTITorchError guarded(const char* func, F&& body) noexcept;
+AOTITorchError report_failure(const char* func, const char* what) noexcept;
+
+template <class F>
+AOTITorchError guarded(const char* func, F&& body) noexcept {
+  try {
+    body();
+    return AOTI_TORCH_SUCCESS;
+  } catch (const std::exception& e) {
+    return report_failure(func, e.what());
+  } catch (...) {
+    return report_failure(func, "unknown exception");
+  }
+}
+
+Tensor& deref(AtenTensorHandle h, const char* what = "tensor");
+void require_cpu(const Tensor& t, const char* op);
+
+// torch's computeStorageNbytes for (sizes, strides) of itemsize bytes; 0 when any size is 0.
+std::size_t storage_nbytes(std::span<const int64_t> sizes, std::span<const int64_t> strides, std::size_t itemsize);
+std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes);
+// torch's infer_dense_strides: dense strides that keep the stride order of `strides`.
+std::vector<int64_t> infer_dense_strides(std::span<const int64_t> sizes, std::span<const int64_t> strides);
+// Strides torch.empty_like(t) gives (preserve_format).
+std::vector<int64_t> empty_like_strides(const Tensor& t);
+
+// New owned CPU tensor handle (caller owns it; delete with aoti_torch_delete_tensor_object).
+Tensor* new_tensor(std::span<const int64_t> sizes, std::span<const int64_t> strides, int32_t dtype);
+Tensor* new_contiguous(std::span<const int64_t> sizes, int32_t dtype);
+// Owning pointer for temporaries.
+using TensorPtr = std::unique_ptr<Tensor>;
+
+// dst <- src (src broadcast to dst's shape), converting dtypes.
+void copy_into(Tensor& dst, const Tensor& src);
+// A contiguous tensor of dtype `dtype` holding src's values (a copy, or a new handle on src when it already is).
+TensorPtr contiguous_as(const Tensor& src, int32_t dtype);
+
+// Element access as double / from double (for the loops on non-BLAS dtypes and reference checks).
+double load_as_double(const void* p, int32_t dtype);
+void store_from_double(void* p, int32_t dtype, double v);
+
+// IEEE half and bfloat16, round to nearest even (as c10 does).
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+float bf16_to_float(uint16_t b);
+uint16_t float_to_bf16(float f);
+
+}  // namespace mpspack::shim

@@ -1,0 +1,364 @@
+// The shim's fallback ops against plain reference loops.
+#include "shim_test_util.hpp"
+
+#include <cmath>
+#include <limits>
+
+using namespace mpspack::test;
+
+namespace {
+
+const int32_t f32 = aoti_torch_dtype_float32();
+
+// A float32 tensor with the given sizes/strides over its own buffer, filled from `values` in logical order.
+struct Strided {
+  std::vector<float> buf;
+  std::vector<int64_t> sizes, strides;
+  Handle h;
+  Strided(std::vector<int64_t> sz, std::vector<int64_t> st, const std::vector<float>& values, int64_t offset = 0)
+      : sizes(std::move(sz)), strides(std::move(st)) {
+    int64_t extent = offset + 1;
+    for (size_t d = 0; d < sizes.size(); ++d) extent += (sizes[d] - 1) * strides[d];
+    buf.assign(static_cast<size_t>(extent), std::numeric_limits<float>::quiet_NaN());
+    std::vector<int64_t> idx(sizes.size(), 0);
+    for (size_t e = 0; e < values.size(); ++e) {
+      int64_t off = offset;
+      for (size_t d = 0; d < sizes.size(); ++d) off += idx[d] * strides[d];
+      buf[off] = values[e];
+      for (size_t d = sizes.size(); d-- > 0;) {
+        if (++idx[d] < sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+    h = from_blob(buf.data(), sizes, strides, f32, offset);
+  }
+};
+
+std::vector<double> ref_mm(const std::vector<float>& a, const std::vector<float>& b, int64_t M, int64_t K, int64_t N) {
+  std::vector<double> c(static_cast<size_t>(M * N), 0.0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < K; ++k) c[i * N + j] += double(a[i * K + k]) * double(b[k * N + j]);
+  return c;
+}
+
+// Strides for a [r, c] matrix in one of four layouts.
+std::vector<int64_t> layout(int kind, int64_t r, int64_t c) {
+  switch (kind) {
+    case 0: return {c, 1};          // row-major
+    case 1: return {1, r};          // column-major (a transposed view)
+    case 2: return {2 * c, 2};      // every other element: BLAS cannot take it
+    default: return {c + 3, 1};     // row-major with padding rows
+  }
+}
+
+}  // namespace
+
+TEST_CASE("addmm_out: beta*self + alpha*mat1@mat2 for every operand layout", "[shim][ops]") {
+  const int64_t M = 5, K = 7, N = 3;
+  const auto a = random_floats(M * K, 1), b = random_floats(K * N, 2), bias = random_floats(N, 3);
+  const auto mm = ref_mm(a, b, M, K, N);
+  const double beta = 0.5, alpha = 2.0;
+  std::vector<double> want(M * N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) want[i * N + j] = beta * bias[j] + alpha * mm[i * N + j];
+  for (int la = 0; la < 4; ++la)
+    for (int lb = 0; lb < 4; ++lb)
+      for (int lo = 0; lo < 4; ++lo) {
+        INFO("layouts mat1 " << la << " mat2 " << lb << " out " << lo);
+        Strided A({M, K}, layout(la, M, K), a), B({K, N}, layout(lb, K, N), b);
+        Strided O({M, N}, layout(lo, M, N), std::vector<float>(M * N, 123.f));
+        Strided S({N}, {1}, bias);
+        REQUIRE(aoti_torch_cpu_addmm_out(O.h.get(), S.h.get(), A.h.get(), B.h.get(), beta, alpha) == 0);
+        require_close(read_f32(O.h.get()), want);
+      }
+}
+
+TEST_CASE("addmm_out: beta 0 ignores self; out may be self (addmm_); mm_out", "[shim][ops]") {
+  const int64_t M = 4, K = 3, N = 6;
+  const auto a = random_floats(M * K, 4), b = random_floats(K * N, 5);
+  const auto mm = ref_mm(a, b, M, K, N);
+  Strided A({M, K}, {K, 1}, a), B({K, N}, {N, 1}, b);
+  Strided nan_self({M, N}, {N, 1}, std::vector<float>(M * N, std::numeric_limits<float>::quiet_NaN()));
+  Handle out = empty({M, N}, {N, 1}, f32);
+  REQUIRE(aoti_torch_cpu_addmm_out(out.get(), nan_self.h.get(), A.h.get(), B.h.get(), 0.0, 1.0) == 0);
+  require_close(read_f32(out.get()), mm);
+
+  const auto init = random_floats(M * N, 6);
+  Strided inplace({M, N}, {N, 1}, init);
+  REQUIRE(aoti_torch_cpu_addmm_out(inplace.h.get(), inplace.h.get(), A.h.get(), B.h.get(), 1.0, 1.0) == 0);
+  std::vector<double> want(M * N);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = init[i] + mm[i];
+  require_close(read_f32(inplace.h.get()), want);
+
+  Handle o2 = empty({M, N}, {1, M}, f32);
+  REQUIRE(aoti_torch_cpu_mm_out(o2.get(), A.h.get(), B.h.get()) == 0);
+  require_close(read_f32(o2.get()), mm);
+
+  Handle wrong = empty({M, N + 1}, {N + 1, 1}, f32);
+  CHECK(aoti_torch_cpu_mm_out(wrong.get(), A.h.get(), B.h.get()) == 1);
+}
+
+TEST_CASE("mm_out for float64, float16 and int64", "[shim][ops]") {
+  const int64_t M = 3, K = 4, N = 2;
+  SECTION("float64 (dgemm)") {
+    std::vector<double> a(M * K), b(K * N);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = 0.1 * double(i) - 0.3;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = 0.2 * double(i) + 0.05;
+    Handle A = from_blob(a.data(), {K, M}, {1, K}, aoti_torch_dtype_float64());  // transposed view: A^T
+    Handle B = from_blob(b.data(), {K, N}, {N, 1}, aoti_torch_dtype_float64());
+    Handle AT;
+    const int64_t sz[] = {M, K}, st[] = {K, 1};
+    REQUIRE(aoti_torch__reinterpret_tensor(A.get(), 2, sz, st, 0, AT.out()) == 0);
+    Handle O = empty({M, N}, {N, 1}, aoti_torch_dtype_float64());
+    REQUIRE(aoti_torch_cpu_mm_out(O.get(), AT.get(), B.get()) == 0);
+    void* p = nullptr;
+    aoti_torch_get_data_ptr(O.get(), &p);
+    const double* o = static_cast<double*>(p);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double r = 0;
+        for (int64_t k = 0; k < K; ++k) r += a[i * K + k] * b[k * N + j];
+        CHECK(std::abs(o[i * N + j] - r) < 1e-12);
+      }
+  }
+  SECTION("float16 (loop), through conversions") {
+    std::vector<float> a{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, b{1, -1, 0.5f, 2, -2, 1, 0, 3};
+    Strided A32({M, K}, {K, 1}, a), B32({K, N}, {N, 1}, b);
+    Handle A = empty({M, K}, {K, 1}, aoti_torch_dtype_float16()), B = empty({K, N}, {N, 1}, aoti_torch_dtype_float16());
+    REQUIRE(aoti_torch_copy_(A.get(), A32.h.get(), 0) == 0);
+    REQUIRE(aoti_torch_copy_(B.get(), B32.h.get(), 0) == 0);
+    Handle O = empty({M, N}, {N, 1}, aoti_torch_dtype_float16());
+    REQUIRE(aoti_torch_cpu_mm_out(O.get(), A.get(), B.get()) == 0);
+    Handle O32 = empty({M, N}, {N, 1}, f32);
+    REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
+    require_close(read_f32(O32.get()), ref_mm(a, b, M, K, N));
+  }
+  SECTION("int64 (loop)") {
+    std::vector<int64_t> a{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, b{1, -1, 2, 0, -3, 1, 4, 2};
+    Handle A = from_blob(a.data(), {M, K}, {K, 1}, aoti_torch_dtype_int64());
+    Handle B = from_blob(b.data(), {K, N}, {N, 1}, aoti_torch_dtype_int64());
+    Handle O = empty({M, N}, {N, 1}, aoti_torch_dtype_int64());
+    REQUIRE(aoti_torch_cpu_mm_out(O.get(), A.get(), B.get()) == 0);
+    void* p = nullptr;
+    aoti_torch_get_data_ptr(O.get(), &p);
+    const int64_t* o = static_cast<int64_t*>(p);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        int64_t r = 0;
+        for (int64_t k = 0; k < K; ++k) r += a[i * K + k] * b[k * N + j];
+        CHECK(o[i * N + j] == r);
+      }
+  }
+}
+
+TEST_CASE("bmm_out with transposed batch operands; baddbmm_out", "[shim][ops]") {
+  const int64_t Bn = 3, M = 4, K = 5, N = 2;
+  const auto a = random_floats(Bn * M * K, 7), b = random_floats(Bn * K * N, 8);
+  std::vector<double> want(Bn * M * N);
+  for (int64_t z = 0; z < Bn; ++z) {
+    std::vector<float> az(a.begin() + z * M * K, a.begin() + (z + 1) * M * K);
+    std::vector<float> bz(b.begin() + z * K * N, b.begin() + (z + 1) * K * N);
+    auto r = ref_mm(az, bz, M, K, N);
+    std::copy(r.begin(), r.end(), want.begin() + z * M * N);
+  }
+  // a as [B, M, K] stored batch-last ([M, K, B] contiguous), b with each matrix transposed.
+  Strided A({Bn, M, K}, {1, K * Bn, Bn}, a), B({Bn, K, N}, {K * N, 1, K}, b);
+  Handle O = empty({Bn, M, N}, {M * N, N, 1}, f32);
+  REQUIRE(aoti_torch_cpu_bmm_out(O.get(), A.h.get(), B.h.get()) == 0);
+  require_close(read_f32(O.get()), want);
+
+  const auto self = random_floats(N, 9);
+  Strided S({1, 1, N}, {N, N, 1}, self);
+  Handle O2 = empty({Bn, M, N}, {M * N, N, 1}, f32);
+  REQUIRE(aoti_torch_cpu_baddbmm_out(O2.get(), S.h.get(), A.h.get(), B.h.get(), 1.0, 0.5) == 0);
+  std::vector<double> want2(want.size());
+  for (size_t i = 0; i < want.size(); ++i) want2[i] = self[i % N] + 0.5 * want[i];
+  require_close(read_f32(O2.get()), want2);
+}
+
+namespace {
+
+std::vector<double> ref_conv2d(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>* bias,
+                               int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t KH, int64_t KW,
+                               int64_t s, int64_t p, int64_t d, int64_t g, int64_t& OH, int64_t& OW) {
+  OH = (H + 2 * p - d * (KH - 1) - 1) / s + 1;
+  OW = (W + 2 * p - d * (KW - 1) - 1) / s + 1;
+  const int64_t Cg = C / g, Og = O / g;
+  std::vector<double> y(N * O * OH * OW);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = bias ? (*bias)[o] : 0.0;
+          const int64_t gi = o / Og;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t ih = oh * s - p + kh * d, iw = ow * s - p + kw * d;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += double(x[((n * C + gi * Cg + c) * H + ih) * W + iw]) * double(w[((o * Cg + c) * KH + kh) * KW + kw]);
+              }
+          y[((n * O + o) * OH + oh) * OW + ow] = acc;
+        }
+  return y;
+}
+
+}  // namespace
+
+TEST_CASE("convolution 2-D with groups, dilation, padding, stride and bias", "[shim][ops]") {
+  struct Case { int64_t N, C, H, W, O, K, s, p, d, g; bool bias; };
+  for (const Case& c : {Case{2, 4, 9, 8, 6, 3, 2, 1, 2, 2, true}, Case{1, 3, 7, 7, 4, 3, 1, 1, 1, 1, false},
+                       Case{2, 6, 6, 5, 6, 1, 1, 0, 1, 6, true}, Case{1, 2, 5, 5, 4, 2, 3, 2, 1, 1, true}}) {
+    INFO("N" << c.N << " C" << c.C << " H" << c.H << " W" << c.W << " O" << c.O << " K" << c.K << " s" << c.s << " p"
+              << c.p << " d" << c.d << " g" << c.g);
+    const auto x = random_floats(c.N * c.C * c.H * c.W, 10), w = random_floats(c.O * (c.C / c.g) * c.K * c.K, 11),
+               bias = random_floats(c.O, 12);
+    int64_t OH = 0, OW = 0;
+    const auto want = ref_conv2d(x, w, c.bias ? &bias : nullptr, c.N, c.C, c.H, c.W, c.O, c.K, c.K, c.s, c.p, c.d,
+                                 c.g, OH, OW);
+    Strided X({c.N, c.C, c.H, c.W}, contiguous({c.N, c.C, c.H, c.W}), x);
+    Strided Wt({c.O, c.C / c.g, c.K, c.K}, contiguous({c.O, c.C / c.g, c.K, c.K}), w);
+    Strided Bs({c.O}, {1}, bias);
+    AtenTensorHandle bh = Bs.h.get();
+    const int64_t st[] = {c.s, c.s}, pd[] = {c.p, c.p}, dl[] = {c.d, c.d}, op[] = {0, 0};
+    Handle Y;
+    REQUIRE(aoti_torch_cpu_convolution(X.h.get(), Wt.h.get(), c.bias ? &bh : nullptr, st, 2, pd, 2, dl, 2, 0, op, 2,
+                                       c.g, Y.out()) == 0);
+    CHECK(sizes_of(Y.get()) == std::vector<int64_t>{c.N, c.O, OH, OW});
+    CHECK(strides_of(Y.get()) == contiguous({c.N, c.O, OH, OW}));
+    require_close(read_f32(Y.get()), want);
+  }
+}
+
+TEST_CASE("convolution: channels-last input gives channels-last output; 1-D; transposed refused", "[shim][ops]") {
+  const int64_t N = 2, C = 3, H = 5, W = 4, O = 2, K = 3;
+  const auto x = random_floats(N * C * H * W, 13), w = random_floats(O * C * K * K, 14);
+  int64_t OH = 0, OW = 0;
+  const auto want = ref_conv2d(x, w, nullptr, N, C, H, W, O, K, K, 1, 1, 1, 1, OH, OW);
+  Strided X({N, C, H, W}, {H * W * C, 1, W * C, C}, x);  // channels-last
+  Strided Wt({O, C, K, K}, contiguous({O, C, K, K}), w);
+  const int64_t one[] = {1}, zero[] = {0};
+  Handle Y;
+  REQUIRE(aoti_torch_cpu_convolution(X.h.get(), Wt.h.get(), nullptr, one, 1, one, 1, one, 1, 0, zero, 1, 1, Y.out()) ==
+          0);
+  CHECK(strides_of(Y.get()) == std::vector<int64_t>{OH * OW * O, 1, OW * O, O});
+  require_close(read_f32(Y.get()), want);
+
+  // 1-D: a 2-D conv with H = 1.
+  const int64_t L = 9;
+  const auto x1 = random_floats(N * C * L, 15), w1 = random_floats(O * C * K, 16);
+  int64_t oh1 = 0, ol = 0;
+  const auto want1 = ref_conv2d(x1, w1, nullptr, N, C, 1, L, O, 1, K, 1, 0, 1, 1, oh1, ol);
+  Strided X1({N, C, L}, contiguous({N, C, L}), x1);
+  Strided W1({O, C, K}, contiguous({O, C, K}), w1);
+  Handle Y1;
+  REQUIRE(aoti_torch_cpu_convolution(X1.h.get(), W1.h.get(), nullptr, one, 1, zero, 1, one, 1, 0, zero, 1, 1,
+                                     Y1.out()) == 0);
+  CHECK(sizes_of(Y1.get()) == std::vector<int64_t>{N, O, ol});
+  require_close(read_f32(Y1.get()), want1);
+
+  Handle T;
+  CHECK(aoti_torch_cpu_convolution(X.h.get(), Wt.h.get(), nullptr, one, 1, one, 1, one, 1, 1, zero, 1, 1, T.out()) ==
+        1);
+  CHECK(T.h == nullptr);
+}
+
+namespace {
+
+// Reference attention over logical [B,H,L,E] arrays. mask: [L,S] (bool as 0/1 when is_bool) or null.
+void ref_sdpa(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, int64_t B,
+              int64_t H, int64_t L, int64_t S, int64_t E, bool causal, const std::vector<float>* mask, bool is_bool,
+              double scale, std::vector<double>& out, std::vector<double>& lse) {
+  out.assign(B * H * L * E, 0.0);
+  lse.assign(B * H * L, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < L; ++i) {
+        std::vector<double> s(S);
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < S; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < E; ++e)
+            dot += double(q[((b * H + h) * L + i) * E + e]) * double(k[((b * H + h) * S + j) * E + e]);
+          s[j] = dot * scale;
+          if (mask) {
+            const float m = (*mask)[i * S + j];
+            if (is_bool) {
+              if (m == 0) s[j] = -INFINITY;
+            } else {
+              s[j] += m;
+            }
+          }
+          if (causal && j > i) s[j] = -INFINITY;
+          mx = std::max(mx, s[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < S; ++j) sum += std::exp(s[j] - mx);
+        lse[(b * H + h) * L + i] = mx + std::log(sum);
+        for (int64_t j = 0; j < S; ++j) {
+          const double p = std::exp(s[j] - mx) / sum;
+          for (int64_t e = 0; e < E; ++e) out[((b * H + h) * L + i) * E + e] += p * v[((b * H + h) * S + j) * E + e];
+        }
+      }
+}
+
+}  // namespace
+
+TEST_CASE("sdpa flash_attention_for_cpu: causal, masks, scale, torch's output layouts", "[shim][ops]") {
+  const int64_t B = 2, H = 3, L = 5, S = 5, E = 4;
+  const auto q = random_floats(B * H * L * E, 20), k = random_floats(B * H * S * E, 21), v = random_floats(B * H * S * E, 22);
+  // q as torch code usually has it: a [B,L,H,E] contiguous tensor transposed to [B,H,L,E].
+  Strided Q({B, H, L, E}, {L * H * E, E, H * E, 1}, q);
+  Strided K({B, H, S, E}, contiguous({B, H, S, E}), k);
+  Strided V({B, H, S, E}, contiguous({B, H, S, E}), v);
+  std::vector<double> want, want_lse;
+
+  SECTION("causal, default scale") {
+    ref_sdpa(q, k, v, B, H, L, S, E, true, nullptr, false, 1.0 / std::sqrt(double(E)), want, want_lse);
+    Handle O, LSE;
+    REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(Q.h.get(), K.h.get(), V.h.get(), 0.0, 1, nullptr,
+                                                                       nullptr, O.out(), LSE.out()) == 0);
+    CHECK(sizes_of(O.get()) == std::vector<int64_t>{B, H, L, E});
+    CHECK(strides_of(O.get()) == std::vector<int64_t>{L * H * E, E, H * E, 1});  // empty_like(query)
+    CHECK(sizes_of(LSE.get()) == std::vector<int64_t>{B, H, L});
+    CHECK(strides_of(LSE.get()) == std::vector<int64_t>{L * H, 1, H});
+    require_close(read_f32(O.get()), want);
+    require_close(read_f32(LSE.get()), want_lse);
+  }
+  SECTION("float additive mask and explicit scale; contiguous query gives contiguous output") {
+    auto mask = random_floats(L * S, 23, -2.f, 2.f);
+    Strided M({L, S}, {S, 1}, mask);
+    Strided Qc({B, H, L, E}, contiguous({B, H, L, E}), q);
+    double scale = 0.37;
+    ref_sdpa(q, k, v, B, H, L, S, E, false, &mask, false, scale, want, want_lse);
+    AtenTensorHandle mh = M.h.get();
+    Handle O, LSE;
+    REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(Qc.h.get(), K.h.get(), V.h.get(), 0.0, 0, &mh,
+                                                                       &scale, O.out(), LSE.out()) == 0);
+    CHECK(strides_of(O.get()) == contiguous({B, H, L, E}));
+    require_close(read_f32(O.get()), want);
+    require_close(read_f32(LSE.get()), want_lse);
+  }
+  SECTION("bool mask broadcast from [1,1,L,S], combined with causal") {
+    std::vector<uint8_t> mb(L * S);
+    std::vector<float> mf(L * S);
+    for (int64_t i = 0; i < L * S; ++i) {
+      mb[i] = (i % 3 != 1) || (i % S == 0);  // keep column 0 so no row is fully masked
+      mf[i] = mb[i];
+    }
+    Handle M = from_blob(mb.data(), {1, 1, L, S}, {L * S, L * S, S, 1}, aoti_torch_dtype_bool());
+    ref_sdpa(q, k, v, B, H, L, S, E, true, &mf, true, 1.0 / std::sqrt(double(E)), want, want_lse);
+    AtenTensorHandle mh = M.get();
+    Handle O, LSE;
+    REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(Q.h.get(), K.h.get(), V.h.get(), 0.0, 1, &mh,
+                                                                       nullptr, O.out(), LSE.out()) == 0);
+    require_close(read_f32(O.get()), want);
+    require_close(read_f32(LSE.get()), want_lse);
+  }
+  SECTION("dropout is refused") {
+    Handle O, LSE;
+    CHECK(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(Q.h.get(), K.h.get(), V.h.get(), 0.1, 0, nullptr,
+                                                                     nullptr, O.out(), LSE.out()) == 1);
+  }
+}
