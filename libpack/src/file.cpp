@@ -125,11 +125,37 @@ Status AtomicWriter::write(const void* data, uint64_t size) {
 }
 
 Status AtomicWriter::write_zeros(uint64_t count) {
-  static const std::vector<uint8_t> zeros(1 << 16, 0);
-  while (count > 0) {
-    uint64_t n = std::min<uint64_t>(count, zeros.size());
-    MPK_CHECK(write(zeros.data(), n));
-    count -= n;
+  if (count == 0) return {};
+  if (::lseek(fd_, static_cast<off_t>(position_ + count), SEEK_SET) < 0)
+    return io_error(target_.string(), "seek failed");
+  position_ += count;
+  return {};
+}
+
+namespace {
+bool all_zero(const uint8_t* p, uint64_t n) {
+  // Compare 8 bytes at a time; memcpy keeps it free of alignment assumptions.
+  uint64_t i = 0, acc = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    acc |= w;
+    if (acc) return false;
+  }
+  for (; i < n; ++i) acc |= p[i];
+  return acc == 0;
+}
+}  // namespace
+
+Status AtomicWriter::write_sparse(const void* data, uint64_t size) {
+  constexpr uint64_t kBlock = 1 << 16;
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    uint64_t n = std::min(size, kBlock);
+    if (all_zero(p, n)) MPK_CHECK(write_zeros(n));
+    else MPK_CHECK(write(p, n));
+    p += n;
+    size -= n;
   }
   return {};
 }
@@ -141,6 +167,9 @@ Status AtomicWriter::pwrite(uint64_t offset, const void* data, uint64_t size) {
 }
 
 Status AtomicWriter::commit() {
+  // Trailing holes need the size set explicitly.
+  if (::ftruncate(fd_, static_cast<off_t>(position_)) != 0)
+    return io_error(target_.string(), "cannot set the file size");
   if (fsync(fd_) != 0) return io_error(target_.string(), "fsync failed");
   if (::close(fd_) != 0) {
     fd_ = -1;

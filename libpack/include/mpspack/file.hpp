@@ -60,7 +60,10 @@ class AtomicWriter {
   ~AtomicWriter();
 
   Status write(const void* data, uint64_t size);
+  // Writes `count` zero bytes as a hole (seek past them): padding and all-zero blocks cost no disk.
   Status write_zeros(uint64_t count);
+  // Like write(), but blocks of zeros become holes, so sparse inputs stay sparse.
+  Status write_sparse(const void* data, uint64_t size);
   // Overwrites bytes already written (used to fill in the header last).
   Status pwrite(uint64_t offset, const void* data, uint64_t size);
   uint64_t position() const { return position_; }

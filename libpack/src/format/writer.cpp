@@ -67,7 +67,7 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
     for (uint64_t off = 0; off < seg.size;) {
       uint64_t n = std::min<uint64_t>(seg.size - off, 16ull << 20);
       hasher.update(p + off, n);
-      MPK_CHECK(out.write(p + off, n));
+      MPK_CHECK(out.write_sparse(p + off, n));
       off += n;
       done += n;
       if (progress) progress(done, total);

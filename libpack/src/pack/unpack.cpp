@@ -57,14 +57,14 @@ Result<std::vector<fs::path>> unpack(const format::Container& c, const fs::path&
     MPK_TRY(auto so, write_one(dir, l.name + ".so", [&](AtomicWriter& w) {
       return restore_library_bytes(c, i, [&](const uint8_t* p, uint64_t n) {
         report(n);
-        return w.write(p, n);
+        return w.write_sparse(p, n);
       });
     }));
     written.push_back(so);
     if (l.flavour == Flavour::ExternalBlob && l.weights >= 0) {
       ByteView blob = c.segment(m.weights[l.weights].segment);
       MPK_TRY(auto path, write_one(dir, l.name + "_weights.blob",
-                                   [&](AtomicWriter& w) { return w.write(blob.data(), blob.size()); }));
+                                   [&](AtomicWriter& w) { return w.write_sparse(blob.data(), blob.size()); }));
       written.push_back(path);
     }
     for (uint32_t seg : l.cubins) {

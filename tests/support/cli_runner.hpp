@@ -1,0 +1,103 @@
+// Runs the mpspack executable the way a user or a CI script does, capturing exit code and output.
+#pragma once
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace mpspack::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  // stderr split into lines (without the newline).
+  std::vector<std::string> err_lines() const {
+    std::vector<std::string> lines;
+    std::istringstream in(err);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  }
+};
+
+inline std::string mpspack_binary() {
+  if (const char* p = std::getenv("MPSPACK_BIN")) return p;
+  return (std::filesystem::path(MPSPACK_BINARY_DIR) / "bin" / "mpspack").string();
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `mpspack args...` with stdin closed and stdout/stderr captured (not a terminal: no progress).
+inline CliResult run_mpspack(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  static int counter = 0;
+  fs::path dir = fs::temp_directory_path() / ("mpspack-cli-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path out = dir / ("out" + std::to_string(counter));
+  fs::path err = dir / ("err" + std::to_string(counter++));
+  std::vector<std::string> argv_s = {mpspack_binary()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  CliResult r;
+  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+// A fresh empty folder for one test, removed when the object goes away.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/mpspack-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::filesystem::path operator/(const std::string& name) const { return path / name; }
+  // Names of everything in the folder (to prove nothing stray was left).
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(path)) names.push_back(e.path().filename().string());
+    return names;
+  }
+};
+
+inline void write_bytes(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace mpspack::test
