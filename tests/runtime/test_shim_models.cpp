@@ -1,4 +1,5 @@
 // End to end: the rebuilt-bookworm AOTInductor CPU fixtures run on the shim and match torch eager.
+#include "provided.hpp"
 #include "shim_test_util.hpp"
 
 #include <fixtures.hpp>
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -78,6 +81,7 @@ struct Model {
     num_outputs = reinterpret_cast<CountFn>(dlsym(lib, "AOTInductorModelContainerGetNumOutputs"));
     update_from_blob = reinterpret_cast<BlobFn>(dlsym(lib, "AOTInductorModelUpdateConstantsFromBlob"));
     REQUIRE((create && destroy && run && num_inputs && num_outputs && update_from_blob));
+    mpspack::shim::pin_openmp_runtime();  // see provided.hpp: closing an OpenMP model must not unload libgomp
     REQUIRE(create(&h, 1, "cpu", nullptr) == 0);
   }
   ~Model() {
@@ -165,6 +169,32 @@ TEST_CASE("rebuilt-bookworm CPU fixtures run on the shim and match torch eager",
   CHECK(ran <= 1);
 }
 
+// torch-built libraries need glibc >= 2.38 (Ubuntu 24.04); they run on the device machine. The fixture root can be
+// moved with MPSPACK_FIXTURES_DIR (the device machine gets a copy at another path).
+TEST_CASE("torch-built CPU fixtures without libtorch run on the shim", "[shim][e2e]") {
+  const char* env = std::getenv("MPSPACK_FIXTURES_DIR");
+  const auto root = (env && *env ? std::filesystem::path(env) : fixtures_dir()) / "torch-built";
+  MPK_REQUIRE_FIXTURE(root / "manifest.json");
+  const auto manifest = nlohmann::json::parse(std::ifstream(root / "manifest.json"));
+  for (const auto& c : manifest.at("cases")) {
+    const std::string name = c.at("dir").get<std::string>();
+    if (c.value("device", "") != "cpu") continue;
+    const auto needed = c.value("needed", std::vector<std::string>{});
+    if (std::find(needed.begin(), needed.end(), "libtorch.so") != needed.end()) continue;  // brings torch's own shim
+    SECTION(name) {
+      const auto dir = root / name;
+      MPK_REQUIRE_FIXTURE(dir / "model.so");
+      void* probe = dlopen((dir / "model.so").c_str(), RTLD_LAZY | RTLD_LOCAL);
+      if (probe == nullptr) {
+        WARN("skipped: " << name << " does not load here: " << dlerror());
+        return;
+      }
+      dlclose(probe);
+      run_case(c, dir);
+    }
+  }
+}
+
 TEST_CASE("a failed model check (out-of-range token id) fails the Run, not the process", "[shim][e2e]") {
   const auto dir = fixtures_dir() / "rebuilt-bookworm" / "cpu_block_embedded";
   MPK_REQUIRE_FIXTURE(dir / "model.so");
@@ -177,4 +207,16 @@ TEST_CASE("a failed model check (out-of-range token id) fails the Run, not the p
   AtenTensorHandle out = nullptr;
   CHECK(m.run(m.h, &in, 1, &out, 1, nullptr, nullptr) != 0);
   if (out) aoti_torch_delete_tensor_object(out);
+}
+
+TEST_CASE("pin_openmp_runtime keeps libgomp loaded after the OpenMP model that brought it is closed", "[shim][e2e]") {
+  const auto so = fixtures_dir() / "rebuilt-bookworm" / "cpu_cnn_embedded" / "model.so";
+  MPK_REQUIRE_FIXTURE(so);
+  void* lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(lib != nullptr);
+  CHECK(mpspack::shim::pin_openmp_runtime());
+  dlclose(lib);
+  void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  CHECK(gomp != nullptr);
+  if (gomp) dlclose(gomp);
 }

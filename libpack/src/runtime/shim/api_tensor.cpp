@@ -43,8 +43,9 @@ Tensor* view_of(const Tensor& base, int32_t dtype, std::span<const int64_t> size
 
 // omp_in_parallel() of the OpenMP runtime the model library brought, if any.
 bool in_openmp_parallel_region() {
+  // Looked up on every (failing) check, not cached: the runtime may be loaded or unloaded with the models.
   using Fn = int (*)();
-  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_in_parallel"));
+  const auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_in_parallel"));
   return fn != nullptr && fn() != 0;
 }
 

@@ -1,5 +1,7 @@
 #include "provided.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <string>
 
@@ -106,6 +108,12 @@ constexpr std::string_view kSleefSymbols[] = {
 __attribute__((used)) void (*const keep_sleef)(void) = &Sleef_expf16_u10;
 
 }  // namespace
+
+bool pin_openmp_runtime() {
+  // RTLD_NOLOAD: only if a model already brought it; RTLD_NODELETE: never unload it from now on. The handle is
+  // deliberately not closed.
+  return dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
+}
 
 std::vector<std::string_view> mpspack_shim_provided_symbols() {
   std::vector<std::string_view> out;

@@ -10,6 +10,12 @@ namespace mpspack::shim {
 // the shim's consumers link (--no-as-needed, so these names are in the global scope a dlopen'ed model binds to).
 std::vector<std::string_view> mpspack_shim_provided_symbols();
 
+// Call after dlopen'ing a model library: keeps the OpenMP runtime it brought (libgomp.so.1) loaded for the rest
+// of the process, even when the model is dlclose'd. Without it, closing the last OpenMP model unloads libgomp
+// while its worker threads are parked, and the next OpenMP model crashes (seen on Ubuntu 24.04: SIGSEGV running
+// a second convolution model after the first was closed). Returns whether libgomp is loaded (and now pinned).
+bool pin_openmp_runtime();
+
 // The message of the last failure of a shim function on this thread ("" if none).
 std::string_view last_error();
 
