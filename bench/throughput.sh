@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# build / verify / unpack / inspect throughput against `cp` of the same bytes, side by side, same
+# disk, same run. The input is a real external-blob library (a fixture) patched to record a blob of
+# SIZE_MIB of random bytes (random, so nothing is sparse or compressible). Warm page cache: every
+# file is read once before timing. Prints GB/s and the ratio to cp for each step (best of RUNS).
+#
+#   bash bench/throughput.sh [build-dir] [SIZE_MIB=2048] [RUNS=3]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${1:-$root/build}/bin/mpspack"
+size_mib="${2:-2048}"
+runs="${3:-3}"
+fixture="$root/../shared/fixtures/aoti-2.11/rebuilt-bookworm/cpu_mlp_blob"
+work="$(mktemp -d "${TMPDIR:-/tmp}/mpspack-bench-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+size=$(( size_mib << 20 ))
+offset=$("$bin" inspect --json "$fixture/model.so" | python3 -c 'import json,sys; print(json.load(sys.stdin)["constants_region"]["file_offset"])')
+cp "$fixture/model.so" "$work/big.so"
+python3 - "$work/big.so" "$offset" "$size" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2])); f.write(struct.pack("<Q", int(sys.argv[3])))
+PY
+head -c "$size" /dev/urandom > "$work/big_weights.blob"
+cat "$work/big_weights.blob" > /dev/null
+
+best() {  # best wall seconds of $runs runs of "$@"
+  local b=""
+  for _ in $(seq "$runs"); do
+    local t0 t1
+    t0=$(date +%s.%N); "$@" > /dev/null; t1=$(date +%s.%N)
+    b=$(python3 -c "a=$t1-$t0; b='$b'; print(a if b=='' else min(a,float(b)))")
+  done
+  echo "$b"
+}
+
+cp_s=$(best cp "$work/big_weights.blob" "$work/copy.blob")
+# build and unpack fsync their output before renaming it into place (a crash never leaves a torn
+# file); the fair baseline is a copy that is also on disk when it returns.
+cps_s=$(best sh -c "cp '$work/big_weights.blob' '$work/copy.blob' && sync '$work/copy.blob'")
+build_s=$(best "$bin" build -q "$work/big.so" -o "$work/big.mpk")
+cat "$work/big.mpk" > /dev/null
+verify_s=$(best "$bin" verify -q "$work/big.mpk")
+unpack_s=$(best "$bin" unpack -q "$work/big.mpk" -o "$work/out")
+inspect_s=$(best "$bin" inspect --json "$work/big.mpk")
+
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $(df -h "$work" | awk 'NR==2{print $1}'); blob ${size_mib} MiB; best of $runs"
+python3 - "$size" "$cp_s" "$cps_s" "$build_s" "$verify_s" "$unpack_s" "$inspect_s" <<'PY'
+import sys
+size = int(sys.argv[1]); cp, cps, build, verify, unpack, inspect = map(float, sys.argv[2:])
+gbs = lambda s: size / s / 1e9
+print(f"{'step':10} {'seconds':>8} {'GB/s':>7} {'vs cp':>6} {'vs cp+fsync':>11}")
+for name, s in [("cp", cp), ("cp+fsync", cps), ("build", build), ("verify", verify), ("unpack", unpack)]:
+    print(f"{name:10} {s:8.3f} {gbs(s):7.2f} {cp / s:6.2f} {cps / s:11.2f}")
+print(f"inspect  {inspect * 1e3:8.2f} ms")
+PY
