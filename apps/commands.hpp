@@ -14,5 +14,6 @@ Action add_build(CLI::App& app);
 Action add_inspect(CLI::App& app);
 Action add_verify(CLI::App& app);
 Action add_unpack(CLI::App& app);
+Action add_run(CLI::App& app);
 
 }  // namespace mpspack::cli

@@ -1,0 +1,302 @@
+// `mpspack run`: load one library of a container on this machine's CPU, run it once on the given
+// (or recorded) inputs, and check the outputs against references.
+//   open -> pick library -> read inputs (and check the expected files exist) -> load -> run
+//   -> write outputs -> compare -> report
+#include "cli.hpp"
+#include "commands.hpp"
+#include "mpspack/runtime/model.hpp"
+#include "mpspack/tensor_io.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+
+namespace mpspack::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::Model;
+
+struct RunArgs {
+  std::string file;
+  std::string library;
+  std::vector<std::string> inputs;
+  std::vector<std::string> expects;
+  std::optional<double> rtol;
+  std::optional<double> atol;
+  std::string output;
+  bool copy_weights = false;
+  bool json = false;
+};
+
+const ExampleInfo* example_for(const Manifest& m, uint32_t library) {
+  for (const auto& e : m.examples)
+    if (e.library == library) return &e;
+  return nullptr;
+}
+
+HostTensor from_segment(const format::Container& c, const TensorInfo& info) {
+  ByteView b = c.segment(info.segment);
+  return HostTensor{info.dtype, info.shape, std::vector<uint8_t>(b.data(), b.data() + b.size())};
+}
+
+std::optional<TensorHint> hint_of(const std::vector<TensorInfo>* infos, size_t i) {
+  if (!infos || i >= infos->size()) return std::nullopt;
+  return TensorHint{(*infos)[i].dtype, (*infos)[i].shape};
+}
+
+// Reads `--input` specs (a raw file without DTYPE:SHAPE takes the recorded example's).
+Result<std::vector<HostTensor>> read_inputs(const RunArgs& a, const ExampleInfo* ex) {
+  std::vector<HostTensor> out;
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    MPK_TRY(TensorSpec spec, parse_tensor_spec(a.inputs[i]));
+    auto t = read_tensor(spec, hint_of(ex ? &ex->inputs : nullptr, i));
+    if (!t.ok()) return t.error().context(fmt::format("--input {}", i));
+    out.push_back(std::move(t).value());
+  }
+  return out;
+}
+
+// Every --expect names an existing file (checked before the model is loaded).
+Result<std::vector<TensorSpec>> parse_expects(const RunArgs& a) {
+  std::vector<TensorSpec> specs;
+  for (const auto& text : a.expects) {
+    MPK_TRY(TensorSpec spec, parse_tensor_spec(text));
+    std::error_code ec;
+    if (!fs::is_regular_file(spec.path, ec))
+      return make_error(Error::Kind::Io, "{}: no such file (--expect)", spec.path.string());
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+std::string index_string(const std::vector<int64_t>& idx) {
+  std::string s = "[";
+  for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
+  return s + "]";
+}
+
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json timings_json(const runtime::PhaseTimings& t) {
+  return {{"open_ms", t.open_ms},       {"checks_ms", t.checks_ms}, {"library_ms", t.library_ms},
+          {"weights_ms", t.weights_ms}, {"create_ms", t.create_ms}, {"constants_ms", t.constants_ms},
+          {"first_run_ms", t.first_run_ms}};
+}
+
+struct OutputReport {
+  size_t index = 0;
+  const HostTensor* got = nullptr;
+  std::optional<Comparison> cmp;
+  Tolerance tol;
+  std::string reference;  // where the expected tensor came from
+  std::string written;    // --output file
+};
+
+void print_text(const std::vector<OutputReport>& reports) {
+  for (const auto& r : reports) {
+    std::string head = fmt::format("output {}: {} {}", r.index, dtype_name(r.got->dtype), shape_string(r.got->shape));
+    if (!r.written.empty()) head += fmt::format(" -> {}", r.written);
+    if (!r.cmp) {
+      std::printf("%s\n", head.c_str());
+      continue;
+    }
+    const Comparison& c = *r.cmp;
+    if (!c.problem.empty()) {
+      std::printf("%s: DOES NOT MATCH %s: %s\n", head.c_str(), printable(r.reference).c_str(), c.problem.c_str());
+    } else if (c.match) {
+      std::printf("%s: matches %s (max abs error %.3g, max rel error %.3g; rtol %g, atol %g)\n", head.c_str(),
+                  printable(r.reference).c_str(), c.max_abs_error, c.max_rel_error, r.tol.rtol, r.tol.atol);
+    } else {
+      std::printf(
+          "%s: DOES NOT MATCH %s: %llu of %llu elements out of tolerance (rtol %g, atol %g); max abs error %.6g, "
+          "max rel error %.6g; first at %s: got %.9g, expected %.9g\n",
+          head.c_str(), printable(r.reference).c_str(), static_cast<unsigned long long>(c.mismatches),
+          static_cast<unsigned long long>(r.got->numel()), r.tol.rtol, r.tol.atol, c.max_abs_error, c.max_rel_error,
+          index_string(c.first_mismatch_index).c_str(), c.first_got, c.first_want);
+    }
+  }
+}
+
+nlohmann::json report_json(const RunArgs& a, const Model& model, const std::vector<OutputReport>& reports, bool ok) {
+  nlohmann::json outs = nlohmann::json::array();
+  for (const auto& r : reports) {
+    nlohmann::json o = {{"index", r.index}, {"dtype", dtype_name(r.got->dtype)}, {"shape", r.got->shape}};
+    if (!r.written.empty()) o["written"] = r.written;
+    if (r.cmp) {
+      const Comparison& c = *r.cmp;
+      o["reference"] = r.reference;
+      o["match"] = c.match;
+      o["rtol"] = r.tol.rtol;
+      o["atol"] = r.tol.atol;
+      if (!c.problem.empty()) o["problem"] = c.problem;
+      o["mismatches"] = c.mismatches;
+      o["max_abs_error"] = finite_or_null(c.max_abs_error);
+      o["max_rel_error"] = finite_or_null(c.max_rel_error);
+      if (c.first_mismatch) {
+        o["first_mismatch"] = {{"index", c.first_mismatch_index},
+                               {"flat", *c.first_mismatch},
+                               {"got", finite_or_null(c.first_got)},
+                               {"expected", finite_or_null(c.first_want)}};
+      }
+    }
+    outs.push_back(std::move(o));
+  }
+  return {{"container", a.file},
+          {"library", model.library().name},
+          {"weights", runtime::to_string(model.weights_mode())},
+          {"checked", std::any_of(reports.begin(), reports.end(), [](const auto& r) { return r.cmp.has_value(); })},
+          {"ok", ok},
+          {"outputs", std::move(outs)},
+          {"timings", timings_json(model.timings())}};
+}
+
+Status write_outputs(const std::string& dir, const std::vector<HostTensor>& outs, std::vector<OutputReport>& reports) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_error(Error::Kind::Io, "{}: cannot create the output folder: {}", dir, ec.message());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    // NumPy has no bfloat16: those are written raw (.bin), the rest as .npy.
+    const bool raw = outs[i].dtype == dtype::bfloat16;
+    fs::path p = fs::path(dir) / fmt::format("output{}.{}", i, raw ? "bin" : "npy");
+    MPK_CHECK(write_tensor(p, outs[i], raw));
+    reports[i].written = p.string();
+  }
+  return {};
+}
+
+int run_run(const RunArgs& a) {
+  using Clock = std::chrono::steady_clock;
+  // 1. open and pick the library
+  const auto t0 = Clock::now();
+  auto container = format::Container::open(a.file);
+  if (!container.ok()) return fail(container.error());
+  const double open_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  auto index = runtime::find_library(*container, a.library);
+  if (!index.ok()) return fail(index.error());
+  const ExampleInfo* ex = example_for(container->manifest(), *index);
+  const std::string lib_name = container->manifest().libraries[*index].name;
+
+  // 2. inputs and references, before anything of the model runs
+  std::vector<HostTensor> inputs;
+  std::vector<HostTensor> expected;  // from the recorded example
+  if (!a.inputs.empty()) {
+    auto r = read_inputs(a, ex);
+    if (!r.ok()) return fail(r.error());
+    inputs = std::move(r).value();
+  } else if (ex) {
+    for (const auto& t : ex->inputs) inputs.push_back(from_segment(*container, t));
+    if (a.expects.empty())
+      for (const auto& t : ex->outputs) expected.push_back(from_segment(*container, t));
+  } else {
+    return fail(make_error(Error::Kind::Invalid,
+                           "{}: no inputs: the container records no example for library '{}'; pass --input "
+                           "FILE[:DTYPE:SHAPE]",
+                           a.file, lib_name));
+  }
+  auto expect_specs = parse_expects(a);
+  if (!expect_specs.ok()) return fail(expect_specs.error());
+
+  // 3. load and run
+  runtime::LoadOptions lo;
+  lo.copy_weights = a.copy_weights;
+  auto model = Model::load(*container, *index, lo);
+  if (!model.ok()) return fail(model.error().context(a.file));
+  model->mutable_timings().open_ms = open_ms;
+  auto outputs = model->run(inputs);
+  if (!outputs.ok()) return fail(outputs.error().context(a.file));
+
+  // 4. references: --expect files (a raw file takes the output's dtype/shape) or the example's
+  std::vector<OutputReport> reports(outputs->size());
+  for (size_t i = 0; i < reports.size(); ++i) {
+    reports[i].index = i;
+    reports[i].got = &(*outputs)[i];
+  }
+  if (!a.output.empty()) {
+    if (auto s = write_outputs(a.output, *outputs, reports); !s.ok()) return fail(s.error());
+  }
+  std::vector<std::string> reference_names;
+  if (!expect_specs->empty()) {
+    if (expect_specs->size() != outputs->size())
+      return fail(make_error(Error::Kind::Invalid, "{}: {} --expect given, but library '{}' has {} output{}", a.file,
+                             expect_specs->size(), lib_name, outputs->size(), outputs->size() == 1 ? "" : "s"));
+    for (size_t i = 0; i < expect_specs->size(); ++i) {
+      const HostTensor& got = (*outputs)[i];
+      auto hint = hint_of(ex && a.inputs.empty() ? &ex->outputs : nullptr, i);
+      if (!hint) hint = TensorHint{got.dtype, got.shape};
+      auto t = read_tensor((*expect_specs)[i], hint);
+      if (!t.ok()) return fail(t.error().context(fmt::format("--expect {}", i)));
+      expected.push_back(std::move(t).value());
+      reference_names.push_back((*expect_specs)[i].path.string());
+    }
+  } else {
+    for (size_t i = 0; i < expected.size(); ++i) reference_names.push_back(fmt::format("the recorded example output{}", i));
+    if (!expected.empty() && expected.size() != outputs->size())
+      return fail(make_error(Error::Kind::Corrupt, "{}: the recorded example has {} outputs, the model returned {}",
+                             a.file, expected.size(), outputs->size()));
+  }
+
+  // 5. compare and report
+  bool ok = true;
+  std::vector<size_t> bad;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    Tolerance tol = default_tolerance(expected[i].dtype);
+    if (a.rtol) tol.rtol = *a.rtol;
+    if (a.atol) tol.atol = *a.atol;
+    reports[i].tol = tol;
+    reports[i].reference = reference_names[i];
+    reports[i].cmp = compare_tensors((*outputs)[i], expected[i], tol);
+    if (!reports[i].cmp->match) {
+      ok = false;
+      bad.push_back(i);
+    }
+  }
+  if (a.json) {
+    print_json(report_json(a, *model, reports, ok));
+  } else if (!globals().quiet) {
+    print_text(reports);
+    const auto& t = model->timings();
+    std::printf("%s: library '%s' (%s): loaded in %.2f ms, first run %.2f ms\n", a.file.c_str(), lib_name.c_str(),
+                runtime::to_string(model->weights_mode()),
+                t.open_ms + t.checks_ms + t.library_ms + t.weights_ms + t.create_ms + t.constants_ms, t.first_run_ms);
+  }
+  spdlog::info("timings (ms): open {:.3f}, checks {:.3f}, library {:.3f}, weights {:.3f}, create {:.3f}, "
+               "constants {:.3f}, first run {:.3f}",
+               model->timings().open_ms, model->timings().checks_ms, model->timings().library_ms,
+               model->timings().weights_ms, model->timings().create_ms, model->timings().constants_ms,
+               model->timings().first_run_ms);
+  if (!ok) {
+    std::string which;
+    for (size_t i : bad) which += fmt::format("{}{}", which.empty() ? "" : ", ", i);
+    return fail(make_error(Error::Kind::Invalid, "{}: output{} {} do{} not match", a.file, bad.size() == 1 ? "" : "s",
+                           which, bad.size() == 1 ? "es" : ""),
+                kCheckFailed);
+  }
+  return kOk;
+}
+
+}  // namespace
+
+Action add_run(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  app.add_option("file", a->file, "Container (.mpk) to run")->required();
+  app.add_option("--library", a->library, "Which library to run, by NAME or INDEX (default: the only one)");
+  app.add_option("-i,--input", a->inputs,
+                 "Input tensor FILE[:DTYPE:SHAPE] (e.g. x.bin:f32:4x96, or x.npy), once per model input in order "
+                 "(default: the recorded example's inputs)");
+  app.add_option("-e,--expect", a->expects,
+                 "Expected output FILE[:DTYPE:SHAPE], once per model output in order (default with no --input: the "
+                 "recorded example's outputs)");
+  app.add_option("--rtol", a->rtol, "Relative tolerance (default by dtype: f32 1e-4, f16/bf16 1e-2, f64 1e-7, "
+                                    "integers exact)");
+  app.add_option("--atol", a->atol, "Absolute tolerance (default by dtype: f32 1e-5, f16/bf16 1e-3, f64 1e-9)");
+  app.add_option("-o,--output", a->output, "Folder to write the outputs to (output<i>.npy; bf16 as raw .bin)");
+  app.add_flag("--copy-weights", a->copy_weights,
+               "External-blob libraries: copy the weights into the model instead of using them in place");
+  app.add_flag("--json", a->json, "Print a JSON report on stdout");
+  return [a] { return run_run(*a); };
+}
+
+}  // namespace mpspack::cli

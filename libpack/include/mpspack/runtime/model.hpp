@@ -1,0 +1,115 @@
+// Running a stored model library without libtorch: the loader.
+//
+//   Model::load(container, library, options)
+//     refuse  -> device not this backend's, machine not this host's, imports the shim lacks, libtorch NEEDED
+//     memory  -> the stored library into a memfd, dlopen("/proc/self/fd/N", RTLD_NOW | RTLD_LOCAL)
+//     weights -> by flavour (embedded: bytes put back at base + region.start_vaddr before Create;
+//                external blob: tensors over the container's mapping, no copy, or a copy with
+//                copy_weights / when the container has no constants table; mmap-self: the
+//                self-mapped file rebuilt in the memfd)
+//     Create  -> AOTInductorModelContainerCreateWithDevice(&h, 1, backend device, nullptr)
+//   model.run(inputs) -> outputs (checked first: count, and dtype/shape when an example is recorded)
+//
+// Every phase is timed (timings()). The container must outlive the Model: external-blob weights
+// are used in place from its mapping.
+#pragma once
+
+#include "mpspack/format/container.hpp"
+#include "mpspack/model.hpp"
+#include "mpspack/result.hpp"
+#include "mpspack/tensor_io.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mpspack::runtime {
+
+struct LoadOptions {
+  // External blob: copy the weights into the model (AOTInductorModelUpdateConstantsFromBlob)
+  // instead of handing it tensors that point into the container's mapping.
+  bool copy_weights = false;
+};
+
+// How the weights reached the model.
+enum class WeightsMode {
+  None,             // the library has no constants
+  EmbeddedCopied,   // put back into the library's constants region; Create copied them
+  BlobInPlace,      // external blob: tensors over the container's mapping (no copy)
+  BlobCopied,       // external blob: AOTInductorModelUpdateConstantsFromBlob (one copy)
+  MmapSelf,         // the self-mapped file rebuilt in memory; the library maps its weights itself
+};
+const char* to_string(WeightsMode m);
+
+// Milliseconds spent in each phase of load() and in the first run().
+struct PhaseTimings {
+  double open_ms = 0;       // Container::open (only when load() opened it)
+  double checks_ms = 0;     // device / machine / imports checks
+  double library_ms = 0;    // library segment -> memfd -> dlopen
+  double weights_ms = 0;    // weights ready for Create (embedded copy, mmap-self file)
+  double create_ms = 0;     // AOTInductorModelContainerCreateWithDevice
+  double constants_ms = 0;  // external blob: user-managed tensors or the blob copy
+  double first_run_ms = -1; // the first run(), -1 until it happened
+};
+
+// A constant as the model holds it after loading (read through ExtractConstantsMap).
+struct LiveConstant {
+  std::string name;  // the key the model returned (AOTInductor uses the original FQN)
+  int32_t dtype = 0;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> stride;
+  int64_t storage_offset = 0;
+  const void* data = nullptr;  // first element
+  uint64_t storage_bytes = 0;
+};
+
+// The host machine name as the container writes it ("x86_64", "aarch64").
+std::string_view host_machine();
+
+// The library a user means by NAME or INDEX ("" = the only one, or the first).
+Result<uint32_t> find_library(const format::Container& c, std::string_view name_or_index);
+
+class Model {
+ public:
+  static Result<Model> load(const format::Container& container, uint32_t library_index,
+                            const LoadOptions& options = {});
+
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+  ~Model();
+
+  const LibraryInfo& library() const;
+  size_t num_inputs() const;
+  size_t num_outputs() const;
+  // Dtypes and shapes of the inputs/outputs when the container records an example for this library.
+  const std::optional<std::vector<TensorInfo>>& input_signature() const;
+  const std::optional<std::vector<TensorInfo>>& output_signature() const;
+
+  // What run() refuses before anything reaches the model: wrong count, and (when an example is
+  // recorded) wrong dtype or shape. Errors name the input.
+  Status check_inputs(std::span<const HostTensor> inputs) const;
+  // Runs the model once. The inputs are copied to the backend (the model owns and frees those
+  // copies); the outputs come back as host tensors. A model that fails prints its reason on
+  // stderr and this returns Error "model reported an error (see above)".
+  Result<std::vector<HostTensor>> run(std::span<const HostTensor> inputs);
+
+  WeightsMode weights_mode() const;
+  const PhaseTimings& timings() const;
+  PhaseTimings& mutable_timings();  // lets a caller that opened the container record open_ms
+  // The model's constants as it uses them (empty when the library cannot list them).
+  Result<std::vector<LiveConstant>> constants() const;
+
+  struct Impl;  // defined by the loader only
+
+ private:
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mpspack::runtime

@@ -1,0 +1,506 @@
+// The loader as a list of steps over one Impl (see mpspack/runtime/model.hpp):
+//   refuse -> library into memory -> resolve the C API -> weights before Create -> Create
+//   -> weights after Create -> what the model says about itself.
+#include "mpspack/runtime/model.hpp"
+
+#include "aoti_api.hpp"
+#include "backend.hpp"
+#include "provided.hpp"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <unordered_map>
+
+namespace mpspack::runtime {
+namespace {
+
+using Kind = Error::Kind;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Error sys_error(std::string_view lib, std::string_view what) {
+  return make_error(Kind::Io, "library '{}': {}: {}", lib, what, std::strerror(errno));
+}
+
+}  // namespace
+
+const char* to_string(WeightsMode m) {
+  switch (m) {
+    case WeightsMode::None: return "none";
+    case WeightsMode::EmbeddedCopied: return "embedded (restored in memory, copied by Create)";
+    case WeightsMode::BlobInPlace: return "external blob, used in place from the container (no copy)";
+    case WeightsMode::BlobCopied: return "external blob, copied into the model";
+    case WeightsMode::MmapSelf: return "mmap-self (self-mapped file rebuilt in memory)";
+  }
+  return "?";
+}
+
+std::string_view host_machine() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "unknown";
+#endif
+}
+
+Result<uint32_t> find_library(const format::Container& c, std::string_view name_or_index) {
+  const auto& libs = c.manifest().libraries;
+  if (libs.empty()) return make_error(Kind::Invalid, "{}: the container holds no model library", c.name());
+  auto names = [&] {
+    std::string s;
+    for (size_t i = 0; i < libs.size(); ++i) s += fmt::format("{}{} ({})", i ? ", " : "", i, libs[i].name);
+    return s;
+  };
+  if (name_or_index.empty()) {
+    if (libs.size() == 1) return 0u;
+    return make_error(Kind::Invalid, "{}: holds {} libraries; choose one with --library NAME|INDEX: {}", c.name(),
+                      libs.size(), names());
+  }
+  for (size_t i = 0; i < libs.size(); ++i)
+    if (libs[i].name == name_or_index) return uint32_t(i);
+  uint32_t index = 0;
+  auto [p, ec] = std::from_chars(name_or_index.data(), name_or_index.data() + name_or_index.size(), index);
+  if (ec == std::errc() && p == name_or_index.data() + name_or_index.size() && index < libs.size()) return index;
+  return make_error(Kind::Invalid, "{}: no library '{}'; it holds {}", c.name(), name_or_index, names());
+}
+
+struct Model::Impl {
+  const format::Container* container = nullptr;
+  uint32_t index = 0;
+  LibraryInfo lib;
+  std::unique_ptr<Backend> backend;
+  int memfd = -1;
+  void* dl = nullptr;
+  AotiApi api;
+  AOTInductorModelContainerHandle handle = nullptr;
+  // User-managed constant tensors (external blob in place): ours, deleted after the container.
+  std::vector<AtenTensorHandle> weight_tensors;
+  WeightsMode mode = WeightsMode::None;
+  PhaseTimings t;
+  size_t n_in = 0, n_out = 0;
+  std::optional<std::vector<TensorInfo>> in_sig, out_sig;
+
+  ~Impl() {
+    if (handle && api.destroy) api.destroy(handle);
+    for (AtenTensorHandle h : weight_tensors) aoti_torch_delete_tensor_object(h);
+    if (dl) dlclose(dl);
+    if (memfd >= 0) ::close(memfd);
+  }
+
+  std::string what() const { return fmt::format("library '{}'", lib.name); }
+  Error error(Kind k, std::string message) const { return Error{k, fmt::format("{}: {}", what(), message)}; }
+};
+
+namespace {
+
+// --- step 1: refuse what cannot run here, before any of the library's code runs ------------------
+
+Status refuse(Model::Impl& m) {
+  const LibraryInfo& lib = m.lib;
+  m.backend = make_backend(lib.device);
+  if (!m.backend)
+    return m.error(Kind::Unsupported,
+                   fmt::format("was built for {}; this mpspack runs {} models only (no {} backend built in)",
+                               lib.device, built_backends(), lib.device));
+  if (lib.machine != host_machine())
+    return m.error(Kind::Unsupported, fmt::format("was built for {}; this machine is {}", lib.machine, host_machine()));
+  std::vector<std::string> torch_needed;
+  for (const auto& n : lib.needed)
+    if (n.starts_with("libtorch")) torch_needed.push_back(n);
+  if (!torch_needed.empty())
+    return m.error(Kind::Unsupported,
+                   fmt::format("still needs {} (the container was built with --keep-libtorch); mpspack runs "
+                               "libraries on its own shim: rebuild the container without --keep-libtorch",
+                               fmt::join(torch_needed, ", ")));
+  const auto provided = shim::mpspack_shim_provided_symbols();
+  std::vector<std::string> missing;
+  for (const auto& s : lib.imports)
+    if (!std::binary_search(provided.begin(), provided.end(), std::string_view(s))) missing.push_back(s);
+  if (!missing.empty())
+    return m.error(Kind::Unsupported,
+                   fmt::format("imports {} function{} this mpspack's shim does not provide: {}", missing.size(),
+                               missing.size() == 1 ? "" : "s", fmt::join(missing, ", ")));
+  return {};
+}
+
+// --- step 2: the stored library into a memfd, dlopen'ed from /proc/self/fd/N ---------------------
+
+Status write_all(int fd, const uint8_t* p, uint64_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, std::min<uint64_t>(n, 1ull << 30));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return make_error(Kind::Io, "write to memfd: {}", std::strerror(errno));
+    }
+    p += w;
+    n -= uint64_t(w);
+  }
+  return {};
+}
+
+// mmap-self: the library maps its own file (dladdr -> open -> mmap at file_size - appended). The
+// file it finds is the memfd, so the memfd must hold what torch wrote: ELF image, padding,
+// weights, magic. The stored library is that file with the weights cut out at removed_offset.
+Status write_mmap_self(Model::Impl& m, ByteView stored) {
+  const LibraryInfo& lib = m.lib;
+  if (lib.weights < 0 || !lib.region)
+    return m.error(Kind::Corrupt, "mmap-self library has no weights segment or constants region");
+  ByteView weights = m.container->segment(m.container->manifest().weights[size_t(lib.weights)].segment);
+  if (lib.removed_offset > stored.size() || weights.size() != lib.removed_size)
+    return m.error(Kind::Corrupt, fmt::format("mmap-self weights ({:#x} bytes) do not fit removed range {:#x} + {:#x}",
+                                              weights.size(), lib.removed_offset, lib.removed_size));
+  // The two u64 at _binary_constants_bin_start: appended size (weights + magic), magic.
+  MPK_TRY(uint64_t appended, stored.u64(lib.region->file_offset, "mmap-self weights size"));
+  MPK_TRY(uint64_t magic, stored.u64(lib.region->file_offset + 8, "mmap-self magic"));
+  const uint64_t total = stored.size() + weights.size();
+  if (appended < 8 || appended > total || (total - appended) % 16384 != 0 || stored.size() < 8 ||
+      load_u64le(stored.data() + stored.size() - 8) != magic)
+    return m.error(Kind::Corrupt, "mmap-self layout does not rebuild: the weights would not start on a 16 KiB "
+                                  "boundary or the magic does not match");
+  MPK_CHECK(write_all(m.memfd, stored.data(), lib.removed_offset));
+  MPK_CHECK(write_all(m.memfd, weights.data(), weights.size()));
+  return write_all(m.memfd, stored.data() + lib.removed_offset, stored.size() - lib.removed_offset);
+}
+
+Status library_to_memory(Model::Impl& m) {
+  ByteView stored = m.container->segment(m.lib.segment);
+  m.memfd = ::memfd_create(m.lib.name.c_str(), MFD_CLOEXEC);
+  if (m.memfd < 0) return sys_error(m.lib.name, "memfd_create");
+  if (m.lib.flavour == Flavour::MmapSelf) {
+    MPK_CHECK(write_mmap_self(m, stored));
+  } else {
+    auto s = write_all(m.memfd, stored.data(), stored.size());
+    if (!s.ok()) return s.error().context(m.what());
+  }
+  const std::string path = fmt::format("/proc/self/fd/{}", m.memfd);
+  m.dl = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!m.dl) {
+    const char* why = ::dlerror();
+    return m.error(Kind::Runtime, fmt::format("dlopen failed: {}", why ? why : "unknown reason"));
+  }
+  return {};
+}
+
+// --- step 4: embedded weights go back where the linker put them -----------------------------------
+
+struct PhdrQuery {
+  ElfW(Addr) base = 0;
+  uint64_t start = 0, end = 0;
+  bool found = false;
+  int prot = 0;
+};
+
+int find_load(struct dl_phdr_info* info, size_t, void* data) {
+  auto* q = static_cast<PhdrQuery*>(data);
+  if (info->dlpi_addr != q->base) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || q->start < ph.p_vaddr || q->end > ph.p_vaddr + ph.p_memsz) continue;
+    q->found = true;
+    q->prot = ((ph.p_flags & PF_R) ? PROT_READ : 0) | ((ph.p_flags & PF_W) ? PROT_WRITE : 0) |
+              ((ph.p_flags & PF_X) ? PROT_EXEC : 0);
+    return 1;
+  }
+  return 0;
+}
+
+Status place_embedded(Model::Impl& m) {
+  const LibraryInfo& lib = m.lib;
+  if (lib.weights < 0) return {};  // no constants
+  if (!lib.region) return m.error(Kind::Corrupt, "embedded weights but no constants region recorded");
+  ByteView weights = m.container->segment(m.container->manifest().weights[size_t(lib.weights)].segment);
+  const uint64_t start = lib.region->start_vaddr, end = lib.region->end_vaddr;
+  if (end - start != weights.size())
+    return m.error(Kind::Corrupt, fmt::format("constants region {:#x}..{:#x} does not match the weights segment "
+                                              "({:#x} bytes)", start, end, weights.size()));
+  struct link_map* lm = nullptr;
+  if (::dlinfo(m.dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+    return m.error(Kind::Runtime, "dlinfo(RTLD_DI_LINKMAP) failed");
+  PhdrQuery q{lm->l_addr, start, end};
+  ::dl_iterate_phdr(find_load, &q);
+  if (!q.found)
+    return m.error(Kind::Corrupt, fmt::format("constants region {:#x}..{:#x} is in no loaded segment", start, end));
+  auto* dst = reinterpret_cast<uint8_t*>(lm->l_addr + start);
+  if (void* sym = ::dlsym(m.dl, "_binary_constants_bin_start"); sym && sym != dst)
+    return m.error(Kind::Corrupt, "_binary_constants_bin_start is not at base + region.start_vaddr");
+  if (weights.size() == 0) return {};
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t lo = uint64_t(dst) / page * page;
+  const uint64_t hi = align_up(uint64_t(dst) + weights.size(), page);
+  if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, q.prot | PROT_WRITE) != 0)
+    return sys_error(lib.name, "mprotect of the constants region");
+  std::memcpy(dst, weights.data(), weights.size());
+  if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, q.prot) != 0)
+    return sys_error(lib.name, "mprotect back of the constants region");
+  m.mode = WeightsMode::EmbeddedCopied;
+  return {};
+}
+
+// --- step 6: an external blob after Create --------------------------------------------------------
+
+// Why the container's constants table cannot be used in place, or "" when it can.
+std::string in_place_obstacle(Model::Impl& m, const WeightsInfo& w, ByteView blob) {
+  if (m.lib.region && m.lib.region->writable)
+    return "the model may write to its constants (writable section), and the container is mapped read-only";
+  if (w.constants.empty())
+    return "the container has no constants table (shapes and strides are not available through the C API; "
+           "a .pt2 input records them)";
+  if (!m.api.num_constants || !m.api.constant_name || !m.api.constant_dtype || !m.api.constant_data_size ||
+      !m.api.constant_from_folded || !m.api.update_user_managed_pairs)
+    return "the library lacks the constant-info functions";
+  size_t n = 0;
+  if (m.api.num_constants(m.handle, &n) != 0 || n != w.constants.size())
+    return fmt::format("the model has {} constants, the container's table {}", n, w.constants.size());
+  uint64_t running = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const ConstantInfo& c = w.constants[i];
+    const char* name = nullptr;
+    int32_t dt = -1;
+    size_t size = 0;
+    bool folded = false;
+    if (m.api.constant_name(m.handle, i, &name) != 0 || m.api.constant_dtype(m.handle, i, &dt) != 0 ||
+        m.api.constant_data_size(m.handle, i, &size) != 0 || m.api.constant_from_folded(m.handle, i, &folded) != 0)
+      return fmt::format("the model did not describe constant {}", i);
+    if (!name || c.name != name || c.dtype != dt || c.size != size || c.from_folded != folded)
+      return fmt::format("constant {} differs between the model ({}) and the container's table ({})", i,
+                         name ? name : "?", c.name);
+    if (folded) continue;
+    if (c.offset != running) return fmt::format("constant {} is at offset {:#x}, expected {:#x}", i, c.offset, running);
+    if (c.shape.size() != c.stride.size()) return fmt::format("constant {} has mismatched shape and stride", i);
+    // The highest element the view reaches must lie inside the constant's storage.
+    uint64_t last = uint64_t(std::max<int64_t>(c.storage_offset, 0));
+    bool empty = false;
+    for (size_t d = 0; d < c.shape.size(); ++d) {
+      if (c.shape[d] == 0) empty = true;
+      else if (c.shape[d] < 0 || c.stride[d] < 0) return fmt::format("constant {} has a negative size or stride", i);
+      else last += uint64_t(c.shape[d] - 1) * uint64_t(c.stride[d]);
+    }
+    if (!empty && (last + 1) * dtype_size(c.dtype) > c.size)
+      return fmt::format("constant {}'s shape reaches past its {} bytes", i, c.size);
+    running += size;
+  }
+  if (running > blob.size()) return fmt::format("constants need {:#x} bytes, the blob has {:#x}", running, blob.size());
+  return {};
+}
+
+Status blob_in_place(Model::Impl& m, const WeightsInfo& w, ByteView blob) {
+  std::vector<AOTInductorConstantMapEntry> pairs;
+  for (const ConstantInfo& c : w.constants) {
+    if (c.from_folded) continue;
+    auto* data = const_cast<uint8_t*>(blob.data() + c.offset);  // the shim never writes through it
+    auto t = m.backend->wrap_host(data, c.dtype, c.shape, c.stride, c.storage_offset);
+    if (!t.ok()) return t.error().context(m.what());
+    m.weight_tensors.push_back(*t);
+    pairs.push_back({c.name.c_str(), *t});
+  }
+  if (m.api.update_user_managed_pairs(m.handle, pairs.data(), pairs.size(), /*use_inactive=*/false,
+                                      /*validate_full_update=*/true) != 0)
+    return m.error(Kind::Runtime, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs failed (see above)");
+  m.mode = WeightsMode::BlobInPlace;
+  return {};
+}
+
+Status load_external_blob(Model::Impl& m, const LoadOptions& o) {
+  if (m.lib.weights < 0) return m.error(Kind::Corrupt, "external-blob library without a weights segment");
+  const WeightsInfo& w = m.container->manifest().weights[size_t(m.lib.weights)];
+  ByteView blob = m.container->segment(w.segment);
+  std::string obstacle = o.copy_weights ? "" : in_place_obstacle(m, w, blob);
+  if (!o.copy_weights && obstacle.empty()) return blob_in_place(m, w, blob);
+  if (!o.copy_weights) spdlog::info("{}: weights copied into the model: {}", m.what(), obstacle);
+  if (!m.api.update_constants_from_blob)
+    return m.error(Kind::Unsupported, "does not export AOTInductorModelUpdateConstantsFromBlob");
+  if (m.api.update_constants_from_blob(m.handle, blob.data()) != 0)
+    return m.error(Kind::Runtime, "AOTInductorModelUpdateConstantsFromBlob failed (see above)");
+  m.mode = WeightsMode::BlobCopied;
+  return {};
+}
+
+// --- step 7: what the model says about itself ------------------------------------------------------
+
+Status describe(Model::Impl& m) {
+  if (m.api.num_inputs(m.handle, &m.n_in) != 0 || m.api.num_outputs(m.handle, &m.n_out) != 0)
+    return m.error(Kind::Runtime, "the model did not report its number of inputs/outputs");
+  for (const ExampleInfo& e : m.container->manifest().examples) {
+    if (e.library != m.index) continue;
+    m.in_sig = e.inputs;
+    m.out_sig = e.outputs;
+    break;
+  }
+  if (m.in_sig && m.in_sig->size() != m.n_in)
+    return m.error(Kind::Corrupt, fmt::format("the recorded example has {} inputs, the model takes {}",
+                                              m.in_sig->size(), m.n_in));
+  return {};
+}
+
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+Result<Model> Model::load(const format::Container& container, uint32_t library_index, const LoadOptions& options) {
+  const auto& libs = container.manifest().libraries;
+  if (library_index >= libs.size())
+    return make_error(Kind::Invalid, "{}: no library {} (it holds {})", container.name(), library_index, libs.size());
+  auto m = std::make_unique<Impl>();
+  m->container = &container;
+  m->index = library_index;
+  m->lib = libs[library_index];
+
+  auto t0 = Clock::now();
+  MPK_CHECK(refuse(*m));
+  m->t.checks_ms = ms_since(t0);
+
+  t0 = Clock::now();
+  MPK_CHECK(library_to_memory(*m));
+  auto api = resolve_api(m->dl);
+  if (!api.ok()) return api.error().context(m->what());
+  m->api = *api;
+  m->t.library_ms = ms_since(t0);
+
+  t0 = Clock::now();
+  if (m->lib.flavour == Flavour::Embedded) MPK_CHECK(place_embedded(*m));
+  if (m->lib.flavour == Flavour::MmapSelf) m->mode = WeightsMode::MmapSelf;
+  m->t.weights_ms = ms_since(t0);
+
+  t0 = Clock::now();
+  const std::string device(m->backend->device());
+  if (m->api.create(&m->handle, 1, device.c_str(), nullptr) != 0 || !m->handle) {
+    m->handle = nullptr;
+    return m->error(Kind::Runtime, "AOTInductorModelContainerCreateWithDevice failed: the model reported an "
+                                   "error (see above)");
+  }
+  m->t.create_ms = ms_since(t0);
+
+  t0 = Clock::now();
+  if (m->lib.flavour == Flavour::ExternalBlob) MPK_CHECK(load_external_blob(*m, options));
+  m->t.constants_ms = ms_since(t0);
+
+  MPK_CHECK(describe(*m));
+  spdlog::debug("{}: loaded ({}); {} inputs, {} outputs", m->what(), to_string(m->mode), m->n_in, m->n_out);
+  return Model(std::move(m));
+}
+
+const LibraryInfo& Model::library() const { return impl_->lib; }
+size_t Model::num_inputs() const { return impl_->n_in; }
+size_t Model::num_outputs() const { return impl_->n_out; }
+const std::optional<std::vector<TensorInfo>>& Model::input_signature() const { return impl_->in_sig; }
+const std::optional<std::vector<TensorInfo>>& Model::output_signature() const { return impl_->out_sig; }
+WeightsMode Model::weights_mode() const { return impl_->mode; }
+const PhaseTimings& Model::timings() const { return impl_->t; }
+PhaseTimings& Model::mutable_timings() { return impl_->t; }
+
+Status Model::check_inputs(std::span<const HostTensor> inputs) const {
+  const Impl& m = *impl_;
+  if (inputs.size() != m.n_in)
+    return m.error(Kind::Invalid, fmt::format("takes {} input{}, {} given", m.n_in, m.n_in == 1 ? "" : "s",
+                                              inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const HostTensor& t = inputs[i];
+    auto need = tensor_bytes(t.dtype, t.shape);
+    if (!need.ok()) return m.error(Kind::Invalid, fmt::format("input {}: {}", i, need.error().message));
+    if (*need != t.data.size())
+      return m.error(Kind::Invalid, fmt::format("input {}: {} bytes given, {} {} needs {}", i, t.data.size(),
+                                                dtype_name(t.dtype), shape_string(t.shape), *need));
+    if (!m.in_sig) continue;
+    const TensorInfo& want = (*m.in_sig)[i];
+    if (t.dtype != want.dtype)
+      return m.error(Kind::Invalid, fmt::format("input {}: dtype {} given, the model takes {} (recorded example)", i,
+                                                dtype_name(t.dtype), dtype_name(want.dtype)));
+    if (t.shape != want.shape)
+      return m.error(Kind::Invalid, fmt::format("input {}: shape {} given, the model takes {} (recorded example)", i,
+                                                shape_string(t.shape), shape_string(want.shape)));
+  }
+  return {};
+}
+
+Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
+  Impl& m = *impl_;
+  MPK_CHECK(check_inputs(inputs));
+  const auto t0 = Clock::now();
+  std::vector<AtenTensorHandle> in;
+  for (const HostTensor& t : inputs) {
+    auto h = m.backend->to_device(t);
+    if (!h.ok()) {
+      for (AtenTensorHandle x : in) aoti_torch_delete_tensor_object(x);
+      return h.error().context(m.what());
+    }
+    in.push_back(*h);
+  }
+  std::vector<AtenTensorHandle> out(m.n_out, nullptr);
+  // The model owns the input handles from here on (aoti-abi.md section 2); the outputs are ours.
+  const int32_t rc = m.api.run(m.handle, in.data(), in.size(), out.data(), out.size(), nullptr, nullptr);
+  auto free_outputs = [&] {
+    for (AtenTensorHandle& h : out)
+      if (h) aoti_torch_delete_tensor_object(std::exchange(h, nullptr));
+  };
+  if (rc != 0) {
+    free_outputs();
+    return m.error(Kind::Runtime, "the model reported an error (see above)");
+  }
+  std::vector<HostTensor> results;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i]) {
+      free_outputs();
+      return m.error(Kind::Runtime, fmt::format("the model returned no tensor for output {}", i));
+    }
+    auto host = m.backend->to_host(out[i]);
+    if (!host.ok()) {
+      free_outputs();
+      return m.error(Kind::Runtime, fmt::format("output {}: {}", i, host.error().message));
+    }
+    results.push_back(std::move(host).value());
+  }
+  free_outputs();
+  if (m.t.first_run_ms < 0) m.t.first_run_ms = ms_since(t0);
+  return results;
+}
+
+Result<std::vector<LiveConstant>> Model::constants() const {
+  const Impl& m = *impl_;
+  if (!m.api.extract_constants_map)
+    return m.error(Kind::Unsupported, "does not export AOTInductorModelContainerExtractConstantsMap");
+  // The C API takes a std::unordered_map<std::string, AtenTensorHandle>* (same libstdc++ ABI as the model).
+  std::unordered_map<std::string, AtenTensorHandle> map;
+  if (m.api.extract_constants_map(m.handle, &map, /*use_inactive=*/false) != 0)
+    return m.error(Kind::Runtime, "AOTInductorModelContainerExtractConstantsMap failed (see above)");
+  std::vector<LiveConstant> out;
+  for (const auto& [name, h] : map) {
+    LiveConstant c;
+    c.name = name;
+    int64_t ndim = 0, size = 0;
+    int64_t *sizes = nullptr, *strides = nullptr;
+    void* data = nullptr;
+    if (aoti_torch_get_dtype(h, &c.dtype) != 0 || aoti_torch_get_dim(h, &ndim) != 0 ||
+        aoti_torch_get_sizes(h, &sizes) != 0 || aoti_torch_get_strides(h, &strides) != 0 ||
+        aoti_torch_get_storage_offset(h, &c.storage_offset) != 0 || aoti_torch_get_data_ptr(h, &data) != 0 ||
+        aoti_torch_get_storage_size(h, &size) != 0)
+      return m.error(Kind::Runtime, fmt::format("could not read constant '{}'", name));
+    c.shape.assign(sizes, sizes + ndim);
+    c.stride.assign(strides, strides + ndim);
+    c.data = data;
+    c.storage_bytes = uint64_t(size);
+    out.push_back(std::move(c));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace mpspack::runtime

@@ -1,0 +1,436 @@
+#include "mpspack/tensor_io.hpp"
+
+#include "mpspack/file.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace mpspack {
+namespace {
+
+using Kind = Error::Kind;
+
+constexpr std::string_view kNpyMagic = "\x93NUMPY";
+
+struct DtypeName {
+  std::string_view name;
+  int32_t code;
+};
+constexpr DtypeName kDtypeNames[] = {
+    {"f32", dtype::float32},  {"float32", dtype::float32}, {"f16", dtype::float16},
+    {"float16", dtype::float16}, {"half", dtype::float16}, {"bf16", dtype::bfloat16},
+    {"bfloat16", dtype::bfloat16}, {"f64", dtype::float64}, {"float64", dtype::float64},
+    {"double", dtype::float64}, {"i64", dtype::int64},    {"int64", dtype::int64},
+    {"i32", dtype::int32},    {"int32", dtype::int32},    {"i16", dtype::int16},
+    {"int16", dtype::int16},  {"i8", dtype::int8},        {"int8", dtype::int8},
+    {"u8", dtype::uint8},     {"uint8", dtype::uint8},    {"bool", dtype::bool_},
+};
+
+// NumPy's descr for each dtype it knows ('|' for one byte: no byte order).
+struct NpyDtype {
+  std::string_view descr;  // without the byte-order character
+  int32_t code;
+};
+constexpr NpyDtype kNpyDtypes[] = {
+    {"f4", dtype::float32}, {"f2", dtype::float16}, {"f8", dtype::float64}, {"i8", dtype::int64},
+    {"i4", dtype::int32},   {"i2", dtype::int16},   {"i1", dtype::int8},    {"u1", dtype::uint8},
+    {"b1", dtype::bool_},
+};
+
+bool is_float(int32_t d) {
+  return d == dtype::float32 || d == dtype::float64 || d == dtype::float16 || d == dtype::bfloat16;
+}
+
+double half_to_double(uint16_t h) {
+  const int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  double v;
+  if (exp == 0) v = std::ldexp(double(mant), -24);
+  else if (exp == 31) v = mant ? NAN : INFINITY;
+  else v = std::ldexp(double(mant | 0x400), exp - 25);
+  return sign ? -v : v;
+}
+
+double bf16_to_double(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
+
+// Element i of `t` as a double (integers exactly up to 2^53, which is enough to report errors;
+// integer equality is decided on the raw values, see compare_tensors).
+double element(const HostTensor& t, uint64_t i) {
+  const uint8_t* p = t.data.data() + i * dtype_size(t.dtype);
+  switch (t.dtype) {
+    case dtype::float32: return std::bit_cast<float>(load_u32le(p));
+    case dtype::float64: return std::bit_cast<double>(load_u64le(p));
+    case dtype::float16: return half_to_double(load_u16le(p));
+    case dtype::bfloat16: return bf16_to_double(load_u16le(p));
+    case dtype::int64: return double(int64_t(load_u64le(p)));
+    case dtype::int32: return double(int32_t(load_u32le(p)));
+    case dtype::int16: return double(int16_t(load_u16le(p)));
+    case dtype::int8: return double(int8_t(p[0]));
+    case dtype::uint8: return double(p[0]);
+    case dtype::bool_: return p[0] != 0 ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+int64_t integer_element(const HostTensor& t, uint64_t i) {
+  const uint8_t* p = t.data.data() + i * dtype_size(t.dtype);
+  switch (t.dtype) {
+    case dtype::int64: return int64_t(load_u64le(p));
+    case dtype::int32: return int32_t(load_u32le(p));
+    case dtype::int16: return int16_t(load_u16le(p));
+    case dtype::int8: return int8_t(p[0]);
+    case dtype::uint8: return p[0];
+    case dtype::bool_: return p[0] != 0;
+  }
+  return 0;
+}
+
+std::vector<int64_t> unflatten(uint64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 0) break;
+    idx[d] = int64_t(flat % uint64_t(shape[d]));
+    flat /= uint64_t(shape[d]);
+  }
+  return idx;
+}
+
+// --- NPY header: a Python dict literal, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (4, 96), }
+
+// The text after `'key':` (spaces skipped), or nullopt.
+std::optional<std::string_view> npy_value(std::string_view header, std::string_view key) {
+  for (char q : {'\'', '"'}) {
+    std::string quoted = std::string(1, q) + std::string(key) + std::string(1, q);
+    size_t at = header.find(quoted);
+    if (at == std::string_view::npos) continue;
+    std::string_view rest = header.substr(at + quoted.size());
+    size_t colon = rest.find_first_not_of(' ');
+    if (colon == std::string_view::npos || rest[colon] != ':') return std::nullopt;
+    rest = rest.substr(colon + 1);
+    size_t start = rest.find_first_not_of(' ');
+    if (start == std::string_view::npos) return std::nullopt;
+    return rest.substr(start);
+  }
+  return std::nullopt;
+}
+
+Result<int32_t> npy_dtype(std::string_view value, const std::string& what) {
+  if (value.empty() || (value[0] != '\'' && value[0] != '"'))
+    return make_error(Kind::Corrupt, "{}: .npy header 'descr' is not a string", what);
+  size_t end = value.find(value[0], 1);
+  if (end == std::string_view::npos)
+    return make_error(Kind::Corrupt, "{}: .npy header 'descr' is not terminated", what);
+  std::string_view descr = value.substr(1, end - 1);
+  if (descr.size() == 3) {
+    char order = descr[0];
+    std::string_view kind = descr.substr(1);
+    for (const auto& d : kNpyDtypes) {
+      if (kind != d.descr) continue;
+      bool one_byte = dtype_size(d.code) == 1;
+      if (order == '>' && !one_byte)
+        return make_error(Kind::Unsupported,
+                          "{}: .npy data is big-endian ('{}'); save it little-endian (e.g. arr.astype('<{}'))",
+                          what, descr, kind);
+      if (order == '<' || order == '|' || (order == '>' && one_byte) ||
+          (order == '=' && std::endian::native == std::endian::little))
+        return d.code;
+    }
+  }
+  return make_error(Kind::Unsupported,
+                    "{}: .npy dtype '{}' is not supported (f32 f16 f64 i64 i32 i16 i8 u8 bool)", what, descr);
+}
+
+Result<std::vector<int64_t>> npy_shape(std::string_view value, const std::string& what) {
+  if (value.empty() || value[0] != '(')
+    return make_error(Kind::Corrupt, "{}: .npy header 'shape' is not a tuple", what);
+  size_t end = value.find(')');
+  if (end == std::string_view::npos)
+    return make_error(Kind::Corrupt, "{}: .npy header 'shape' is not terminated", what);
+  std::string_view body = value.substr(1, end - 1);
+  std::vector<int64_t> shape;
+  while (!body.empty()) {
+    size_t s = body.find_first_not_of(" ,");
+    if (s == std::string_view::npos) break;
+    body = body.substr(s);
+    int64_t v = -1;
+    auto [p, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
+    if (ec != std::errc() || v < 0)
+      return make_error(Kind::Corrupt, "{}: .npy header 'shape' has a bad dimension", what);
+    shape.push_back(v);
+    if (shape.size() > 64) return make_error(Kind::Unsupported, "{}: .npy has more than 64 dimensions", what);
+    body = body.substr(size_t(p - body.data()));
+    // Python writes long integers as e.g. 4L in old files.
+    if (!body.empty() && body[0] == 'L') body = body.substr(1);
+  }
+  return shape;
+}
+
+}  // namespace
+
+uint64_t HostTensor::numel() const {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= uint64_t(d);
+  return n;
+}
+
+std::optional<int32_t> parse_dtype(std::string_view name) {
+  for (const auto& d : kDtypeNames)
+    if (d.name == name) return d.code;
+  return std::nullopt;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+Result<std::vector<int64_t>> parse_shape(std::string_view text) {
+  std::vector<int64_t> shape;
+  if (text.empty() || text == "scalar") return shape;
+  size_t pos = 0;
+  while (true) {
+    size_t x = text.find('x', pos);
+    std::string_view part = text.substr(pos, x == std::string_view::npos ? std::string_view::npos : x - pos);
+    int64_t v = -1;
+    auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || p != part.data() + part.size() || v < 0)
+      return make_error(Kind::Invalid, "shape '{}' is not like 4x96 (non-negative sizes separated by 'x')", text);
+    shape.push_back(v);
+    if (shape.size() > 64) return make_error(Kind::Invalid, "shape '{}' has more than 64 dimensions", text);
+    if (x == std::string_view::npos) break;
+    pos = x + 1;
+  }
+  return shape;
+}
+
+Result<uint64_t> tensor_bytes(int32_t dt, const std::vector<int64_t>& shape) {
+  uint64_t n = dtype_size(dt);
+  if (n == 0) return make_error(Kind::Unsupported, "dtype code {} is not supported", dt);
+  for (int64_t d : shape)
+    if (d < 0 || !checked_mul(n, uint64_t(d), n))
+      return make_error(Kind::Invalid, "shape {} is negative or too large", shape_string(shape));
+  return n;
+}
+
+Result<TensorSpec> parse_tensor_spec(std::string_view text) {
+  TensorSpec spec;
+  spec.text = std::string(text);
+  if (text.empty()) return make_error(Kind::Invalid, "empty tensor spec (expected FILE[:DTYPE:SHAPE])");
+  // FILE:DTYPE:SHAPE when the last two ':' fields are a dtype name and a shape; else all of it is FILE.
+  size_t last = text.rfind(':');
+  if (last != std::string_view::npos && last > 0) {
+    size_t mid = text.rfind(':', last - 1);
+    if (mid != std::string_view::npos) {
+      std::string_view dt = text.substr(mid + 1, last - mid - 1);
+      std::string_view sh = text.substr(last + 1);
+      if (auto code = parse_dtype(dt)) {
+        auto shape = parse_shape(sh);
+        if (!shape.ok()) return shape.error().context(text);
+        spec.dtype = code;
+        spec.shape = std::move(shape).value();
+        spec.path = std::string(text.substr(0, mid));
+        if (spec.path.empty()) return make_error(Kind::Invalid, "{}: no file name before ':'", text);
+        return spec;
+      }
+      if (!dt.empty() && sh.find_first_not_of("0123456789x") == std::string_view::npos && !sh.empty())
+        return make_error(Kind::Invalid,
+                          "{}: unknown dtype '{}' (use f32 f16 bf16 f64 i64 i32 i16 i8 u8 bool)", text, dt);
+    }
+  }
+  spec.path = std::string(text);
+  return spec;
+}
+
+Result<HostTensor> parse_npy(ByteView bytes) {
+  const std::string& what = bytes.what();
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kNpyMagic.data(), kNpyMagic.size()) != 0)
+    return make_error(Kind::NotThisFormat, "{}: not a .npy file (no \\x93NUMPY magic)", what);
+  const uint8_t major = bytes.data()[6];
+  uint64_t header_len = 0, header_start = 0;
+  if (major == 1) {
+    header_len = load_u16le(bytes.data() + 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    MPK_TRY(uint32_t len, bytes.u32(8, ".npy header length"));
+    header_len = len;
+    header_start = 12;
+  } else {
+    return make_error(Kind::Unsupported, "{}: .npy format version {} is not supported (1, 2, 3)", what, major);
+  }
+  MPK_TRY(ByteView header_bytes, bytes.slice(header_start, header_len, ".npy header"));
+  std::string_view header(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size());
+
+  auto descr = npy_value(header, "descr");
+  auto fortran = npy_value(header, "fortran_order");
+  auto shape_text = npy_value(header, "shape");
+  if (!descr || !fortran || !shape_text)
+    return make_error(Kind::Corrupt, "{}: .npy header lacks 'descr', 'fortran_order' or 'shape'", what);
+  HostTensor t;
+  MPK_TRY(t.dtype, npy_dtype(*descr, what));
+  MPK_TRY(t.shape, npy_shape(*shape_text, what));
+  if (fortran->starts_with("True") && t.shape.size() > 1)
+    return make_error(Kind::Unsupported,
+                      "{}: .npy data is in Fortran (column-major) order; save it C-ordered "
+                      "(np.ascontiguousarray)", what);
+  if (!fortran->starts_with("True") && !fortran->starts_with("False"))
+    return make_error(Kind::Corrupt, "{}: .npy header 'fortran_order' is neither True nor False", what);
+  auto need = tensor_bytes(t.dtype, t.shape);
+  if (!need.ok()) return need.error().context(what);
+  const uint64_t data_start = header_start + header_len;
+  if (bytes.size() - data_start != *need)
+    return make_error(Kind::Corrupt, "{}: .npy header says {} {} ({} bytes of data), but the file holds {}",
+                      what, dtype_name(t.dtype), shape_string(t.shape), *need, bytes.size() - data_start);
+  t.data.assign(bytes.data() + data_start, bytes.data() + bytes.size());
+  return t;
+}
+
+Result<HostTensor> read_tensor(const TensorSpec& spec, const std::optional<TensorHint>& hint) {
+  const std::string name = spec.path.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(spec.path, ec))
+    return make_error(Kind::Io, "{}: no such file", name);
+  MPK_TRY(MappedFile file, MappedFile::open(spec.path));
+  ByteView bytes(file.view().span(), name);
+  const bool is_npy = bytes.size() >= kNpyMagic.size() &&
+                      std::memcmp(bytes.data(), kNpyMagic.data(), kNpyMagic.size()) == 0;
+  if (is_npy) {
+    MPK_TRY(HostTensor t, parse_npy(bytes));
+    if (spec.dtype && *spec.dtype != t.dtype)
+      return make_error(Kind::Invalid, "{}: the .npy file holds {}, not {} as given", name, dtype_name(t.dtype),
+                        dtype_name(*spec.dtype));
+    if (spec.shape && *spec.shape != t.shape)
+      return make_error(Kind::Invalid, "{}: the .npy file has shape {}, not {} as given", name,
+                        shape_string(t.shape), shape_string(*spec.shape));
+    return t;
+  }
+  HostTensor t;
+  if (spec.dtype && spec.shape) {
+    t.dtype = *spec.dtype;
+    t.shape = *spec.shape;
+  } else if (hint) {
+    t.dtype = hint->dtype;
+    t.shape = hint->shape;
+  } else {
+    return make_error(Kind::Invalid, "{}: raw tensor file: say its dtype and shape as {}:DTYPE:SHAPE (e.g. :f32:4x96)",
+                      name, name);
+  }
+  auto need = tensor_bytes(t.dtype, t.shape);
+  if (!need.ok()) return need.error().context(name);
+  if (bytes.size() != *need)
+    return make_error(Kind::Invalid, "{}: holds {} bytes, but {} {} needs {}", name, bytes.size(),
+                      dtype_name(t.dtype), shape_string(t.shape), *need);
+  t.data.assign(bytes.data(), bytes.data() + bytes.size());
+  return t;
+}
+
+Result<std::vector<uint8_t>> encode_npy(const HostTensor& t) {
+  std::string descr;
+  for (const auto& d : kNpyDtypes)
+    if (d.code == t.dtype) descr = std::string(dtype_size(d.code) == 1 ? "|" : "<") + std::string(d.descr);
+  if (descr.empty())
+    return make_error(Kind::Unsupported, "{} has no NumPy dtype; write it raw", dtype_name(t.dtype));
+  std::string shape = "(";
+  for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
+  shape += t.shape.size() == 1 ? ",)" : ")";  // Python's one-element tuple
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Pad with spaces and end with '\n' so the data starts on a 64-byte boundary (NumPy does the same).
+  uint8_t version = 1;
+  uint64_t prefix = 10;
+  if (header.size() + 1 + prefix > 65535) version = 2, prefix = 12;
+  uint64_t total = align_up(prefix + header.size() + 1, 64);
+  header.append(total - prefix - header.size() - 1, ' ');
+  header.push_back('\n');
+  std::vector<uint8_t> out(prefix);
+  std::memcpy(out.data(), kNpyMagic.data(), kNpyMagic.size());
+  out[6] = version;
+  out[7] = 0;
+  if (version == 1) store_u16le(out.data() + 8, uint16_t(header.size()));
+  else store_u32le(out.data() + 8, uint32_t(header.size()));
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), t.data.begin(), t.data.end());
+  return out;
+}
+
+Status write_tensor(const std::filesystem::path& path, const HostTensor& t, bool raw) {
+  if (raw) {
+    return write_file_atomically(path, [&](AtomicWriter& w) { return w.write(t.data.data(), t.data.size()); });
+  }
+  auto bytes = encode_npy(t);
+  if (!bytes.ok()) return bytes.error().context(path.string());
+  return write_file_atomically(path, [&](AtomicWriter& w) { return w.write(bytes->data(), bytes->size()); });
+}
+
+Tolerance default_tolerance(int32_t dt) {
+  switch (dt) {
+    case dtype::float32: return {1e-4, 1e-5};
+    case dtype::float16:
+    case dtype::bfloat16: return {1e-2, 1e-3};
+    case dtype::float64: return {1e-7, 1e-9};
+  }
+  return {0, 0};
+}
+
+Comparison compare_tensors(const HostTensor& got, const HostTensor& want, Tolerance tol) {
+  Comparison c;
+  if (got.dtype != want.dtype) {
+    c.problem = fmt::format("dtype {} differs from the expected {}", dtype_name(got.dtype), dtype_name(want.dtype));
+    return c;
+  }
+  if (got.shape != want.shape) {
+    c.problem = fmt::format("shape {} differs from the expected {}", shape_string(got.shape), shape_string(want.shape));
+    return c;
+  }
+  const uint64_t n = got.numel();
+  if (got.data.size() != want.data.size() || got.data.size() != n * dtype_size(got.dtype)) {
+    c.problem = "tensor data size does not match its dtype and shape";
+    return c;
+  }
+  const bool fp = is_float(got.dtype);
+  for (uint64_t i = 0; i < n; ++i) {
+    bool ok;
+    double abs_err = 0, g = 0, w = 0;
+    if (fp) {
+      g = element(got, i);
+      w = element(want, i);
+      if (std::isnan(g) || std::isnan(w)) {
+        ok = std::isnan(g) && std::isnan(w);
+        abs_err = ok ? 0 : INFINITY;
+      } else if (std::isinf(g) || std::isinf(w)) {
+        ok = g == w;
+        abs_err = ok ? 0 : INFINITY;
+      } else {
+        abs_err = std::abs(g - w);
+        ok = abs_err <= tol.atol + tol.rtol * std::abs(w);
+      }
+    } else {
+      const int64_t gi = integer_element(got, i), wi = integer_element(want, i);
+      g = double(gi);
+      w = double(wi);
+      // Exact on the integers themselves; a tolerance the user gave applies through the doubles.
+      abs_err = gi == wi ? 0 : std::abs(g - w);
+      ok = gi == wi || abs_err <= tol.atol + tol.rtol * std::abs(w);
+    }
+    c.max_abs_error = std::max(c.max_abs_error, abs_err);
+    if (w != 0 && std::isfinite(abs_err) && std::isfinite(w))
+      c.max_rel_error = std::max(c.max_rel_error, abs_err / std::abs(w));
+    else if (!std::isfinite(abs_err))
+      c.max_rel_error = INFINITY;
+    if (!ok) {
+      if (!c.first_mismatch) {
+        c.first_mismatch = i;
+        c.first_mismatch_index = unflatten(i, got.shape);
+        c.first_got = g;
+        c.first_want = w;
+      }
+      ++c.mismatches;
+    }
+  }
+  c.match = c.mismatches == 0;
+  return c;
+}
+
+}  // namespace mpspack
