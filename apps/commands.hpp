@@ -14,6 +14,7 @@ Action add_build(CLI::App& app);
 Action add_inspect(CLI::App& app);
 Action add_verify(CLI::App& app);
 Action add_unpack(CLI::App& app);
+Action add_diff(CLI::App& app);
 Action add_run(CLI::App& app);
 
 }  // namespace mpspack::cli

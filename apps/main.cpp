@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   add("inspect", "Show what a container (or a raw model.so) holds, without running anything", add_inspect);
   add("verify", "Check a container's checksums, bounds, segment hashes and padding", add_verify);
   add("unpack", "Write the original libraries (and blobs, cubins) back out of a container", add_unpack);
+  add("diff", "Compare two containers: libraries, weights, metadata (exit 0 same, 1 different)", add_diff);
   add("run", "Run a container's model library on this CPU and check its outputs", add_run);
 
   try {
