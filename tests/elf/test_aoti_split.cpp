@@ -273,3 +273,57 @@ TEST_CASE("restore_library rejects inconsistent inputs", "[aoti][restore]") {
   auto huge = run(0, {Patch{UINT64_MAX - 1, {1, 2, 3}}});
   REQUIRE_FALSE(huge.ok());
 }
+
+// Layouts no fixture has, made by pointing the split at other bytes: the refusals must be clear,
+// and the one case that is handled (later PT_LOADs, cut a multiple of their alignment) must round
+// trip exactly.
+TEST_CASE("embedded split refuses layouts it cannot cut, handles aligned later segments",
+          "[aoti][split][fixtures]") {
+  auto path = fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_embedded" / "model.so";
+  MPK_REQUIRE_FIXTURE(path);
+  auto so = read_bytes(path);
+  auto real = aoti::analyze_library(view_of(so));
+  REQUIRE(real.ok());
+  auto elf = elf::ElfFile::parse(view_of(so));
+  REQUIRE(elf.ok());
+
+  SECTION("bytes after the constants in the same segment") {
+    auto a = *real;
+    a.weights_size -= 64;
+    auto s = aoti::split_library(view_of(so), a, false);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().kind == Error::Kind::Unsupported);
+    CHECK_THAT(s.error().message, Catch::Contains("follow the constants"));
+  }
+  // The read-only data segment before .data: later PT_LOADs follow it in the file.
+  const elf::ProgramHeader* rodata = nullptr;
+  for (const auto& p : elf->program_headers())
+    if (p.type == PT_LOAD && p.index == 2) rodata = &p;
+  REQUIRE(rodata);
+  uint64_t seg_end = rodata->offset + rodata->filesz;
+
+  SECTION("a later PT_LOAD whose alignment the cut would break") {
+    auto a = *real;
+    a.weights_offset = a.region.file_offset = seg_end - 64;
+    a.weights_size = 64;
+    auto s = aoti::split_library(view_of(so), a, false);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().kind == Error::Kind::Unsupported);
+    CHECK_THAT(s.error().message, Catch::Contains("p_offset/p_vaddr alignment"));
+  }
+  SECTION("a later PT_LOAD and a cut that is a multiple of its alignment") {
+    auto a = *real;
+    a.weights_offset = a.region.file_offset = seg_end - 0x1000;
+    a.weights_size = 0x1000;
+    for (bool drop : {false, true}) {
+      auto s = aoti::split_library(view_of(so), a, drop);
+      if (!s.ok()) FAIL(s.error().message);
+      auto stored = elf::ElfFile::parse(view_of(s->stored, "stored"));
+      REQUIRE(stored.ok());
+      for (const auto& p : stored->program_headers())
+        if (p.type == PT_LOAD && p.align > 1) CHECK(p.offset % p.align == p.vaddr % p.align);
+      ByteView removed(std::span<const uint8_t>(so.data() + s->removed_offset, s->removed_size));
+      CHECK(restore_to_vector(*s, removed) == so);
+    }
+  }
+}
