@@ -12,6 +12,8 @@ struct BuildArgs {
   std::vector<std::string> weights;
   std::string output;
   bool keep_libtorch = false;
+  std::vector<std::string> example_inputs;
+  std::vector<std::string> example_outputs;
   bool json = false;
 };
 
@@ -26,6 +28,8 @@ int run_build(const BuildArgs& a) {
   for (const auto& w : a.weights) o.weights.emplace_back(w);
   o.output = a.output.empty() ? default_output(a.inputs.front()) : a.output;
   o.drop_libtorch = !a.keep_libtorch;
+  o.example_inputs = a.example_inputs;
+  o.example_outputs = a.example_outputs;
   o.progress = progress_bar("build");
   auto manifest = pack::build(o);
   if (!manifest.ok()) return fail(manifest.error());
@@ -55,6 +59,11 @@ Action add_build(CLI::App& app) {
                  "(default: <stem>_weights.blob beside each library)");
   app.add_flag("--keep-libtorch", a->keep_libtorch,
                "Keep libtorch*.so in the stored libraries' NEEDED lists even when only the C shim is used");
+  app.add_option("--example-input", a->example_inputs,
+                 "Record a reference input FILE[:DTYPE:SHAPE] (.npy carries its own) for the first library, "
+                 "once per model input in order; `run` with no --input uses them");
+  app.add_option("--example-output", a->example_outputs,
+                 "Record the expected output FILE[:DTYPE:SHAPE] for the example inputs, once per model output");
   app.add_flag("--json", a->json, "Print a JSON summary");
   return [a] { return run_build(*a); };
 }

@@ -9,6 +9,7 @@
 #include "mpspack/format/writer.hpp"
 #include "mpspack/pt2/package.hpp"
 #include "mpspack/pt2/wrapper_constants.hpp"
+#include "mpspack/tensor_io.hpp"
 #include "mpspack/version.hpp"
 
 #include <spdlog/spdlog.h>
@@ -274,6 +275,41 @@ Plan lay_out(const Context& ctx) {
   return plan;
 }
 
+// --- pass 5: examples (reference tensors for `run`) ------------------------------------------
+
+Result<TensorInfo> add_example_tensor(Plan& plan, std::vector<HostTensor>& keep, const std::string& text,
+                                      const std::string& segment_name) {
+  MPK_TRY(TensorSpec spec, parse_tensor_spec(text));
+  MPK_TRY(HostTensor t, read_tensor(spec));
+  MPK_TRY(auto file, MappedFile::open(spec.path));
+  plan.manifest.sources.push_back(SourceInfo{spec.path.string(), file.size(),
+                                             format::sha256_hex({file.data(), file.size()}), "tensor", {}});
+  keep.push_back(std::move(t));  // reserved by the caller: the bytes stay put
+  const HostTensor& kept = keep.back();
+  uint32_t seg = add_segment(plan, SegmentKind::Example, segment_name,
+                             ByteView({kept.data.data(), kept.data.size()}, spec.path.string()));
+  return TensorInfo{kept.dtype, kept.shape, seg};
+}
+
+Status add_examples(const BuildOptions& o, Plan& plan, std::vector<HostTensor>& keep) {
+  if (o.example_inputs.empty() && o.example_outputs.empty()) return {};
+  if (o.example_inputs.empty())
+    return make_error(Error::Kind::Invalid, "--example-output given without --example-input");
+  keep.reserve(o.example_inputs.size() + o.example_outputs.size());
+  ExampleInfo e;
+  e.library = 0;
+  for (size_t i = 0; i < o.example_inputs.size(); ++i) {
+    MPK_TRY(TensorInfo t, add_example_tensor(plan, keep, o.example_inputs[i], fmt::format("input{}", i)));
+    e.inputs.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < o.example_outputs.size(); ++i) {
+    MPK_TRY(TensorInfo t, add_example_tensor(plan, keep, o.example_outputs[i], fmt::format("output{}", i)));
+    e.outputs.push_back(std::move(t));
+  }
+  plan.manifest.examples.push_back(std::move(e));
+  return {};
+}
+
 }  // namespace
 
 Result<Manifest> build(const BuildOptions& options) {
@@ -288,6 +324,8 @@ Result<Manifest> build(const BuildOptions& options) {
                       options.weights[ctx.next_weights_option].string());
   MPK_CHECK(split_libraries(ctx));
   Plan plan = lay_out(ctx);
+  std::vector<HostTensor> example_tensors;
+  MPK_CHECK(add_examples(options, plan, example_tensors));
   // From here on the layout is fixed; only bytes move.
   spdlog::debug("writing {} segments to {}", plan.segments.size(), options.output.string());
   return format::write_container(options.output, std::move(plan.manifest), plan.segments, options.progress);
