@@ -104,6 +104,10 @@ class Model {
   PhaseTimings& mutable_timings();  // lets a caller that opened the container record open_ms
   // The model's constants as it uses them (empty when the library cannot list them).
   Result<std::vector<LiveConstant>> constants() const;
+  // The model's constant table as the C API tells it (name, fqn, dtype, type, size, from_folded,
+  // blob offset = running sum of the non-folded sizes), with shape/stride/storage_offset filled in
+  // from the loaded tensors (constants()). This is what a container's constants table holds.
+  Result<std::vector<ConstantInfo>> constant_table() const;
 
   struct Impl;  // defined by the loader only
 

@@ -31,6 +31,8 @@ Result<AotiApi> resolve_api(void* dl) {
       return make_error(Error::Kind::NotThisFormat, "does not export {}: not an AOTInductor model library", name);
   find(dl, "AOTInductorModelContainerGetNumConstants", a.num_constants);
   find(dl, "AOTInductorModelContainerGetConstantName", a.constant_name);
+  find(dl, "AOTInductorModelContainerGetConstantOriginalFQN", a.constant_fqn);
+  find(dl, "AOTInductorModelContainerGetConstantType", a.constant_type);
   find(dl, "AOTInductorModelContainerGetConstantDtype", a.constant_dtype);
   find(dl, "AOTInductorModelContainerGetConstantDataSize", a.constant_data_size);
   find(dl, "AOTInductorModelContainerGetConstantFromFolded", a.constant_from_folded);

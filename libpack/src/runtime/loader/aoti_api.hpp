@@ -26,6 +26,8 @@ struct AotiApi {
   // Optional: constants.
   int32_t (*num_constants)(H, size_t*) = nullptr;
   int32_t (*constant_name)(H, size_t, const char**) = nullptr;
+  int32_t (*constant_fqn)(H, size_t, const char**) = nullptr;
+  int32_t (*constant_type)(H, size_t, int32_t*) = nullptr;
   int32_t (*constant_dtype)(H, size_t, int32_t*) = nullptr;
   int32_t (*constant_data_size)(H, size_t, size_t*) = nullptr;
   int32_t (*constant_from_folded)(H, size_t, bool*) = nullptr;

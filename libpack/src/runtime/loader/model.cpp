@@ -503,4 +503,42 @@ Result<std::vector<LiveConstant>> Model::constants() const {
   return out;
 }
 
+Result<std::vector<ConstantInfo>> Model::constant_table() const {
+  const Impl& m = *impl_;
+  if (!m.api.num_constants || !m.api.constant_name || !m.api.constant_dtype || !m.api.constant_data_size ||
+      !m.api.constant_from_folded)
+    return m.error(Kind::Unsupported, "does not export the constant-info functions");
+  MPK_TRY(auto live, constants());
+  size_t n = 0;
+  if (m.api.num_constants(m.handle, &n) != 0) return m.error(Kind::Runtime, "GetNumConstants failed");
+  std::vector<ConstantInfo> table;
+  uint64_t offset = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ConstantInfo c;
+    const char* name = nullptr;
+    const char* fqn = nullptr;
+    size_t size = 0;
+    if (m.api.constant_name(m.handle, i, &name) != 0 || !name || m.api.constant_dtype(m.handle, i, &c.dtype) != 0 ||
+        m.api.constant_data_size(m.handle, i, &size) != 0 ||
+        m.api.constant_from_folded(m.handle, i, &c.from_folded) != 0)
+      return m.error(Kind::Runtime, fmt::format("the model did not describe constant {}", i));
+    c.name = name;
+    if (m.api.constant_fqn && m.api.constant_fqn(m.handle, i, &fqn) == 0 && fqn) c.fqn = fqn;
+    if (m.api.constant_type) m.api.constant_type(m.handle, i, &c.type);
+    c.size = size;
+    c.offset = offset;
+    if (!c.from_folded) offset += size;
+    // ExtractConstantsMap keys by original FQN in AOTInductor; some libraries use the name.
+    for (const LiveConstant& l : live)
+      if (l.name == c.fqn || l.name == c.name) {
+        c.shape = l.shape;
+        c.stride = l.stride;
+        c.storage_offset = l.storage_offset;
+        break;
+      }
+    table.push_back(std::move(c));
+  }
+  return table;
+}
+
 }  // namespace mpspack::runtime

@@ -1,0 +1,333 @@
+// The loader's API (mpspack::runtime::Model) and tensor_io: weights by flavour, the proof that an
+// external blob is used in place, timings, and the tensor file formats.
+#include <catch2/catch.hpp>
+#include <cli_runner.hpp>
+#include <fixtures.hpp>
+
+#include "mpspack/format/writer.hpp"
+#include "mpspack/pack/build.hpp"
+#include "mpspack/runtime/model.hpp"
+#include "mpspack/tensor_io.hpp"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mpspack;
+using namespace mpspack::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path rebuilt(const char* name) { return fixtures_dir() / "rebuilt-bookworm" / name; }
+
+format::Container build_container(const fs::path& dir, const fs::path& out) {
+  pack::BuildOptions o;
+  o.inputs = {dir / "model.so"};
+  if (fs::exists(dir / "weights.blob")) o.weights = {dir / "weights.blob"};
+  o.output = out;
+  auto m = pack::build(o);
+  INFO((m.ok() ? "" : m.error().message));
+  REQUIRE(m.ok());
+  auto c = format::Container::open(out);
+  REQUIRE(c.ok());
+  return std::move(c).value();
+}
+
+HostTensor raw(const fs::path& p, int32_t dt, std::vector<int64_t> shape) {
+  TensorSpec s;
+  s.path = p;
+  s.dtype = dt;
+  s.shape = std::move(shape);
+  auto t = read_tensor(s);
+  INFO((t.ok() ? "" : t.error().message));
+  REQUIRE(t.ok());
+  return std::move(t).value();
+}
+
+void require_matches(const HostTensor& got, const HostTensor& want) {
+  auto c = compare_tensors(got, want, default_tolerance(want.dtype));
+  INFO(c.problem << " mismatches " << c.mismatches << " max abs " << c.max_abs_error);
+  REQUIRE(c.match);
+}
+
+bool inside(const void* p, uint64_t n, const MappedFile& f) {
+  auto a = reinterpret_cast<uintptr_t>(p), lo = reinterpret_cast<uintptr_t>(f.data());
+  return a >= lo && a + n <= lo + f.size();
+}
+
+}  // namespace
+
+TEST_CASE("loader: an embedded library gets its weights back before Create and runs", "[loader]") {
+  const auto dir = rebuilt("cpu_cnn_embedded");
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  auto c = build_container(dir, tmp / "m.mpk");
+  auto m = runtime::Model::load(c, 0);
+  INFO((m.ok() ? "" : m.error().message));
+  REQUIRE(m.ok());
+  CHECK(m->weights_mode() == runtime::WeightsMode::EmbeddedCopied);
+  CHECK(m->num_inputs() == 1);
+  CHECK(m->num_outputs() == 1);
+  std::vector<HostTensor> in = {raw(dir / "input0.bin", dtype::float32, {4, 3, 32, 32})};
+  for (int rep = 0; rep < 2; ++rep) {  // the container's state survives a second run
+    auto out = m->run(in);
+    REQUIRE(out.ok());
+    REQUIRE(out->size() == 1);
+    require_matches((*out)[0], raw(dir / "expected0.bin", dtype::float32, {4, 10}));
+  }
+  const auto& t = m->timings();
+  CHECK(t.library_ms > 0);
+  CHECK(t.create_ms > 0);
+  CHECK(t.first_run_ms > 0);
+  // Create copied the constants out of the restored region: none point into the container.
+  auto live = m->constants();
+  REQUIRE(live.ok());
+  REQUIRE(!live->empty());
+  for (const auto& k : *live) CHECK_FALSE(inside(k.data, 1, c.file()));
+}
+
+TEST_CASE("loader: an external blob with a constants table is used in place, copying no weights", "[loader]") {
+  const auto dir = rebuilt("cpu_cnn_blob");
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  auto plain = build_container(dir, tmp / "plain.mpk");
+
+  // Without a constants table (a plain .so input) the loader copies, and says so.
+  std::vector<ConstantInfo> table;
+  {
+    auto m = runtime::Model::load(plain, 0);
+    REQUIRE(m.ok());
+    CHECK(m->weights_mode() == runtime::WeightsMode::BlobCopied);
+    auto t = m->constant_table();
+    INFO((t.ok() ? "" : t.error().message));
+    REQUIRE(t.ok());
+    table = std::move(t).value();
+  }
+  REQUIRE(!table.empty());
+  for (const auto& k : table) CHECK(!k.shape.empty());  // conv weights are 4-D, not byte views
+
+  // The same container with the table a .pt2's wrapper source would give (shapes, strides, offsets).
+  Manifest man = plain.manifest();
+  REQUIRE(man.weights.size() == 1);
+  man.weights[0].constants = table;
+  std::vector<format::PendingSegment> segs;
+  for (size_t i = 0; i < man.segments.size(); ++i)
+    segs.push_back({man.segments[i].kind, man.segments[i].name, plain.segment(uint32_t(i)), std::nullopt});
+  REQUIRE(format::write_container(tmp / "table.mpk", man, segs).ok());
+  auto with_table = format::Container::open(tmp / "table.mpk");
+  REQUIRE(with_table.ok());
+
+  auto m = runtime::Model::load(*with_table, 0);
+  INFO((m.ok() ? "" : m.error().message));
+  REQUIRE(m.ok());
+  CHECK(m->weights_mode() == runtime::WeightsMode::BlobInPlace);
+  // Every constant the model uses lies inside the container's mapping: nothing was copied.
+  auto live = m->constants();
+  REQUIRE(live.ok());
+  REQUIRE(live->size() == table.size());
+  const ByteView blob = with_table->segment(with_table->manifest().weights[0].segment);
+  for (const auto& k : *live) {
+    INFO(k.name);
+    CHECK(inside(k.data, k.storage_bytes, with_table->file()));
+    CHECK(static_cast<const uint8_t*>(k.data) >= blob.data());
+    CHECK(static_cast<const uint8_t*>(k.data) < blob.data() + blob.size());
+  }
+  std::vector<HostTensor> in = {raw(dir / "input0.bin", dtype::float32, {4, 3, 32, 32})};
+  auto out = m->run(in);
+  REQUIRE(out.ok());
+  require_matches((*out)[0], raw(dir / "expected0.bin", dtype::float32, {4, 10}));
+
+  // --copy-weights still copies.
+  runtime::LoadOptions copy;
+  copy.copy_weights = true;
+  auto mc = runtime::Model::load(*with_table, 0, copy);
+  REQUIRE(mc.ok());
+  CHECK(mc->weights_mode() == runtime::WeightsMode::BlobCopied);
+  auto live_c = mc->constants();
+  REQUIRE(live_c.ok());
+  for (const auto& k : *live_c) CHECK_FALSE(inside(k.data, 1, with_table->file()));
+  auto out_c = mc->run(in);
+  REQUIRE(out_c.ok());
+  require_matches((*out_c)[0], raw(dir / "expected0.bin", dtype::float32, {4, 10}));
+}
+
+TEST_CASE("loader: a constants table that disagrees with the model falls back to a copy", "[loader]") {
+  const auto dir = rebuilt("cpu_mlp_blob");
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  auto plain = build_container(dir, tmp / "plain.mpk");
+  std::vector<ConstantInfo> table;
+  {
+    auto m = runtime::Model::load(plain, 0);
+    REQUIRE(m.ok());
+    table = m->constant_table().value();
+  }
+  table[0].size += 64;  // no longer what the model says
+  Manifest man = plain.manifest();
+  man.weights[0].constants = table;
+  std::vector<format::PendingSegment> segs;
+  for (size_t i = 0; i < man.segments.size(); ++i)
+    segs.push_back({man.segments[i].kind, man.segments[i].name, plain.segment(uint32_t(i)), std::nullopt});
+  auto written = format::write_container(tmp / "bad.mpk", man, segs);
+  if (!written.ok()) {  // the container validator may already refuse an inconsistent table
+    SUCCEED("refused at write: " << written.error().message);
+    return;
+  }
+  auto c = format::Container::open(tmp / "bad.mpk");
+  if (!c.ok()) return;
+  auto m = runtime::Model::load(*c, 0);
+  REQUIRE(m.ok());
+  CHECK(m->weights_mode() == runtime::WeightsMode::BlobCopied);
+  auto out = m->run(std::vector<HostTensor>{raw(dir / "input0.bin", dtype::float32, {8, 64})});
+  REQUIRE(out.ok());
+  require_matches((*out)[0], raw(dir / "expected0.bin", dtype::float32, {8, 10}));
+}
+
+TEST_CASE("loader: inputs are checked before the model runs", "[loader]") {
+  const auto dir = rebuilt("cpu_mlp_embedded");
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  auto c = build_container(dir, tmp / "m.mpk");
+  auto m = runtime::Model::load(c, 0);
+  REQUIRE(m.ok());
+  HostTensor x = raw(dir / "input0.bin", dtype::float32, {8, 64});
+  auto none = m->run({});
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().message.find("takes 1 input, 0 given") != std::string::npos);
+  HostTensor bad = x;
+  bad.data.resize(10);
+  auto r = m->run(std::vector<HostTensor>{bad});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("input 0: 10 bytes given, f32 8x64 needs 2048") != std::string::npos);
+}
+
+TEST_CASE("loader: find_library by name and index", "[loader]") {
+  const auto dir = rebuilt("cpu_mlp_embedded");
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  auto c = build_container(dir, tmp / "m.mpk");
+  CHECK(runtime::find_library(c, "").value() == 0);
+  CHECK(runtime::find_library(c, "model").value() == 0);
+  CHECK(runtime::find_library(c, "0").value() == 0);
+  CHECK_FALSE(runtime::find_library(c, "1").ok());
+  CHECK_FALSE(runtime::find_library(c, "x").ok());
+}
+
+// --- tensor_io ----------------------------------------------------------------------------------
+
+TEST_CASE("tensor specs: FILE[:DTYPE:SHAPE], parsed from the right", "[tensor_io]") {
+  auto a = parse_tensor_spec("x.bin:f32:4x96");
+  REQUIRE(a.ok());
+  CHECK(a->path == "x.bin");
+  CHECK(*a->dtype == dtype::float32);
+  CHECK(*a->shape == std::vector<int64_t>{4, 96});
+  auto b = parse_tensor_spec("dir:with:colons/x.bin:i64:2x16");
+  REQUIRE(b.ok());
+  CHECK(b->path == "dir:with:colons/x.bin");
+  CHECK(*b->dtype == dtype::int64);
+  auto s = parse_tensor_spec("x.bin:bool:scalar");
+  REQUIRE(s.ok());
+  CHECK(s->shape->empty());
+  auto plain = parse_tensor_spec("x.npy");
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->dtype.has_value());
+  auto bad_dtype = parse_tensor_spec("x.bin:f33:4x4");
+  REQUIRE_FALSE(bad_dtype.ok());
+  CHECK(bad_dtype.error().message.find("unknown dtype 'f33'") != std::string::npos);
+  auto bad_shape = parse_tensor_spec("x.bin:f32:4xx4");
+  REQUIRE_FALSE(bad_shape.ok());
+  CHECK(bad_shape.error().message.find("not like 4x96") != std::string::npos);
+  for (const char* n : {"f32", "f16", "bf16", "f64", "i64", "i32", "i16", "i8", "u8", "bool"})
+    CHECK(parse_dtype(n).has_value());
+}
+
+TEST_CASE(".npy: write and read back every dtype; refuse Fortran order and big-endian", "[tensor_io]") {
+  TempDir tmp;
+  for (int32_t dt : {dtype::float32, dtype::float16, dtype::float64, dtype::int64, dtype::int32, dtype::int16,
+                     dtype::int8, dtype::uint8, dtype::bool_}) {
+    HostTensor t{dt, {2, 3}, std::vector<uint8_t>(6 * dtype_size(dt))};
+    for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = uint8_t(dt == dtype::bool_ ? i % 2 : i * 7);
+    const auto p = tmp / ("t" + std::to_string(dt) + ".npy");
+    REQUIRE(write_tensor(p, t).ok());
+    const std::string bytes = slurp(p);
+    CHECK((bytes.find('\n') + 1) % 64 == 0);  // data 64-aligned, as NumPy writes it
+    TensorSpec s;
+    s.path = p;
+    auto back = read_tensor(s);
+    REQUIRE(back.ok());
+    CHECK(back->dtype == dt);
+    CHECK(back->shape == t.shape);
+    CHECK(back->data == t.data);
+  }
+  HostTensor one{dtype::float32, {5}, std::vector<uint8_t>(20)};
+  auto enc = encode_npy(one);
+  REQUIRE(enc.ok());
+  CHECK(std::string(enc->begin(), enc->end()).find("'shape': (5,)") != std::string::npos);
+  CHECK_FALSE(encode_npy(HostTensor{dtype::bfloat16, {1}, {0, 0}}).ok());
+
+  auto npy = [](std::string header, size_t data) {
+    header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+    header += '\n';
+    std::string b = std::string("\x93NUMPY\x01\x00", 8);
+    b += char(header.size() & 0xff);
+    b += char(header.size() >> 8);
+    return b + header + std::string(data, '\0');
+  };
+  auto parse = [](const std::string& b) {
+    return parse_npy(ByteView({reinterpret_cast<const uint8_t*>(b.data()), b.size()}, "t.npy"));
+  };
+  auto f = parse(npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24));
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().message.find("Fortran") != std::string::npos);
+  auto be = parse(npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24));
+  REQUIRE_FALSE(be.ok());
+  CHECK(be.error().message.find("big-endian") != std::string::npos);
+  auto short_data = parse(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20));
+  REQUIRE_FALSE(short_data.ok());
+  CHECK(short_data.error().message.find("file holds 20") != std::string::npos);
+  auto u16 = parse(npy("{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }", 4));
+  REQUIRE_FALSE(u16.ok());
+  CHECK(u16.error().message.find("not supported") != std::string::npos);
+  // v2 header (u32 length).
+  std::string h = "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }";
+  h.append((64 - (12 + h.size() + 1) % 64) % 64, ' ');
+  h += '\n';
+  std::string v2 = std::string("\x93NUMPY\x02\x00", 8);
+  for (int i = 0; i < 4; ++i) v2 += char((h.size() >> (8 * i)) & 0xff);
+  v2 += h + std::string(8, '\x01');
+  auto ok2 = parse(v2);
+  REQUIRE(ok2.ok());
+  CHECK(ok2->dtype == dtype::int64);
+}
+
+TEST_CASE("compare: tolerances by dtype, NaN equals NaN, first mismatch reported", "[tensor_io]") {
+  auto f32 = [](std::vector<float> v, std::vector<int64_t> shape) {
+    HostTensor t{dtype::float32, std::move(shape), std::vector<uint8_t>(v.size() * 4)};
+    std::memcpy(t.data.data(), v.data(), t.data.size());
+    return t;
+  };
+  auto want = f32({1.0f, NAN, INFINITY, 0.0f, 100.0f, 2.0f}, {2, 3});
+  auto got = f32({1.00005f, NAN, INFINITY, 5e-6f, 100.009f, 2.0f}, {2, 3});
+  auto c = compare_tensors(got, want, default_tolerance(dtype::float32));
+  CHECK(c.match);
+  got = f32({1.0f, NAN, INFINITY, 0.0f, 100.0f, 2.5f}, {2, 3});
+  c = compare_tensors(got, want, default_tolerance(dtype::float32));
+  CHECK_FALSE(c.match);
+  CHECK(c.mismatches == 1);
+  CHECK(*c.first_mismatch == 5);
+  CHECK(c.first_mismatch_index == std::vector<int64_t>{1, 2});
+  CHECK(c.max_abs_error == Approx(0.5));
+  CHECK(c.max_rel_error == Approx(0.25));
+  got = f32({1.0f, 0.0f, INFINITY, 0.0f, 100.0f, 2.0f}, {2, 3});  // NaN expected, 0 given
+  CHECK_FALSE(compare_tensors(got, want, default_tolerance(dtype::float32)).match);
+  CHECK_FALSE(compare_tensors(f32({1}, {1}), f32({1}, {1, 1}), {}).problem.empty());
+
+  HostTensor i1{dtype::int64, {2}, std::vector<uint8_t>(16)}, i2 = i1;
+  i2.data[8] = 1;
+  CHECK(compare_tensors(i1, i1, default_tolerance(dtype::int64)).match);
+  CHECK_FALSE(compare_tensors(i1, i2, default_tolerance(dtype::int64)).match);
+  CHECK(default_tolerance(dtype::float16).rtol == 1e-2);
+  CHECK(default_tolerance(dtype::bfloat16).atol == 1e-3);
+  CHECK(default_tolerance(dtype::float64).rtol == 1e-7);
+  CHECK(default_tolerance(dtype::bool_).rtol == 0);
+}

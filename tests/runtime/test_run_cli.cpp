@@ -1,0 +1,292 @@
+// `mpspack run` end to end: build a container from each fixture, run it, compare; and every
+// failure the loader must catch, each as one line on stderr and a non-zero exit.
+#include <catch2/catch.hpp>
+#include <cli_runner.hpp>
+#include <fixtures.hpp>
+#include <nlohmann/json.hpp>
+
+#include "mpspack/bytes.hpp"
+#include "mpspack/tensor_io.hpp"
+
+#include <cstring>
+#include <fstream>
+
+using namespace mpspack::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Case {
+  std::string name;
+  fs::path dir;
+  std::string in_spec;   // ":i64:2x16"
+  std::string out_spec;  // ":f32:2x16x100"
+};
+
+std::string short_dtype(const std::string& torch_name) {
+  if (torch_name == "torch.float32") return "f32";
+  if (torch_name == "torch.int64") return "i64";
+  if (torch_name == "torch.float64") return "f64";
+  if (torch_name == "torch.int32") return "i32";
+  FAIL("unexpected dtype " << torch_name);
+  return "";
+}
+
+std::string spec_of(const nlohmann::json& t) {
+  std::string shape;
+  for (const auto& d : t.at("shape")) shape += (shape.empty() ? "" : "x") + std::to_string(d.get<int64_t>());
+  return ":" + short_dtype(t.at("dtype").get<std::string>()) + ":" + shape;
+}
+
+std::vector<Case> rebuilt_cases() {
+  std::vector<Case> cases;
+  const auto root = fixtures_dir() / "rebuilt-bookworm";
+  if (!fs::exists(root / "manifest.json")) return cases;
+  const auto m = nlohmann::json::parse(std::ifstream(root / "manifest.json"));
+  for (const auto& c : m.at("cases")) {
+    REQUIRE(c.at("inputs").size() == 1);
+    REQUIRE(c.at("outputs").size() == 1);
+    cases.push_back({c.at("dir").get<std::string>(), root / c.at("dir").get<std::string>(),
+                     spec_of(c.at("inputs")[0]), spec_of(c.at("outputs")[0])});
+  }
+  return cases;
+}
+
+// mpspack build model.so [--weights weights.blob] -o out [extra...]
+CliResult build(const fs::path& dir, const fs::path& out, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"build", (dir / "model.so").string(), "-o", out.string()};
+  if (fs::exists(dir / "weights.blob")) args.insert(args.end(), {"--weights", (dir / "weights.blob").string()});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_mpspack(args);
+}
+
+void require_ok(const CliResult& r) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+}
+
+// One error line "mpspack: ..." on stderr (the model's own message may come before it), exit 2.
+void require_error(const CliResult& r, const std::string& needle, int code = 2) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.exit_code == code);
+  const auto lines = r.err_lines();
+  REQUIRE(!lines.empty());
+  CHECK(lines.back().rfind("mpspack: ", 0) == 0);
+  CHECK(lines.back().find(needle) != std::string::npos);
+}
+
+fs::path tiny_mlp_dir() { return binary_dir() / "examples" / "tiny_mlp"; }
+fs::path fake_model(const char* which) { return binary_dir() / "tests" / "runtime" / "fake_models" / which; }
+
+}  // namespace
+
+TEST_CASE("run: every rebuilt-bookworm fixture matches torch's output through --input/--expect", "[run][cli][e2e]") {
+  const auto cases = rebuilt_cases();
+  MPK_REQUIRE_FIXTURE(fixtures_dir() / "rebuilt-bookworm" / "manifest.json");
+  REQUIRE(cases.size() == 6);
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      TempDir tmp;
+      const auto mpk = tmp / "model.mpk";
+      require_ok(build(c.dir, mpk));
+      auto r = run_mpspack({"run", mpk.string(), "--input", (c.dir / "input0.bin").string() + c.in_spec, "--expect",
+                            (c.dir / "expected0.bin").string() + c.out_spec, "--rtol", "1e-4", "--atol", "1e-5"});
+      require_ok(r);
+      CHECK(r.out.find("output 0: ") != std::string::npos);
+      CHECK(r.out.find("matches") != std::string::npos);
+      // The same with the weights copied (external blob) / the default path (embedded).
+      require_ok(run_mpspack({"run", mpk.string(), "--copy-weights", "--input",
+                              (c.dir / "input0.bin").string() + c.in_spec, "--expect",
+                              (c.dir / "expected0.bin").string() + c.out_spec}));
+    }
+  }
+}
+
+TEST_CASE("run: every rebuilt-bookworm fixture matches through examples recorded at build", "[run][cli][e2e]") {
+  const auto cases = rebuilt_cases();
+  MPK_REQUIRE_FIXTURE(fixtures_dir() / "rebuilt-bookworm" / "manifest.json");
+  for (const auto& c : cases) {
+    SECTION(c.name) {
+      TempDir tmp;
+      const auto mpk = tmp / "model.mpk";
+      require_ok(build(c.dir, mpk,
+                       {"--example-input", (c.dir / "input0.bin").string() + c.in_spec, "--example-output",
+                        (c.dir / "expected0.bin").string() + c.out_spec}));
+      auto r = run_mpspack({"run", mpk.string(), "--json"});
+      require_ok(r);
+      const auto j = nlohmann::json::parse(r.out);
+      CHECK(j.at("ok") == true);
+      CHECK(j.at("checked") == true);
+      REQUIRE(j.at("outputs").size() == 1);
+      CHECK(j.at("outputs")[0].at("match") == true);
+      CHECK(j.at("timings").at("first_run_ms").get<double>() >= 0);
+      // A raw --input without DTYPE:SHAPE takes the recorded example's.
+      require_ok(run_mpspack({"run", mpk.string(), "--input", (c.dir / "input0.bin").string(), "--expect",
+                              (c.dir / "expected0.bin").string()}));
+    }
+  }
+}
+
+TEST_CASE("run: the bundled tiny_mlp example, by --input/--expect and by recorded example", "[run][cli]") {
+  const auto dir = tiny_mlp_dir();
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto mpk = tmp / "tiny.mpk";
+  require_ok(run_mpspack({"build", (dir / "model.so").string(), "-o", mpk.string()}));
+  require_ok(run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--expect",
+                          (dir / "expected0.bin").string() + ":f32:4x8"}));
+  const auto mpk2 = tmp / "tiny_ex.mpk";
+  require_ok(run_mpspack({"build", (dir / "model.so").string(), "-o", mpk2.string(), "--example-input",
+                          (dir / "input0.bin").string() + ":f32:4x16", "--example-output",
+                          (dir / "expected0.bin").string() + ":f32:4x8"}));
+  auto r = run_mpspack({"run", mpk2.string()});
+  require_ok(r);
+  CHECK(r.out.find("matches the recorded example output0") != std::string::npos);
+}
+
+TEST_CASE("run --output writes .npy files that hold the outputs; --input alone exits 0", "[run][cli]") {
+  const auto dir = tiny_mlp_dir();
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto mpk = tmp / "tiny.mpk";
+  require_ok(run_mpspack({"build", (dir / "model.so").string(), "-o", mpk.string()}));
+  const auto out = tmp / "outs";
+  require_ok(run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--output",
+                          out.string()}));
+  const std::string npy = slurp(out / "output0.npy");
+  auto t = mpspack::parse_npy(mpspack::ByteView(
+      {reinterpret_cast<const uint8_t*>(npy.data()), npy.size()}, "output0.npy"));
+  REQUIRE(t.ok());
+  CHECK(t->dtype == mpspack::dtype::float32);
+  CHECK(t->shape == std::vector<int64_t>{4, 8});
+  // The written file is itself a valid reference.
+  require_ok(run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--expect",
+                          (out / "output0.npy").string(), "--rtol", "0", "--atol", "0"}));
+}
+
+TEST_CASE("run: a wrong output is exit 1, naming the output and the errors", "[run][cli]") {
+  const auto dir = tiny_mlp_dir();
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto mpk = tmp / "tiny.mpk";
+  require_ok(run_mpspack({"build", (dir / "model.so").string(), "-o", mpk.string()}));
+  std::string expected = slurp(dir / "expected0.bin");
+  float f;
+  std::memcpy(&f, expected.data() + 4 * 5, 4);
+  f += 1.0f;
+  std::memcpy(expected.data() + 4 * 5, &f, 4);
+  write_bytes(tmp / "wrong.bin", expected);
+  auto r = run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--expect",
+                        (tmp / "wrong.bin").string() + ":f32:4x8"});
+  require_error(r, "output 0 does not match", 1);
+  CHECK(r.out.find("DOES NOT MATCH") != std::string::npos);
+  CHECK(r.out.find("1 of 32 elements") != std::string::npos);
+  CHECK(r.out.find("first at [0, 5]") != std::string::npos);
+  // A reference of the wrong shape does not match either (exit 1, says why).
+  auto r2 = run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--expect",
+                         (dir / "expected0.bin").string() + ":f32:8x4"});
+  require_error(r2, "does not match", 1);
+  CHECK(r2.out.find("shape 4x8 differs from the expected 8x4") != std::string::npos);
+}
+
+TEST_CASE("run refuses a CUDA library before loading it", "[run][cli][errors]") {
+  const auto dir = fixtures_dir() / "torch-built" / "cuda_mlp_blob";
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto mpk = tmp / "cuda.mpk";
+  require_ok(build(dir, mpk));
+  auto r = run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:8x64"});
+  require_error(r, "was built for cuda; this mpspack runs cpu models only");
+  CHECK(r.err_lines().size() == 1);  // nothing of the library ran or printed
+}
+
+TEST_CASE("run refuses a library importing functions the shim lacks, naming them", "[run][cli][errors]") {
+  const auto so = fake_model("missing_import.so");
+  MPK_REQUIRE_FIXTURE(so);
+  TempDir tmp;
+  const auto mpk = tmp / "missing.mpk";
+  require_ok(run_mpspack({"build", so.string(), "-o", mpk.string()}));
+  write_bytes(tmp / "x.bin", std::string(16, '\0'));
+  auto r = run_mpspack({"run", mpk.string(), "--input", (tmp / "x.bin").string() + ":f32:4"});
+  require_error(r, "imports 1 function this mpspack's shim does not provide: aoti_torch_does_not_exist");
+  CHECK(r.err_lines().size() == 1);
+}
+
+TEST_CASE("run: a model that reports an error is exit 2 with the model's message passed on", "[run][cli][errors]") {
+  const auto so = fake_model("fail_run.so");
+  MPK_REQUIRE_FIXTURE(so);
+  TempDir tmp;
+  const auto mpk = tmp / "fail.mpk";
+  require_ok(run_mpspack({"build", so.string(), "-o", mpk.string()}));
+  write_bytes(tmp / "x.bin", std::string(16, '\0'));
+  auto r = run_mpspack({"run", mpk.string(), "--input", (tmp / "x.bin").string() + ":f32:4"});
+  require_error(r, "the model reported an error (see above)");
+  // The embedded constants were restored before Create (the model prints their first byte, 0x2a).
+  CHECK(r.err.find("deliberate failure in Run (constants start with 42)") != std::string::npos);
+}
+
+TEST_CASE("run: a real model's failed check (token id out of range) is an error, not a crash", "[run][cli][errors]") {
+  const auto dir = fixtures_dir() / "rebuilt-bookworm" / "cpu_block_embedded";
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto mpk = tmp / "block.mpk";
+  require_ok(build(dir, mpk));
+  std::string ids(2 * 16 * 8, '\0');
+  for (size_t i = 0; i < 32; ++i) ids[8 * i] = 3;
+  mpspack::store_u64le(reinterpret_cast<uint8_t*>(ids.data()) + 8 * 5, 100000);  // vocabulary is 100
+  write_bytes(tmp / "ids.bin", ids);
+  auto r = run_mpspack({"run", mpk.string(), "--input", (tmp / "ids.bin").string() + ":i64:2x16"});
+  require_error(r, "the model reported an error (see above)");
+}
+
+TEST_CASE("run checks inputs before the model runs: count, dtype, shape, size, missing file", "[run][cli][errors]") {
+  const auto dir = tiny_mlp_dir();
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto plain = tmp / "tiny.mpk";
+  require_ok(run_mpspack({"build", (dir / "model.so").string(), "-o", plain.string()}));
+  const auto with_ex = tmp / "tiny_ex.mpk";
+  require_ok(run_mpspack({"build", (dir / "model.so").string(), "-o", with_ex.string(), "--example-input",
+                          (dir / "input0.bin").string() + ":f32:4x16", "--example-output",
+                          (dir / "expected0.bin").string() + ":f32:4x8"}));
+  const std::string in = (dir / "input0.bin").string();
+
+  SECTION("wrong number of inputs") {
+    require_error(run_mpspack({"run", plain.string(), "--input", in + ":f32:4x16", "--input", in + ":f32:4x16"}),
+                  "library 'model': takes 1 input, 2 given");
+  }
+  SECTION("wrong dtype (recorded example says f32)") {
+    require_error(run_mpspack({"run", with_ex.string(), "--input", in + ":i32:4x16"}),
+                  "input 0: dtype i32 given, the model takes f32");
+  }
+  SECTION("wrong shape (recorded example says 4x16)") {
+    require_error(run_mpspack({"run", with_ex.string(), "--input", in + ":f32:8x8"}),
+                  "input 0: shape 8x8 given, the model takes 4x16");
+  }
+  SECTION("file size does not match DTYPE:SHAPE") {
+    require_error(run_mpspack({"run", plain.string(), "--input", in + ":f32:4x32"}),
+                  "input0.bin: holds 256 bytes, but f32 4x32 needs 512");
+  }
+  SECTION("raw file without DTYPE:SHAPE and no example") {
+    require_error(run_mpspack({"run", plain.string(), "--input", in}), "say its dtype and shape");
+  }
+  SECTION("missing input file") {
+    require_error(run_mpspack({"run", plain.string(), "--input", (tmp / "nope.bin").string() + ":f32:4x16"}),
+                  "nope.bin: no such file");
+  }
+  SECTION("missing expected file") {
+    require_error(run_mpspack({"run", plain.string(), "--input", in + ":f32:4x16", "--expect",
+                               (tmp / "nope.bin").string()}),
+                  "nope.bin: no such file");
+  }
+  SECTION("no inputs and no recorded example") {
+    require_error(run_mpspack({"run", plain.string()}), "records no example");
+  }
+  SECTION("unknown library") {
+    require_error(run_mpspack({"run", plain.string(), "--library", "other", "--input", in + ":f32:4x16"}),
+                  "no library 'other'");
+  }
+  SECTION("missing container") {
+    require_error(run_mpspack({"run", (tmp / "nope.mpk").string()}), "nope.mpk");
+  }
+}
