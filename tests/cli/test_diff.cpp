@@ -176,7 +176,7 @@ TEST_CASE("diff: a file that is not a container is an error (exit 2)", "[cli][di
   CHECK(missing.exit_code == 2);
 }
 
-TEST_CASE("--quiet and --log-level work with every command, before or after it", "[cli][global-options]") {
+TEST_CASE("the global options quiet and log-level work with every command, before or after it", "[cli][global-options]") {
   auto so = rebuilt("cpu_mlp_embedded") / "model.so";
   MPK_REQUIRE_FIXTURE(so);
   TempDir tmp;
