@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every CPU case of one or more make_aoti_cases.py case folders (each with a manifest.json)
+# through `mpspack build` -> `mpspack verify` -> `mpspack run --input ... --expect ...` and prints
+# one line per case. Exit 0 only if every case matched. Meant for the device machine, where the
+# torch-built libraries (glibc >= 2.38) load:
+#
+#   tests/device/run_cpu_cases.sh MPSPACK CASE_ROOT...
+set -uo pipefail
+mpspack="$1"; shift
+work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+pass=0; fail=0
+for root in "$@"; do
+  while IFS=$'\t' read -r dir inputs expects; do
+    case_dir="$root/$dir"
+    weights=(); [ -f "$case_dir/weights.blob" ] && weights=(--weights "$case_dir/weights.blob")
+    out="$work/$dir.mpk"
+    if ! "$mpspack" -q build "$case_dir/model.so" "${weights[@]}" -o "$out" 2> "$work/err"; then
+      echo "FAIL $dir build: $(cat "$work/err")"; fail=$((fail + 1)); continue
+    fi
+    "$mpspack" -q verify "$out" || { echo "FAIL $dir verify"; fail=$((fail + 1)); continue; }
+    args=()
+    for s in $inputs; do args+=(--input "$case_dir/$s"); done
+    for s in $expects; do args+=(--expect "$case_dir/$s"); done
+    if result=$("$mpspack" run "$out" "${args[@]}" --json 2> "$work/err"); then
+      summary=$(python3 -c "import json,sys; r=json.load(sys.stdin); print(' '.join('out%d max_abs %.2e' % (i, o.get('max_abs_error') or 0) for i, o in enumerate(r.get('outputs', []))))" <<< "$result" 2>/dev/null)
+      echo "ok   $dir $summary"
+      pass=$((pass + 1))
+    else
+      echo "FAIL $dir run: $(tail -n 3 "$work/err" | tr '\n' ' ')"; fail=$((fail + 1))
+    fi
+  done < <(python3 - "$root/manifest.json" <<'PY'
+import json, sys
+names = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float64": "f64",
+         "torch.int64": "i64", "torch.int32": "i32", "torch.int16": "i16", "torch.int8": "i8",
+         "torch.uint8": "u8", "torch.bool": "bool"}
+spec = lambda prefix, i, t: f"{prefix}{i}.bin:{names[t['dtype']]}:{'x'.join(map(str, t['shape'])) or '1'}"
+for c in json.load(open(sys.argv[1]))["cases"]:
+    if c.get("device", "cpu") != "cpu" and not c["dir"].startswith("cpu_"): continue
+    ins = " ".join(spec("input", i, t) for i, t in enumerate(c["inputs"]))
+    outs = " ".join(spec("expected", i, t) for i, t in enumerate(c["outputs"]))
+    print(f"{c['dir']}\t{ins}\t{outs}")
+PY
+)
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
