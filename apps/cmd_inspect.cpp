@@ -5,6 +5,7 @@
 #include "mpspack/aoti/library.hpp"
 #include "mpspack/file.hpp"
 #include "mpspack/format/header.hpp"
+#include "mpspack/runtime/model.hpp"
 
 #include <cstring>
 #include <map>
@@ -77,7 +78,8 @@ json container_json(const format::Container& c) {
                {"dropped_needed", l.dropped_needed}, {"imports", l.imports},
                {"weights", l.weights < 0 ? json(nullptr) : json(l.weights)}, {"cubins", l.cubins},
                {"original_size", l.original_size}, {"original_sha256", l.original_sha256},
-               {"constants_region", l.region ? region_json(*l.region) : json(nullptr)}};
+               {"constants_region", l.region ? region_json(*l.region) : json(nullptr)},
+               {"missing_shim_imports", runtime::missing_shim_imports(l)}};
     j["libraries"].push_back(lj);
   }
   j["weights"] = json::array();
@@ -151,6 +153,9 @@ void print_container(const format::Container& c) {
     std::printf("    needed: %s\n", join(l.needed).c_str());
     if (!l.dropped_needed.empty()) std::printf("    dropped from needed: %s\n", join(l.dropped_needed).c_str());
     std::printf("    imports (%zu): %s\n", l.imports.size(), join(l.imports).c_str());
+    auto missing = runtime::missing_shim_imports(l);
+    if (!missing.empty())
+      std::printf("    not provided by this mpspack's shim (%zu): %s\n", missing.size(), join(missing).c_str());
     if (l.region)
       std::printf("    constants were at %s %s..%s (%llu bytes)\n", printable(l.region->section).c_str(),
                   hex(l.region->start_vaddr).c_str(), hex(l.region->end_vaddr).c_str(),

@@ -210,6 +210,13 @@ TEST_CASE("run refuses a library importing functions the shim lacks, naming them
   auto r = run_mpspack({"run", mpk.string(), "--input", (tmp / "x.bin").string() + ":f32:4"});
   require_error(r, "imports 1 function this mpspack's shim does not provide: aoti_torch_does_not_exist");
   CHECK(r.err_lines().size() == 1);
+  // inspect says the same without running anything.
+  auto text = run_mpspack({"inspect", mpk.string()});
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("not provided by this mpspack's shim (1): aoti_torch_does_not_exist") != std::string::npos);
+  auto json = run_mpspack({"inspect", "--json", mpk.string()});
+  REQUIRE(json.exit_code == 0);
+  CHECK(json.out.find("\"missing_shim_imports\": [\n        \"aoti_torch_does_not_exist\"") != std::string::npos);
 }
 
 TEST_CASE("run: a model that reports an error is exit 2 with the model's message passed on", "[run][cli][errors]") {

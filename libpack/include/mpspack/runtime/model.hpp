@@ -70,6 +70,10 @@ struct LiveConstant {
 // The host machine name as the container writes it ("x86_64", "aarch64").
 std::string_view host_machine();
 
+// The shim functions (aoti_torch_*, Sleef_*) `lib` imports that this mpspack's shim does not
+// provide, sorted. Device runtime imports (cuda*, cu*) are a backend's business and not listed.
+std::vector<std::string> missing_shim_imports(const LibraryInfo& lib);
+
 // The library a user means by NAME or INDEX ("" = the only one, or the first).
 Result<uint32_t> find_library(const format::Container& c, std::string_view name_or_index);
 

@@ -128,8 +128,8 @@ Status refuse(Model::Impl& m) {
                    fmt::format("still needs {} (the container was built with --keep-libtorch); mpspack runs "
                                "libraries on its own shim: rebuild the container without --keep-libtorch",
                                fmt::join(torch_needed, ", ")));
-  const auto provided = shim::mpspack_shim_provided_symbols();
   std::vector<std::string> missing;
+  const auto provided = shim::mpspack_shim_provided_symbols();
   for (const auto& s : lib.imports)
     if (!std::binary_search(provided.begin(), provided.end(), std::string_view(s))) missing.push_back(s);
   if (!missing.empty())
@@ -138,6 +138,20 @@ Status refuse(Model::Impl& m) {
                                missing.size() == 1 ? "" : "s", fmt::join(missing, ", ")));
   return {};
 }
+
+}  // namespace
+
+std::vector<std::string> missing_shim_imports(const LibraryInfo& lib) {
+  const auto provided = shim::mpspack_shim_provided_symbols();
+  std::vector<std::string> missing;
+  for (const auto& s : lib.imports) {
+    bool shim_kind = s.starts_with("aoti_torch_") || s.starts_with("Sleef_");
+    if (shim_kind && !std::binary_search(provided.begin(), provided.end(), std::string_view(s))) missing.push_back(s);
+  }
+  return missing;
+}
+
+namespace {
 
 // --- step 2: the stored library into a memfd, dlopen'ed from /proc/self/fd/N ---------------------
 
