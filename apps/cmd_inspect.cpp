@@ -97,6 +97,15 @@ json container_json(const format::Container& c) {
     j["weights"].push_back({{"segment", w.segment}, {"size", seg.size}, {"offset", seg.offset},
                             {"alignment", seg.alignment}, {"constants", cj}, {"totals_by_dtype", tj}});
   }
+  j["examples"] = json::array();
+  for (const auto& e : m.examples) {
+    auto tensors = [](const std::vector<TensorInfo>& ts) {
+      json a = json::array();
+      for (const auto& t : ts) a.push_back({{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"segment", t.segment}});
+      return a;
+    };
+    j["examples"].push_back({{"library", e.library}, {"inputs", tensors(e.inputs)}, {"outputs", tensors(e.outputs)}});
+  }
   return j;
 }
 
@@ -184,6 +193,17 @@ void print_container(const format::Container& c) {
   }
 }
 
+void print_examples(const Manifest& m) {
+  auto list = [](const std::vector<TensorInfo>& ts) {
+    std::string out;
+    for (const auto& t : ts) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", dtype_name(t.dtype), shape_text(t.shape));
+    return out.empty() ? std::string("(none)") : out;
+  };
+  for (const auto& e : m.examples)
+    std::printf("\nexample for library %u: inputs %s -> outputs %s (mpspack run checks against it)\n", e.library,
+                list(e.inputs).c_str(), list(e.outputs).c_str());
+}
+
 void print_library(const std::string& file, uint64_t size, const aoti::LibraryAnalysis& a) {
   std::printf("%s: AOTInductor model library, %llu bytes, %s, device %s, %s weights\n", printable(file).c_str(),
               (unsigned long long)size, a.machine.c_str(), a.device.c_str(), to_string(a.flavour));
@@ -204,8 +224,12 @@ int run_inspect(const InspectArgs& a) {
   if (format::has_magic(file.view())) {
     auto c = format::Container::parse(std::move(file));
     if (!c.ok()) return fail(c.error());
-    if (a.json) print_json(container_json(*c));
-    else print_container(*c);
+    if (a.json) {
+      print_json(container_json(*c));
+    } else {
+      print_container(*c);
+      print_examples(c->manifest());
+    }
     return kOk;
   }
   auto analysis = aoti::analyze_library(file.view());

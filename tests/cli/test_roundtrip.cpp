@@ -172,3 +172,22 @@ TEST_CASE("inspect on a raw model library reports flavour, region and imports", 
   CHECK(b["flavour"] == "external-blob");
   CHECK(b["recorded_blob_size"] == std::filesystem::file_size(dir / "cpu_block_blob" / "weights.blob"));
 }
+
+TEST_CASE("inspect shows the reference tensors recorded with --example-input/--example-output", "[cli][fixtures]") {
+  auto dir = fixtures_dir() / "rebuilt-bookworm" / "cpu_block_blob";
+  MPK_REQUIRE_FIXTURE(dir);
+  TempDir tmp;
+  auto mpk = tmp / "ex.mpk";
+  auto r = run_mpspack({"build", (dir / "model.so").string(), "--weights", (dir / "weights.blob").string(),
+                        "--example-input", (dir / "input0.bin").string() + ":i64:2x16", "--example-output",
+                        (dir / "expected0.bin").string() + ":f32:2x16x100", "-o", mpk.string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto j = json::parse(run_mpspack({"inspect", "--json", mpk.string()}).out);
+  REQUIRE(j["examples"].size() == 1);
+  CHECK(j["examples"][0]["inputs"][0]["dtype"] == "i64");
+  CHECK(j["examples"][0]["inputs"][0]["shape"] == json::array({2, 16}));
+  CHECK(j["examples"][0]["outputs"][0]["shape"] == json::array({2, 16, 100}));
+  auto text = run_mpspack({"inspect", mpk.string()});
+  CHECK(text.out.find("inputs i64 [2,16] -> outputs f32 [2,16,100]") != std::string::npos);
+}
