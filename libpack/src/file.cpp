@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -65,6 +67,25 @@ MappedFile::~MappedFile() {
   fd_ = -1;
 }
 
+namespace {
+
+// A writer killed before commit (kill -9, power loss) leaves its temp file behind; the name carries
+// the writer's pid, so the next writer of the same target removes those whose process is gone.
+void remove_stale_temps(const std::filesystem::path& dir, const std::string& target_name) {
+  const std::string prefix = target_name + ".mpk-tmp-";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (pid <= 0 || end == nullptr || *end != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ec);
+  }
+}
+
+}  // namespace
+
 Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target) {
   AtomicWriter w;
   w.target_ = target;
@@ -75,7 +96,9 @@ Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target) {
                       dir.string());
   if (std::filesystem::is_directory(target, ec))
     return make_error(Error::Kind::Invalid, "{}: is a directory", target.string());
-  std::string tmpl = (dir / (target.filename().string() + ".mpk-tmp-XXXXXX")).string();
+  remove_stale_temps(dir, target.filename().string());
+  std::string tmpl =
+      (dir / fmt::format("{}.mpk-tmp-{}-XXXXXX", target.filename().string(), getpid())).string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   w.fd_ = mkostemp(buf.data(), O_CLOEXEC);

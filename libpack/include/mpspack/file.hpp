@@ -45,7 +45,8 @@ class MappedFile {
   int fd_ = -1;
 };
 
-// Writes a file atomically: bytes go to "<target>.mpk-tmp-XXXXXX" in the same folder; commit()
+// Writes a file atomically: bytes go to "<target>.mpk-tmp-<pid>-XXXXXX" in the same folder (a
+// later writer of the same target removes those left by processes that died); commit()
 // fsyncs, renames over the target and fsyncs the folder. Destroying an uncommitted writer removes
 // the temp file.
 class AtomicWriter {

@@ -1,0 +1,139 @@
+// Faults during build and unpack: nothing the user had is lost, nothing partial is left.
+#include "cli_runner.hpp"
+#include "fixtures.hpp"
+
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/mount.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+using namespace mpspack::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path mlp_so() { return fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_embedded" / "model.so"; }
+
+bool has_temp_file(const fs::path& dir) {
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".mpk-tmp-") != std::string::npos) return true;
+  return false;
+}
+
+// A tmpfs of `bytes` mounted at `dir` (root only); unmounted on destruction.
+struct SmallFs {
+  fs::path dir;
+  bool mounted = false;
+  SmallFs(fs::path d, uint64_t bytes, bool read_only = false) : dir(std::move(d)) {
+    fs::create_directories(dir);
+    std::string opts = "size=" + std::to_string(bytes);
+    mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", read_only ? MS_RDONLY : 0, opts.c_str()) == 0;
+  }
+  ~SmallFs() {
+    if (mounted) ::umount(dir.c_str());
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a full disk gives a clear error and leaves no partial output", "[cli][faults]") {
+  MPK_REQUIRE_FIXTURE(mlp_so());
+  TempDir tmp;
+  SmallFs small(tmp / "small", 256 * 1024);  // the container needs about 500 KiB
+  if (!small.mounted) {
+    WARN("skipped: cannot mount a small tmpfs here (needs root): " << std::strerror(errno));
+    return;
+  }
+  auto out = small.dir / "m.mpk";
+  auto r = run_mpspack({"build", mlp_so().string(), "-o", out.string()});
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  REQUIRE(r.err_lines().size() == 1);
+  CHECK(r.err.find("m.mpk") != std::string::npos);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  CHECK_FALSE(has_temp_file(small.dir));
+
+  // unpack into the full file system fails the same way.
+  REQUIRE(run_mpspack({"build", mlp_so().string(), "-o", (tmp / "ok.mpk").string()}).exit_code == 0);
+  auto u = run_mpspack({"unpack", (tmp / "ok.mpk").string(), "-o", small.dir.string()});
+  CHECK(u.exit_code == 2);
+  CHECK(u.err.find("No space left on device") != std::string::npos);
+  CHECK_FALSE(fs::exists(small.dir / "model.so"));
+  CHECK_FALSE(has_temp_file(small.dir));
+}
+
+TEST_CASE("an output folder that is missing or read-only is refused cleanly", "[cli][faults]") {
+  MPK_REQUIRE_FIXTURE(mlp_so());
+  TempDir tmp;
+  auto missing = run_mpspack({"build", mlp_so().string(), "-o", (tmp / "no" / "such" / "m.mpk").string()});
+  CHECK(missing.exit_code == 2);
+  REQUIRE(missing.err_lines().size() == 1);
+  CHECK(missing.err.find("does not exist") != std::string::npos);
+
+  SmallFs ro(tmp / "ro", 1 << 20, /*read_only=*/true);
+  if (!ro.mounted) {
+    WARN("skipped: cannot mount a read-only tmpfs here (needs root): " << std::strerror(errno));
+    return;
+  }
+  auto r = run_mpspack({"build", mlp_so().string(), "-o", (ro.dir / "m.mpk").string()});
+  CHECK(r.exit_code == 2);
+  REQUIRE(r.err_lines().size() == 1);
+  CHECK(r.err.find("Read-only file system") != std::string::npos);
+}
+
+TEST_CASE("kill -9 during build leaves the previous output untouched, and the next build cleans up", "[cli][faults]") {
+  auto blob_so = fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_blob" / "model.so";
+  MPK_REQUIRE_FIXTURE(blob_so);
+  TempDir tmp;
+  // A real external-blob library patched to record a 3 GiB blob; the blob is sparse, so it costs no
+  // disk, yet reading and zero-checking it keeps the build busy long enough to be killed mid-way.
+  std::string so = slurp(blob_so);
+  auto probe = run_mpspack({"inspect", "--json", blob_so.string()});
+  REQUIRE(probe.exit_code == 0);
+  auto at = probe.out.find("\"file_offset\": ");
+  REQUIRE(at != std::string::npos);
+  uint64_t offset = std::stoull(probe.out.substr(at + 15));
+  const uint64_t size = 3ull << 30;
+  for (int i = 0; i < 8; ++i) so[offset + i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  write_bytes(tmp / "big.so", so);
+  write_bytes(tmp / "big_weights.blob", "");
+  fs::resize_file(tmp / "big_weights.blob", size);
+
+  auto out = tmp / "out.mpk";
+  write_bytes(out, "previous contents");
+  std::vector<std::string> args = {mpspack_binary(), "build", (tmp / "big.so").string(), "-o", out.string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  // Wait until the temp file exists (the build is under way), then kill it.
+  bool started = false;
+  for (int i = 0; i < 6000 && !started; ++i) {  // up to a minute: the inputs are hashed first
+    started = has_temp_file(tmp.path);
+    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(started);
+  CHECK(WIFSIGNALED(status));
+  CHECK(slurp(out) == "previous contents");
+  CHECK(has_temp_file(tmp.path));  // a killed process cannot clean up after itself...
+
+  // ...so the next build of the same output removes what the dead one left.
+  auto small = run_mpspack({"build", blob_so.string(), "--weights",
+                            (fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_blob" / "weights.blob").string(), "-o",
+                            out.string()});
+  INFO(small.err);
+  REQUIRE(small.exit_code == 0);
+  CHECK_FALSE(has_temp_file(tmp.path));
+  CHECK(run_mpspack({"verify", out.string()}).exit_code == 0);
+}
