@@ -2,15 +2,18 @@
 // (or recorded) inputs, and check the outputs against references.
 //   open -> pick library -> read inputs (and check the expected files exist) -> load -> run
 //   -> write outputs -> compare -> report
+#include "bench_report.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
 #include "mpspack/runtime/model.hpp"
 #include "mpspack/tensor_io.hpp"
+#include "mpspack/version.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <optional>
 
 namespace mpspack::cli {
@@ -29,7 +32,24 @@ struct RunArgs {
   std::string output;
   bool copy_weights = false;
   bool json = false;
+  // --bench
+  bool bench = false;
+  uint64_t warmup = 3;
+  std::optional<double> warmup_ms;
+  uint64_t iterations = 20;
+  std::optional<double> duration_s;
+  bool cold = false;
+  std::string format = "text";
+  std::string export_times;
+  std::string embedded_weights;  // hidden: memcpy (default), memcpy-willneed, pread, mmap, mmap-populate
 };
+
+runtime::EmbeddedWeights embedded_mechanism(const std::string& name) {
+  using E = runtime::EmbeddedWeights;
+  for (E e : {E::Memcpy, E::MemcpyWillneed, E::Pread, E::Mmap, E::MmapPopulate})
+    if (name == runtime::to_string(e)) return e;
+  return runtime::LoadOptions{}.embedded;
+}
 
 const ExampleInfo* example_for(const Manifest& m, uint32_t library) {
   for (const auto& e : m.examples)
@@ -167,7 +187,10 @@ Status write_outputs(const std::string& dir, const std::vector<HostTensor>& outs
   return {};
 }
 
+int run_bench(const RunArgs& a);
+
 int run_run(const RunArgs& a) {
+  if (a.bench) return run_bench(a);
   using Clock = std::chrono::steady_clock;
   // 1. open and pick the library
   const auto t0 = Clock::now();
@@ -202,6 +225,7 @@ int run_run(const RunArgs& a) {
   // 3. load and run
   runtime::LoadOptions lo;
   lo.copy_weights = a.copy_weights;
+  if (!a.embedded_weights.empty()) lo.embedded = embedded_mechanism(a.embedded_weights);
   auto model = Model::load(*container, *index, lo);
   if (!model.ok()) return fail(model.error().context(a.file));
   model->mutable_timings().open_ms = open_ms;
@@ -277,6 +301,130 @@ int run_run(const RunArgs& a) {
   return kOk;
 }
 
+// --bench: load (each phase timed), first run, warm-up, timed iterations; the report
+// (docs/CLI.md, ## run). The container's SHA-256 is computed after everything timed.
+int run_bench(const RunArgs& a) {
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+  // 0. --cold: drop the container from the page cache before it is opened
+  nlohmann::json cold_cache;
+  if (a.cold) cold_cache = bench::drop_from_page_cache(a.file);
+
+  // 1. open and pick the library; the inputs (not timed as load: they are the user's data)
+  auto t0 = Clock::now();
+  auto container = format::Container::open(a.file);
+  if (!container.ok()) return fail(container.error());
+  const double open_ms = ms(t0);
+  auto index = runtime::find_library(*container, a.library);
+  if (!index.ok()) return fail(index.error());
+  const ExampleInfo* ex = example_for(container->manifest(), *index);
+  const std::string lib_name = container->manifest().libraries[*index].name;
+  std::vector<HostTensor> inputs, expected;
+  if (!a.inputs.empty()) {
+    auto r = read_inputs(a, ex);
+    if (!r.ok()) return fail(r.error());
+    inputs = std::move(r).value();
+  } else if (ex) {
+    for (const auto& t : ex->inputs) inputs.push_back(from_segment(*container, t));
+    for (const auto& t : ex->outputs) expected.push_back(from_segment(*container, t));
+  } else {
+    return fail(make_error(Error::Kind::Invalid,
+                           "{}: no inputs: the container records no example for library '{}'; pass --input "
+                           "FILE[:DTYPE:SHAPE]",
+                           a.file, lib_name));
+  }
+
+  // 2. load and the first run
+  runtime::LoadOptions lo;
+  lo.copy_weights = a.copy_weights;
+  if (!a.embedded_weights.empty()) lo.embedded = embedded_mechanism(a.embedded_weights);
+  auto model = Model::load(*container, *index, lo);
+  if (!model.ok()) return fail(model.error().context(a.file));
+  model->mutable_timings().open_ms = open_ms;
+  auto first = model->run(inputs);
+  if (!first.ok()) return fail(first.error().context(a.file));
+  const double first_result_ms = bench::ms_since_process_start();
+  bool checked = !expected.empty(), ok = true;
+  if (checked) {
+    if (expected.size() != first->size()) ok = false;
+    for (size_t i = 0; ok && i < expected.size(); ++i)
+      ok = compare_tensors((*first)[i], expected[i], default_tolerance(expected[i].dtype)).match;
+  }
+
+  // 3. warm-up, then the timed iterations
+  uint64_t warmup_runs = 0;
+  auto run_once = [&]() -> Status {
+    auto r = model->run(inputs);
+    if (!r.ok()) return r.error().context(a.file);
+    return {};
+  };
+  t0 = Clock::now();
+  for (;;) {
+    if (a.warmup_ms ? ms(t0) >= *a.warmup_ms : warmup_runs >= a.warmup) break;
+    if (auto s = run_once(); !s.ok()) return fail(s.error());
+    ++warmup_runs;
+  }
+  std::vector<double> times;
+  const auto start = Clock::now();
+  for (;;) {
+    if (a.duration_s ? (!times.empty() && ms(start) >= *a.duration_s * 1e3) : times.size() >= a.iterations) break;
+    const auto ti = Clock::now();
+    if (auto s = run_once(); !s.ok()) return fail(s.error());
+    times.push_back(ms(ti));
+  }
+  const double total_ms = ms(start);
+  const uint64_t peak_rss = bench::peak_rss_bytes();
+
+  // 4. report (hashing reads the whole container: after everything timed)
+  const auto& t = model->timings();
+  const double load_total = t.open_ms + t.checks_ms + t.library_ms + t.weights_ms + t.create_ms + t.constants_ms;
+  nlohmann::json r = {
+      {"schema_version", 1},
+      {"container", a.file},
+      {"library", lib_name},
+      {"backend", "cpu"},
+      {"weights_mode", runtime::to_string(model->weights_mode())},
+      {"embedded_weights", runtime::to_string(lo.embedded)},
+      {"cold", a.cold},
+      {"load_ms",
+       {{"open_ms", t.open_ms},
+        {"checks_ms", t.checks_ms},
+        {"library_ms", t.library_ms},
+        {"weights_ms", t.weights_ms},
+        {"create_ms", t.create_ms},
+        {"constants_ms", t.constants_ms},
+        {"first_run_ms", t.first_run_ms},
+        {"load_total_ms", load_total},
+        {"load_to_first_result_ms", load_total + t.first_run_ms}}},
+      {"time_to_first_result_ms", first_result_ms},
+      {"checked", checked},
+      {"ok", ok},
+      {"warmup_runs", warmup_runs},
+      {"iterations", times.size()},
+      {"total_ms", total_ms},
+      {"latency_ms", bench::latency_stats(times)},
+      {"throughput_per_s", total_ms > 0 ? double(times.size()) * 1e3 / total_ms : 0.0},
+      {"peak_rss_bytes", peak_rss},
+      {"machine", bench::machine_info()},
+      {"container_sha256", bench::sha256_file(a.file)},
+      {"mpspack_version", mpspack::version_string()}};
+  if (a.cold) r["cold_cache"] = cold_cache;
+  if (!a.export_times.empty()) {
+    std::ofstream f(a.export_times, std::ios::binary | std::ios::trunc);
+    f << nlohmann::json(times).dump() << "\n";
+    if (!f.flush())
+      return fail(make_error(Error::Kind::Io, "{}: cannot write the iteration times (--export-times)", a.export_times));
+    r["export_times"] = a.export_times;
+  }
+  std::fputs(bench::render(r, a.format).c_str(), stdout);
+  std::fflush(stdout);
+  if (!ok)
+    return fail(make_error(Error::Kind::Invalid, "{}: the first run's outputs do not match the recorded example",
+                           a.file),
+                kCheckFailed);
+  return kOk;
+}
+
 }  // namespace
 
 Action add_run(CLI::App& app) {
@@ -296,6 +444,23 @@ Action add_run(CLI::App& app) {
   app.add_flag("--copy-weights", a->copy_weights,
                "External-blob libraries: copy the weights into the model instead of using them in place");
   app.add_flag("--json", a->json, "Print a JSON report on stdout");
+  app.add_flag("--bench", a->bench,
+               "Benchmark: time each load phase and the first run, warm up, then time --iterations runs; report "
+               "latency statistics, throughput and peak RSS");
+  app.add_option("--warmup", a->warmup, "--bench: warm-up runs before timing (default 3)");
+  app.add_option("--warmup-ms", a->warmup_ms, "--bench: warm up for this many milliseconds instead of --warmup runs");
+  app.add_option("--iterations", a->iterations, "--bench: timed runs (default 20)")->check(CLI::PositiveNumber);
+  app.add_option("--duration", a->duration_s, "--bench: time runs for this many seconds instead of --iterations")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--cold", a->cold,
+               "--bench: drop the container from the page cache first (posix_fadvise DONTNEED; clean pages only)");
+  app.add_option("--format", a->format, "--bench: report format: text (default), json, csv, md")
+      ->check(CLI::IsMember({"text", "json", "csv", "md"}));
+  // For benchmarks of the loader (docs/PERFORMANCE.md), not a user choice: hidden from --help.
+  app.add_option("--embedded-weights", a->embedded_weights, "How embedded weights reach the constants region")
+      ->check(CLI::IsMember({"memcpy", "memcpy-willneed", "pread", "mmap", "mmap-populate"}))
+      ->group("");
+  app.add_option("--export-times", a->export_times, "--bench: write every timed iteration (JSON array of ms) to FILE");
   return [a] { return run_run(*a); };
 }
 

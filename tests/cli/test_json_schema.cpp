@@ -119,7 +119,7 @@ TEST_CASE("the schema validator itself rejects missing fields, wrong types and u
 }
 
 TEST_CASE("every documented schema is valid JSON using only the keywords the validator checks", "[cli][schema]") {
-  for (const char* name : {"inspect-container", "inspect-library", "verify", "diff"}) {
+  for (const char* name : {"inspect-container", "inspect-library", "verify", "diff", "bench"}) {
     INFO(name);
     json s = load_schema(name);
     CHECK(s.at("$schema") == "https://json-schema.org/draft/2020-12/schema");
@@ -173,6 +173,42 @@ TEST_CASE("inspect, verify and diff --json match docs/schema", "[cli][schema][fi
     for (const auto& d : j.at("differences")) absent_side = absent_side || d.at("a").is_null() || d.at("b").is_null();
     CHECK(absent_side);  // the null form of a/b was exercised too
   }
+}
+
+TEST_CASE("run --bench --format json matches docs/schema/bench.schema.json", "[cli][schema][fixtures]") {
+  auto dir = fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_embedded";
+  auto blob_dir = fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_blob";
+  MPK_REQUIRE_FIXTURE(dir);
+  MPK_REQUIRE_FIXTURE(blob_dir);
+  TempDir tmp;
+  const auto mpk = tmp / "e.mpk", blob = tmp / "b.mpk";
+  REQUIRE(run_mpspack({"build", (dir / "model.so").string(), "-o", mpk.string()}).exit_code == 0);
+  REQUIRE(run_mpspack({"build", (blob_dir / "model.so").string(), "--weights", (blob_dir / "weights.blob").string(),
+                       "-o", blob.string()}).exit_code == 0);
+  // The fixture's input is recorded in its folder; the spec comes from the manifest (i64 token ids or f32).
+  const auto m = json::parse(slurp(fixtures_dir() / "rebuilt-bookworm" / "manifest.json"));
+  std::string spec;
+  for (const auto& c : m.at("cases"))
+    if (c.at("dir") == "cpu_mlp_embedded") {
+      const auto& in = c.at("inputs").at(0);
+      const std::string dt = in.at("dtype").get<std::string>();
+      spec = dt == "torch.int64" ? ":i64:" : ":f32:";
+      std::string shape;
+      for (const auto& d : in.at("shape")) shape += (shape.empty() ? "" : "x") + std::to_string(d.get<int64_t>());
+      spec += shape;
+    }
+  REQUIRE_FALSE(spec.empty());
+  auto j = check_output({"run", "--bench", mpk.string(), "--input", (dir / "input0.bin").string() + spec, "--format",
+                         "json", "--iterations", "3", "--export-times", (tmp / "t.json").string()},
+                        0, "bench");
+  CHECK(j.contains("export_times"));
+  j = check_output({"run", "--bench", blob.string(), "--input", (blob_dir / "input0.bin").string() + spec, "--format",
+                    "json", "--iterations", "2", "--cold"},
+                   0, "bench");
+  CHECK(j.contains("cold_cache"));  // the optional object's schema was exercised
+  json bad = j;
+  bad["latency_ms"].erase("p99");
+  CHECK_FALSE(violations(bad, load_schema("bench")).empty());
 }
 
 TEST_CASE("a documented field that goes missing or changes type fails the schema", "[cli][schema][fixtures]") {

@@ -86,6 +86,34 @@ TEST_CASE("loader: an embedded library gets its weights back before Create and r
   for (const auto& k : *live) CHECK_FALSE(inside(k.data, 1, c.file()));
 }
 
+TEST_CASE("loader: every way of putting embedded weights back gives the same outputs", "[loader]") {
+  // Speed is compared in bench/ (docs/PERFORMANCE.md); here only that each mechanism is correct,
+  // including the mapped ones (the weights segment is page-congruent with the region).
+  for (const char* name : {"cpu_cnn_embedded", "cpu_mlp_embedded"}) {
+    const auto dir = rebuilt(name);
+    MPK_REQUIRE_FIXTURE(dir / "model.so");
+    TempDir tmp;
+    auto c = build_container(dir, tmp / "m.mpk");
+    using E = runtime::EmbeddedWeights;
+    for (E how : {E::Memcpy, E::MemcpyWillneed, E::Pread, E::Mmap, E::MmapPopulate}) {
+      INFO(name << " " << runtime::to_string(how));
+      runtime::LoadOptions o;
+      o.embedded = how;
+      auto m = runtime::Model::load(c, 0, o);
+      INFO((m.ok() ? "" : m.error().message));
+      REQUIRE(m.ok());
+      CHECK(m->weights_mode() == runtime::WeightsMode::EmbeddedCopied);
+      const bool cnn = std::string(name) == "cpu_cnn_embedded";
+      std::vector<HostTensor> in = {cnn ? raw(dir / "input0.bin", dtype::float32, {4, 3, 32, 32})
+                                        : raw(dir / "input0.bin", dtype::float32, {8, 64})};
+      auto out = m->run(in);
+      REQUIRE(out.ok());
+      require_matches((*out)[0], cnn ? raw(dir / "expected0.bin", dtype::float32, {4, 10})
+                                     : raw(dir / "expected0.bin", dtype::float32, {8, 10}));
+    }
+  }
+}
+
 TEST_CASE("loader: an external blob with a constants table is used in place, copying no weights", "[loader]") {
   const auto dir = rebuilt("cpu_cnn_blob");
   MPK_REQUIRE_FIXTURE(dir / "model.so");

@@ -29,10 +29,24 @@
 
 namespace mpspack::runtime {
 
+// How embedded weights are put back into the library's constants region before Create
+// (docs/PERFORMANCE.md says which is fastest to the first result, and why that is the default).
+enum class EmbeddedWeights {
+  Memcpy,          // memcpy from the container's mapping
+  MemcpyWillneed,  // madvise(WILLNEED) on the source, then memcpy
+  Pread,           // pread() from the container file straight into the region
+  Mmap,            // the container's pages mapped over the region (MAP_PRIVATE|MAP_FIXED), lazily
+  MmapPopulate,    // the same with MAP_POPULATE (read in at map time)
+};
+const char* to_string(EmbeddedWeights e);
+
 struct LoadOptions {
   // External blob: copy the weights into the model (AOTInductorModelUpdateConstantsFromBlob)
   // instead of handing it tensors that point into the container's mapping.
   bool copy_weights = false;
+  // Embedded: how the weights reach the constants region (mapping falls back to memcpy when the
+  // segment is not page-congruent with the region or the container has no file).
+  EmbeddedWeights embedded = EmbeddedWeights::Memcpy;
 };
 
 // How the weights reached the model.

@@ -38,6 +38,17 @@ Error sys_error(std::string_view lib, std::string_view what) {
 
 }  // namespace
 
+const char* to_string(EmbeddedWeights e) {
+  switch (e) {
+    case EmbeddedWeights::Memcpy: return "memcpy";
+    case EmbeddedWeights::MemcpyWillneed: return "memcpy-willneed";
+    case EmbeddedWeights::Pread: return "pread";
+    case EmbeddedWeights::Mmap: return "mmap";
+    case EmbeddedWeights::MmapPopulate: return "mmap-populate";
+  }
+  return "?";
+}
+
 const char* to_string(WeightsMode m) {
   switch (m) {
     case WeightsMode::None: return "none";
@@ -234,7 +245,7 @@ int find_load(struct dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
-Status place_embedded(Model::Impl& m) {
+Status place_embedded(Model::Impl& m, const LoadOptions& o) {
   const LibraryInfo& lib = m.lib;
   if (lib.weights < 0) return {};  // no constants
   if (!lib.region) return m.error(Kind::Corrupt, "embedded weights but no constants region recorded");
@@ -257,9 +268,57 @@ Status place_embedded(Model::Impl& m) {
   const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
   const uint64_t lo = uint64_t(dst) / page * page;
   const uint64_t hi = align_up(uint64_t(dst) + weights.size(), page);
+  const SegmentInfo& seg = m.container->manifest().segments[m.container->manifest().weights[size_t(lib.weights)].segment];
+  const int fd = m.container->file().fd();
+  EmbeddedWeights how = o.embedded;
+  // Mapping needs the container's file and the segment congruent to the region modulo the page
+  // size (the writer places it so, docs/FORMAT.md); otherwise the copy.
+  const bool mappable = fd >= 0 && (uint64_t(dst) - seg.offset) % page == 0;
+  if ((how == EmbeddedWeights::Mmap || how == EmbeddedWeights::MmapPopulate) && !mappable) how = EmbeddedWeights::Memcpy;
+  if (how == EmbeddedWeights::Pread && fd < 0) how = EmbeddedWeights::Memcpy;
   if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, q.prot | PROT_WRITE) != 0)
     return sys_error(lib.name, "mprotect of the constants region");
-  std::memcpy(dst, weights.data(), weights.size());
+  switch (how) {
+    case EmbeddedWeights::Memcpy:
+      std::memcpy(dst, weights.data(), weights.size());
+      break;
+    case EmbeddedWeights::MemcpyWillneed:
+      ::madvise(const_cast<uint8_t*>(weights.data() - (uint64_t(weights.data()) % page)),
+                weights.size() + uint64_t(weights.data()) % page, MADV_WILLNEED);
+      std::memcpy(dst, weights.data(), weights.size());
+      break;
+    case EmbeddedWeights::Pread: {
+      uint64_t done = 0;
+      while (done < weights.size()) {
+        ssize_t n = ::pread(fd, dst + done, std::min<uint64_t>(weights.size() - done, 1ull << 30),
+                            off_t(seg.offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return sys_error(lib.name, "pread of the weights segment");
+        done += uint64_t(n);
+      }
+      break;
+    }
+    case EmbeddedWeights::Mmap:
+    case EmbeddedWeights::MmapPopulate: {
+      // Whole pages mapped over the region (private, read-only: the model never sees the file
+      // change under it unless someone rewrites the container in place); the partial first and
+      // last pages copied, so the library's own bytes around the region stay as they were.
+      const uint64_t a = align_up(uint64_t(dst), page);
+      const uint64_t b = (uint64_t(dst) + weights.size()) / page * page;
+      if (b <= a) {
+        std::memcpy(dst, weights.data(), weights.size());
+        break;
+      }
+      std::memcpy(dst, weights.data(), a - uint64_t(dst));
+      const uint64_t tail = uint64_t(dst) + weights.size() - b;
+      std::memcpy(reinterpret_cast<void*>(b), weights.data() + (b - uint64_t(dst)), tail);
+      const int flags = MAP_PRIVATE | MAP_FIXED | (how == EmbeddedWeights::MmapPopulate ? MAP_POPULATE : 0);
+      if (::mmap(reinterpret_cast<void*>(a), b - a, q.prot, flags, fd, off_t(seg.offset + (a - uint64_t(dst)))) ==
+          MAP_FAILED)
+        return sys_error(lib.name, "mmap of the weights segment over the constants region");
+      break;
+    }
+  }
   if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, q.prot) != 0)
     return sys_error(lib.name, "mprotect back of the constants region");
   m.mode = WeightsMode::EmbeddedCopied;
@@ -390,7 +449,7 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   m->t.library_ms = ms_since(t0);
 
   t0 = Clock::now();
-  if (m->lib.flavour == Flavour::Embedded) MPK_CHECK(place_embedded(*m));
+  if (m->lib.flavour == Flavour::Embedded) MPK_CHECK(place_embedded(*m, options));
   if (m->lib.flavour == Flavour::MmapSelf) m->mode = WeightsMode::MmapSelf;
   m->t.weights_ms = ms_since(t0);
 

@@ -1,0 +1,155 @@
+// `mpspack run --bench`: the report's fields in every format, --export-times, --cold, --duration.
+// No timing thresholds here: speed is measured by benchmarks (bench/), never by tests.
+#include <catch2/catch.hpp>
+#include <cli_runner.hpp>
+#include <fixtures.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace mpspack::test;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path tiny_mlp_dir() { return binary_dir() / "examples" / "tiny_mlp"; }
+
+// The bundled example with its example recorded, so `run --bench` needs no --input.
+fs::path build_tiny(const TempDir& tmp) {
+  const auto dir = tiny_mlp_dir();
+  const auto mpk = tmp / "tiny.mpk";
+  auto r = run_mpspack({"build", (dir / "model.so").string(), "-o", mpk.string(), "--example-input",
+                        (dir / "input0.bin").string() + ":f32:4x16", "--example-output",
+                        (dir / "expected0.bin").string() + ":f32:4x8"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return mpk;
+}
+
+CliResult bench(std::vector<std::string> args) {
+  args.insert(args.begin(), {"run", "--bench"});
+  auto r = run_mpspack(args);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("run --bench --format json: every documented field, and --export-times writes each iteration",
+          "[run][cli][bench]") {
+  MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  const auto times = tmp / "times.json";
+  auto r = bench({mpk.string(), "--format", "json", "--warmup", "2", "--iterations", "7", "--export-times",
+                  times.string()});
+  const json j = json::parse(r.out);
+  for (const char* k : {"open_ms", "checks_ms", "library_ms", "weights_ms", "create_ms", "constants_ms",
+                        "first_run_ms", "load_total_ms", "load_to_first_result_ms"}) {
+    INFO(k);
+    CHECK(j.at("load_ms").at(k).is_number());
+    CHECK(j.at("load_ms").at(k).get<double>() >= 0);
+  }
+  const json& l = j.at("latency_ms");
+  for (const char* k : {"min", "mean", "p50", "p90", "p99", "max", "stddev"}) CHECK(l.at(k).is_number());
+  CHECK(l.at("min").get<double>() <= l.at("p50").get<double>());
+  CHECK(l.at("p50").get<double>() <= l.at("p90").get<double>());
+  CHECK(l.at("p90").get<double>() <= l.at("p99").get<double>());
+  CHECK(l.at("p99").get<double>() <= l.at("max").get<double>());
+  CHECK(j.at("iterations") == 7);
+  CHECK(j.at("warmup_runs") == 2);
+  CHECK(j.at("throughput_per_s").get<double>() > 0);
+  CHECK(j.at("peak_rss_bytes").get<uint64_t>() > 0);
+  CHECK(j.at("backend") == "cpu");
+  CHECK(j.at("cold") == false);
+  CHECK_FALSE(j.contains("cold_cache"));
+  CHECK(j.at("checked") == true);
+  CHECK(j.at("ok") == true);
+  CHECK(j.at("weights_mode").get<std::string>().find("embedded") != std::string::npos);
+  CHECK(j.at("container_sha256").get<std::string>().size() == 64);
+  CHECK(j.at("time_to_first_result_ms").get<double>() >= j.at("load_ms").at("first_run_ms").get<double>());
+  CHECK_FALSE(j.at("mpspack_version").get<std::string>().empty());
+  CHECK_FALSE(j.at("machine").at("cpu").get<std::string>().empty());
+  CHECK(j.at("machine").at("cores").get<int>() >= 1);
+  CHECK_FALSE(j.at("machine").at("os").get<std::string>().empty());
+
+  const json t = json::parse(std::ifstream(times));
+  REQUIRE(t.is_array());
+  CHECK(t.size() == 7);
+  for (const auto& v : t) CHECK(v.is_number());
+}
+
+TEST_CASE("run --bench: the container's SHA-256 is that of the file", "[run][cli][bench]") {
+  MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  auto sum = bench({mpk.string(), "--format", "json", "--iterations", "1"});
+  // Against coreutils' sha256sum where the system has it.
+  if (std::system("command -v sha256sum > /dev/null 2>&1") == 0) {
+    const auto out = tmp / "sum.txt";
+    REQUIRE(std::system(("sha256sum '" + mpk.string() + "' > '" + out.string() + "'").c_str()) == 0);
+    std::string line;
+    std::getline(std::ifstream(out) >> std::ws, line);
+    CHECK(line.substr(0, 64) == json::parse(sum.out).at("container_sha256").get<std::string>());
+  }
+}
+
+TEST_CASE("run --bench: text, csv and md reports; --cold says what the drop did; --duration", "[run][cli][bench]") {
+  MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+
+  auto text = bench({mpk.string(), "--iterations", "3"});
+  CHECK(text.out.find("latency (ms): min") != std::string::npos);
+  CHECK(text.out.find("load (ms):") != std::string::npos);
+  CHECK(text.out.find("throughput:") != std::string::npos);
+
+  auto csv = bench({mpk.string(), "--format", "csv", "--iterations", "3"});
+  std::istringstream lines(csv.out);
+  std::string head, data, extra;
+  REQUIRE(std::getline(lines, head));
+  REQUIRE(std::getline(lines, data));
+  CHECK_FALSE(std::getline(lines, extra));
+  for (const char* k : {"load_ms.create_ms", "latency_ms.p99", "throughput_per_s", "peak_rss_bytes",
+                        "container_sha256", "machine.cpu", "iterations"}) {
+    INFO(k);
+    CHECK(head.find(k) != std::string::npos);
+  }
+
+  auto md = bench({mpk.string(), "--format", "md", "--iterations", "3"});
+  CHECK(md.out.rfind("| metric | value |\n|---|---|\n", 0) == 0);
+  CHECK(md.out.find("| latency_ms.p50 |") != std::string::npos);
+  CHECK(md.out.find("| iterations | 3 |") != std::string::npos);
+
+  auto cold = bench({mpk.string(), "--format", "json", "--iterations", "2", "--cold", "--warmup-ms", "1"});
+  const json c = json::parse(cold.out);
+  CHECK(c.at("cold") == true);
+  CHECK(c.at("cold_cache").at("attempted") == true);
+  CHECK(c.at("cold_cache").at("ok").is_boolean());
+  CHECK(c.at("cold_cache").contains("resident_fraction_after"));
+
+  auto dur = bench({mpk.string(), "--format", "json", "--duration", "0.05", "--warmup", "0"});
+  const json d = json::parse(dur.out);
+  CHECK(d.at("warmup_runs") == 0);
+  CHECK(d.at("iterations").get<uint64_t>() >= 1);
+}
+
+TEST_CASE("run --bench with --input and no recorded example: nothing checked, still a report", "[run][cli][bench]") {
+  const auto dir = tiny_mlp_dir();
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto mpk = tmp / "plain.mpk";
+  REQUIRE(run_mpspack({"build", (dir / "model.so").string(), "-o", mpk.string()}).exit_code == 0);
+  auto r = bench({mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--format", "json",
+                  "--iterations", "2"});
+  const json j = json::parse(r.out);
+  CHECK(j.at("checked") == false);
+  CHECK(j.at("iterations") == 2);
+  // Without inputs and without a recorded example: refused.
+  auto none = run_mpspack({"run", "--bench", mpk.string()});
+  CHECK(none.exit_code == 2);
+}
