@@ -214,7 +214,11 @@ Status library_to_memory(Model::Impl& m) {
     if (!s.ok()) return s.error().context(m.what());
   }
   const std::string path = fmt::format("/proc/self/fd/{}", m.memfd);
-  m.dl = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // RTLD_NODELETE: dlclose must not unmap a model library. Its OpenMP parallel regions leave
+  // libgomp's pooled threads holding state from the library's code, and unmapping it made later
+  // loads in the same process crash now and then (seen in test_loader's in-place blob case, ~1 run
+  // in 3). A process that loads a model keeps its code until it exits.
+  m.dl = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!m.dl) {
     const char* why = ::dlerror();
     return m.error(Kind::Runtime, fmt::format("dlopen failed: {}", why ? why : "unknown reason"));
