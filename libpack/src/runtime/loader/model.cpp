@@ -213,7 +213,20 @@ Status library_to_memory(Model::Impl& m) {
     auto s = write_all(m.memfd, stored.data(), stored.size());
     if (!s.ok()) return s.error().context(m.what());
   }
-  const std::string path = fmt::format("/proc/self/fd/{}", m.memfd);
+  // The dynamic loader matches an already loaded library by its name: a library loaded earlier
+  // from "/proc/self/fd/N" (kept mapped, RTLD_NODELETE below) would be handed back for a new memfd
+  // that got the same number. Move the memfd to a number no loaded library is named after.
+  std::string path = fmt::format("/proc/self/fd/{}", m.memfd);
+  for (int tries = 0;; ++tries) {
+    void* loaded = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!loaded) break;
+    ::dlclose(loaded);  // the reference RTLD_NOLOAD took
+    const int moved = tries < 4096 ? ::fcntl(m.memfd, F_DUPFD_CLOEXEC, m.memfd + 1) : -1;
+    if (moved < 0) return sys_error(m.lib.name, "no file descriptor number free of an earlier model library");
+    ::close(m.memfd);
+    m.memfd = moved;
+    path = fmt::format("/proc/self/fd/{}", m.memfd);
+  }
   // RTLD_NODELETE: dlclose must not unmap a model library. Its OpenMP parallel regions leave
   // libgomp's pooled threads holding state from the library's code, and unmapping it made later
   // loads in the same process crash now and then (seen in test_loader's in-place blob case, ~1 run
