@@ -3,7 +3,8 @@
 //   Model::load(container, library, options)
 //     refuse  -> device not this backend's, machine not this host's, imports the shim lacks, libtorch NEEDED
 //     memory  -> the stored library into a memfd, dlopen("/proc/self/fd/N", RTLD_NOW | RTLD_LOCAL)
-//     weights -> by flavour (embedded: bytes put back at base + region.start_vaddr before Create;
+//     weights -> by flavour (embedded: the container's pages mapped at base + region.start_vaddr
+//                (or copied there) before Create;
 //                external blob: tensors over the container's mapping, no copy, or a copy with
 //                copy_weights / when the container has no constants table; mmap-self: the
 //                self-mapped file rebuilt in the memfd)
@@ -44,9 +45,10 @@ struct LoadOptions {
   // External blob: copy the weights into the model (AOTInductorModelUpdateConstantsFromBlob)
   // instead of handing it tensors that point into the container's mapping.
   bool copy_weights = false;
-  // Embedded: how the weights reach the constants region (mapping falls back to memcpy when the
-  // segment is not page-congruent with the region or the container has no file).
-  EmbeddedWeights embedded = EmbeddedWeights::Memcpy;
+  // Embedded: how the weights reach the constants region. Mmap measured fastest to the first
+  // result, warm and cold, and needs a third less peak memory (docs/PERFORMANCE.md); it falls back
+  // to memcpy when the segment is not page-congruent with the region or the container has no file.
+  EmbeddedWeights embedded = EmbeddedWeights::Mmap;
 };
 
 // How the weights reached the model.
