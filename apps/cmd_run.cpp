@@ -189,6 +189,22 @@ Status write_outputs(const std::string& dir, const std::vector<HostTensor>& outs
 
 int run_bench(const RunArgs& a);
 
+// The load options the command line chose.
+runtime::LoadOptions load_options(const RunArgs& a) {
+  runtime::LoadOptions lo;
+  lo.copy_weights = a.copy_weights;
+  if (!a.embedded_weights.empty()) lo.embedded = embedded_mechanism(a.embedded_weights);
+  return lo;
+}
+
+// Loads library `index` with those options; run and --bench share it.
+Result<Model> load_model(const RunArgs& a, const format::Container& c, uint32_t index, double open_ms) {
+  auto model = Model::load(c, index, load_options(a));
+  if (!model.ok()) return model.error().context(a.file);
+  model->mutable_timings().open_ms = open_ms;
+  return model;
+}
+
 int run_run(const RunArgs& a) {
   if (a.bench) return run_bench(a);
   using Clock = std::chrono::steady_clock;
@@ -223,12 +239,8 @@ int run_run(const RunArgs& a) {
   if (!expect_specs.ok()) return fail(expect_specs.error());
 
   // 3. load and run
-  runtime::LoadOptions lo;
-  lo.copy_weights = a.copy_weights;
-  if (!a.embedded_weights.empty()) lo.embedded = embedded_mechanism(a.embedded_weights);
-  auto model = Model::load(*container, *index, lo);
-  if (!model.ok()) return fail(model.error().context(a.file));
-  model->mutable_timings().open_ms = open_ms;
+  auto model = load_model(a, *container, *index, open_ms);
+  if (!model.ok()) return fail(model.error());
   auto outputs = model->run(inputs);
   if (!outputs.ok()) return fail(outputs.error().context(a.file));
 
@@ -335,12 +347,8 @@ int run_bench(const RunArgs& a) {
   }
 
   // 2. load and the first run
-  runtime::LoadOptions lo;
-  lo.copy_weights = a.copy_weights;
-  if (!a.embedded_weights.empty()) lo.embedded = embedded_mechanism(a.embedded_weights);
-  auto model = Model::load(*container, *index, lo);
-  if (!model.ok()) return fail(model.error().context(a.file));
-  model->mutable_timings().open_ms = open_ms;
+  auto model = load_model(a, *container, *index, open_ms);
+  if (!model.ok()) return fail(model.error());
   auto first = model->run(inputs);
   if (!first.ok()) return fail(first.error().context(a.file));
   const double first_result_ms = bench::ms_since_process_start();
@@ -384,7 +392,7 @@ int run_bench(const RunArgs& a) {
       {"library", lib_name},
       {"backend", "cpu"},
       {"weights_mode", runtime::to_string(model->weights_mode())},
-      {"embedded_weights", runtime::to_string(lo.embedded)},
+      {"embedded_weights", runtime::to_string(load_options(a).embedded)},
       {"cold", a.cold},
       {"load_ms",
        {{"open_ms", t.open_ms},
