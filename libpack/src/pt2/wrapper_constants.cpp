@@ -284,9 +284,10 @@ Result<std::vector<ConstantInfo>> parse_wrapper_constants(std::string_view text,
       return make_error(Error::Kind::Corrupt, "{}: constant {} is not described (indices skip to {})",
                         what, expected_index, i);
     ++expected_index;
-    auto missing = [&](std::string_view field) {
+    // A copy of the index: clang 14 cannot capture a structured binding.
+    auto missing = [&, index = i](std::string_view field) {
       return make_error(Error::Kind::Corrupt, "{}: constants_info_[{}].{} is never assigned", what,
-                        i, field);
+                        index, field);
     };
     if (!f.name) return missing("name");
     if (!f.dtype) return missing("dtype");
