@@ -254,11 +254,8 @@ AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, 
                                         int32_t dtype, int32_t device_type, int32_t device_index,
                                         AtenTensorHandle* ret_new_tensor) {
   return guarded(__func__, [&] {
-    if (device_type != kCpu)
-      fail("empty_strided on device type " + std::to_string(device_type) +
-           ": the mpspack CPU shim allocates CPU memory only");
-    out_ref(ret_new_tensor, "ret_new_tensor") =
-        new_tensor(arr(sizes_ptr, ndim, "sizes"), arr(strides_ptr, ndim, "strides"), dtype);
+    out_ref(ret_new_tensor, "ret_new_tensor") = new_tensor_on(
+        device_type, device_index, arr(sizes_ptr, ndim, "sizes"), arr(strides_ptr, ndim, "strides"), dtype);
   });
 }
 
@@ -270,8 +267,7 @@ AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, cons
     auto strides = arr(strides_ptr, ndim, "strides");
     auto& out = out_ref(ret, "ret");
     if (data == nullptr) {  // torch: a 0-size tensor may come without data; it allocates instead
-      if (device_type != kCpu) fail("create_tensor_from_blob without data on a non-CPU device");
-      out = new_tensor(sizes, strides, dtype);
+      out = new_tensor_on(device_type, device_index, sizes, strides, dtype);
       return;
     }
     if (storage_offset < 0) fail("negative storage offset");
@@ -313,9 +309,8 @@ AOTITorchError aoti_torch_assign_tensors_out(AtenTensorHandle src, AtenTensorHan
 AOTITorchError aoti_torch_clone(AtenTensorHandle self, AtenTensorHandle* ret) {
   return guarded(__func__, [&] {
     const Tensor& t = deref(self);
-    require_cpu(t, "clone");
-    TensorPtr out(new_tensor(t.sizes, empty_like_strides(t), t.dtype));
-    copy_into(*out, t);
+    TensorPtr out(new_tensor_on(t.device_type(), t.storage->device_index, t.sizes, empty_like_strides(t), t.dtype));
+    copy_any(*out, t);
     out_ref(ret, "ret") = out.release();
   });
 }
@@ -323,16 +318,29 @@ AOTITorchError aoti_torch_clone(AtenTensorHandle self, AtenTensorHandle* ret) {
 AOTITorchError aoti_torch_clone_preserve_strides(AtenTensorHandle self, AtenTensorHandle* ret) {
   return guarded(__func__, [&] {
     const Tensor& t = deref(self);
-    require_cpu(t, "clone_preserve_strides");
-    TensorPtr out(new_tensor(t.sizes, t.strides, t.dtype));  // the same extent, offset 0
+    // The same extent at offset 0, its bytes copied as they are (gaps included).
+    TensorPtr out(new_tensor_on(t.device_type(), t.storage->device_index, t.sizes, t.strides, t.dtype));
     const std::size_t n = out->storage->nbytes;
-    if (n > 0) std::memcpy(out->data(), t.data(), n);
+    if (n == 0) return;
+    if (t.device_type() == kCpu) {
+      std::memcpy(out->data(), t.data(), n);
+    } else {
+      const int64_t bytes = static_cast<int64_t>(n), one = 1;
+      Tensor from, to;  // flat byte views of the two extents
+      from.storage = t.storage;
+      to.storage = out->storage;
+      from.dtype = to.dtype = static_cast<int32_t>(DType::u8);
+      from.storage_offset = t.storage_offset * static_cast<int64_t>(t.itemsize());
+      from.sizes = to.sizes = {bytes};
+      from.strides = to.strides = {one};
+      copy_any(to, from);
+    }
     out_ref(ret, "ret") = out.release();
   });
 }
 
 AOTITorchError aoti_torch_copy_(AtenTensorHandle self, AtenTensorHandle src, int32_t non_blocking) {
-  return guarded(__func__, [&] { copy_into(deref(self, "self"), deref(src, "src")); });
+  return guarded(__func__, [&] { copy_any(deref(self, "self"), deref(src, "src")); });
 }
 AOTITorchError aoti_torch_tensor_copy_(AtenTensorHandle src, AtenTensorHandle dst) {
   return aoti_torch_copy_(dst, src, 0);

@@ -115,11 +115,24 @@ bool pin_openmp_runtime() {
   return dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE) != nullptr;
 }
 
+namespace {
+std::vector<std::pair<const std::string_view*, std::size_t>>& registered_symbols() {
+  static std::vector<std::pair<const std::string_view*, std::size_t>> lists;  // made on first use: no init order issue
+  return lists;
+}
+}  // namespace
+
+bool register_provided_symbols(const std::string_view* names, std::size_t count) {
+  registered_symbols().emplace_back(names, count);
+  return true;
+}
+
 std::vector<std::string_view> mpspack_shim_provided_symbols() {
   std::vector<std::string_view> out;
   out.reserve(std::size(kAotiSymbols) + std::size(kSleefSymbols));
   out.insert(out.end(), std::begin(kAotiSymbols), std::end(kAotiSymbols));
   out.insert(out.end(), std::begin(kSleefSymbols), std::end(kSleefSymbols));
+  for (const auto& [names, count] : registered_symbols()) out.insert(out.end(), names, names + count);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;

@@ -10,6 +10,10 @@ namespace mpspack::shim {
 // the shim's consumers link (--no-as-needed, so these names are in the global scope a dlopen'ed model binds to).
 std::vector<std::string_view> mpspack_shim_provided_symbols();
 
+// A device part of the shim (the CUDA one) adds the names it provides (its aoti_torch_<device>_* functions
+// and the device runtime functions it exports). `names` must stay alive; returns true (to initialise a static).
+bool register_provided_symbols(const std::string_view* names, std::size_t count);
+
 // Call after dlopen'ing a model library: keeps the OpenMP runtime it brought (libgomp.so.1) loaded for the rest
 // of the process, even when the model is dlclose'd. Without it, closing the last OpenMP model unloads libgomp
 // while its worker threads are parked, and the next OpenMP model crashes (seen on Ubuntu 24.04: SIGSEGV running

@@ -56,8 +56,56 @@ const char* dtype_name(int32_t dtype) {
 
 // ---- storage ------------------------------------------------------------------------------------------
 
+namespace {
+DeviceMemory* g_device_memory[32] = {};  // by device type code (cuda 1, mps 13)
+}
+
+bool register_device_memory(int32_t device_type, DeviceMemory* memory) {
+  if (device_type <= kCpu || device_type >= int32_t(std::size(g_device_memory))) return false;
+  g_device_memory[device_type] = memory;
+  return true;
+}
+
+DeviceMemory* device_memory(int32_t device_type) {
+  if (device_type <= kCpu || device_type >= int32_t(std::size(g_device_memory))) return nullptr;
+  return g_device_memory[device_type];
+}
+
+static DeviceMemory& require_device_memory(int32_t device_type, const char* what) {
+  DeviceMemory* d = device_memory(device_type);
+  if (d == nullptr)
+    fail(std::string(what) + " on device type " + std::to_string(device_type) +
+         ": this mpspack has no backend for that device built in");
+  return *d;
+}
+
+void copy_any(Tensor& dst, const Tensor& src) {
+  if (dst.device_type() == kCpu && src.device_type() == kCpu) return copy_into(dst, src);
+  const int32_t dev = dst.device_type() != kCpu ? dst.device_type() : src.device_type();
+  if (dst.device_type() != kCpu && src.device_type() != kCpu && dst.device_type() != src.device_type())
+    fail("copy_ between two different non-CPU device types");
+  require_device_memory(dev, "copy_").copy(dst, src);
+}
+
 Storage::~Storage() {
-  if (owned) std::free(data);
+  if (!owned || data == nullptr) return;
+  if (device_type == kCpu) {
+    std::free(data);
+  } else if (DeviceMemory* d = device_memory(device_type)) {
+    d->release(data, device_index, device_context);
+  }
+}
+
+std::shared_ptr<Storage> Storage::allocate_on(int32_t device_type, int32_t device_index, std::size_t nbytes) {
+  if (device_type == kCpu) return allocate(nbytes);
+  DeviceMemory& d = require_device_memory(device_type, "allocation");
+  auto s = std::make_shared<Storage>();
+  s->device_type = device_type;
+  s->device_index = device_index;
+  if (nbytes > 0) s->data = d.allocate(nbytes, device_index, &s->device_context);
+  s->nbytes = nbytes;
+  s->owned = true;
+  return s;
 }
 
 std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes) {
@@ -163,15 +211,21 @@ void require_cpu(const Tensor& t, const char* op) {
          std::to_string(t.device_type()) + ")");
 }
 
-Tensor* new_tensor(std::span<const int64_t> sizes, std::span<const int64_t> strides, int32_t dtype) {
+Tensor* new_tensor_on(int32_t device_type, int32_t device_index, std::span<const int64_t> sizes,
+                      std::span<const int64_t> strides, int32_t dtype) {
+  if (sizes.size() != strides.size()) fail("sizes and strides differ in length");
   auto t = std::make_unique<Tensor>();
   t->dtype = dtype;
   t->sizes.assign(sizes.begin(), sizes.end());
   t->strides.assign(strides.begin(), strides.end());
   t->sizes.reserve(1);  // data() never null, even for 0-dim
   t->strides.reserve(1);
-  t->storage = Storage::allocate(storage_nbytes(sizes, strides, element_size(dtype)));
+  t->storage = Storage::allocate_on(device_type, device_index, storage_nbytes(sizes, strides, element_size(dtype)));
   return t.release();
+}
+
+Tensor* new_tensor(std::span<const int64_t> sizes, std::span<const int64_t> strides, int32_t dtype) {
+  return new_tensor_on(kCpu, 0, sizes, strides, dtype);
 }
 
 Tensor* new_contiguous(std::span<const int64_t> sizes, int32_t dtype) {

@@ -24,18 +24,24 @@ inline constexpr int32_t kLayoutStrided = 0, kLayoutMkldnn = 8;
 std::size_t element_size(int32_t dtype);
 const char* dtype_name(int32_t dtype);
 
-// A reference-counted block of bytes: owned (64-byte aligned, freed with the last handle) or borrowed.
+struct DeviceMemory;
+
+// A reference-counted block of bytes: owned (freed with the last handle: CPU memory 64-byte aligned, device
+// memory through its DeviceMemory) or borrowed.
 struct Storage {
   void* data = nullptr;
   std::size_t nbytes = 0;
   bool owned = false;
   int32_t device_type = kCpu;
   int32_t device_index = 0;
+  void* device_context = nullptr;  // what DeviceMemory::release needs back (the CUDA stream it was made on)
   Storage() = default;
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   ~Storage();
   static std::shared_ptr<Storage> allocate(std::size_t nbytes);  // CPU, owned
+  // Owned memory on any device: the CPU, or one whose DeviceMemory is registered (fails otherwise).
+  static std::shared_ptr<Storage> allocate_on(int32_t device_type, int32_t device_index, std::size_t nbytes);
   static std::shared_ptr<Storage> borrow(void* data, std::size_t nbytes, int32_t device_type, int32_t device_index);
 };
 
@@ -62,6 +68,24 @@ struct AtenTensorOpaque {
 namespace mpspack::shim {
 
 using Tensor = AtenTensorOpaque;
+
+// A device other than the CPU, as the generic shim functions (empty_strided, clone, copy_, delete) need it.
+// The CPU shim calls no GPU API: a GPU shim (CUDA today, Metal later) registers one of these for its device
+// type when it is linked in, and its own aoti_torch_<device>_* ops work on the memory it hands out.
+struct DeviceMemory {
+  virtual ~DeviceMemory() = default;
+  // `nbytes` > 0; returns the memory and sets `context` to what release() gets back. Throws ShimError.
+  virtual void* allocate(std::size_t nbytes, int32_t device_index, void** context) = 0;
+  virtual void release(void* data, int32_t device_index, void* context) noexcept = 0;
+  // dst <- src (broadcast to dst's shape), where one of them or both are on this device. Throws ShimError.
+  virtual void copy(Tensor& dst, const Tensor& src) = 0;
+};
+// Registers `memory` (static lifetime) for `device_type`; returns true so it can initialise a static.
+bool register_device_memory(int32_t device_type, DeviceMemory* memory);
+// The registered DeviceMemory, or nullptr.
+DeviceMemory* device_memory(int32_t device_type);
+// dst <- src for tensors on any devices: copy_into on the CPU, else the device's copy.
+void copy_any(Tensor& dst, const Tensor& src);
 
 // A failure that becomes AOTI error code 1 with this message.
 struct ShimError : std::runtime_error {
@@ -99,6 +123,9 @@ std::vector<int64_t> empty_like_strides(const Tensor& t);
 
 // New owned CPU tensor handle (caller owns it; delete with aoti_torch_delete_tensor_object).
 Tensor* new_tensor(std::span<const int64_t> sizes, std::span<const int64_t> strides, int32_t dtype);
+// The same on any device with registered memory.
+Tensor* new_tensor_on(int32_t device_type, int32_t device_index, std::span<const int64_t> sizes,
+                      std::span<const int64_t> strides, int32_t dtype);
 Tensor* new_contiguous(std::span<const int64_t> sizes, int32_t dtype);
 // Owning pointer for temporaries.
 using TensorPtr = std::unique_ptr<Tensor>;
