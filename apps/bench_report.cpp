@@ -251,6 +251,22 @@ std::string render(const json& r, const std::string& format) {
       l.at("p99").get<double>(), l.at("max").get<double>(), l.at("stddev").get<double>());
   s += fmt::format("throughput: {:.2f} runs/s; peak RSS {:.1f} MiB\n", r.at("throughput_per_s").get<double>(),
                    double(r.at("peak_rss_bytes").get<uint64_t>()) / (1 << 20));
+  if (r.contains("device")) {
+    const json& d = r.at("device");
+    s += fmt::format("device: {}; memory used {:.1f} of {:.1f} GiB, pool peak {:.1f} MiB\n", d.at("name").get<std::string>(),
+                     double(d.at("memory_used_bytes").get<uint64_t>()) / (1 << 30),
+                     double(d.at("memory_total_bytes").get<uint64_t>()) / (1 << 30),
+                     double(d.at("pool_peak_bytes").get<uint64_t>()) / (1 << 20));
+    s += fmt::format("host to device, plain copy of {:.0f} MiB: pinned {:.1f} GB/s, pageable {:.1f} GB/s\n",
+                     double(d.at("h2d_copy_bytes").get<uint64_t>()) / (1 << 20), d.at("h2d_pinned_gbps").get<double>(),
+                     d.at("h2d_pageable_gbps").get<double>());
+    if (d.contains("weights_upload")) {
+      const json& u = d.at("weights_upload");
+      s += fmt::format("weight upload: {:.1f} MiB in {:.1f} ms = {:.1f} GB/s ({:.0f}% of the pinned copy)\n",
+                       double(u.at("bytes").get<uint64_t>()) / (1 << 20), u.at("ms").get<double>(),
+                       u.at("gbps").get<double>(), 100 * u.at("of_pinned_copy").get<double>());
+    }
+  }
   s += fmt::format("sha256 {}; mpspack {}\n", r.at("container_sha256").get<std::string>(),
                    r.at("mpspack_version").get<std::string>());
   return s;

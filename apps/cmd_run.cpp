@@ -1,5 +1,5 @@
-// `mpspack run`: load one library of a container on this machine's CPU, run it once on the given
-// (or recorded) inputs, and check the outputs against references.
+// `mpspack run`: load one library of a container on this machine's CPU or GPU (--device), run it once on the
+// given (or recorded) inputs, and check the outputs against references.
 //   open -> pick library -> read inputs (and check the expected files exist) -> load -> run
 //   -> write outputs -> compare -> report
 #include "bench_report.hpp"
@@ -11,6 +11,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -31,6 +33,7 @@ struct RunArgs {
   std::optional<double> atol;
   std::string output;
   bool copy_weights = false;
+  std::string device;  // --device cpu | cuda[:N]; default: the library's own device kind, index 0
   bool json = false;
   // --bench
   bool bench = false;
@@ -41,6 +44,7 @@ struct RunArgs {
   bool cold = false;
   std::string format = "text";
   std::string export_times;
+  bool include_transfers = false;
   std::string embedded_weights;  // hidden: memcpy (default), memcpy-willneed, pread, mmap, mmap-populate
 };
 
@@ -197,9 +201,36 @@ runtime::LoadOptions load_options(const RunArgs& a) {
   return lo;
 }
 
+// --device KIND[:N] against the library's device kind: an AOTInductor library is compiled for one kind of device,
+// so --device can only pick which device of that kind.
+Result<int32_t> device_index(const RunArgs& a, const LibraryInfo& lib) {
+  if (a.device.empty()) return 0;
+  const auto colon = a.device.find(':');
+  const std::string kind = a.device.substr(0, colon);
+  int32_t index = 0;
+  if (colon != std::string::npos) {
+    const std::string n = a.device.substr(colon + 1);
+    auto [p, ec] = std::from_chars(n.data(), n.data() + n.size(), index);
+    if (n.empty() || ec != std::errc() || p != n.data() + n.size() || index < 0)
+      return make_error(Error::Kind::Invalid, "{}: --device {}: expected cpu, cuda or cuda:N", a.file, a.device);
+  }
+  if (kind != "cpu" && kind != "cuda")
+    return make_error(Error::Kind::Invalid, "{}: --device {}: expected cpu, cuda or cuda:N", a.file, a.device);
+  if (kind != lib.device)
+    return make_error(Error::Kind::Unsupported,
+                      "{}: library '{}' was compiled for {}; it cannot run on --device {} (AOTInductor compiles a "
+                      "library for one kind of device)",
+                      a.file, lib.name, lib.device, a.device);
+  if (kind == "cpu" && index != 0)
+    return make_error(Error::Kind::Invalid, "{}: --device {}: the CPU has index 0 only", a.file, a.device);
+  return index;
+}
+
 // Loads library `index` with those options; run and --bench share it.
 Result<Model> load_model(const RunArgs& a, const format::Container& c, uint32_t index, double open_ms) {
-  auto model = Model::load(c, index, load_options(a));
+  runtime::LoadOptions lo = load_options(a);
+  MPK_TRY(lo.device_index, device_index(a, c.manifest().libraries[index]));
+  auto model = Model::load(c, index, lo);
   if (!model.ok()) return model.error().context(a.file);
   model->mutable_timings().open_ms = open_ms;
   return model;
@@ -359,9 +390,17 @@ int run_bench(const RunArgs& a) {
       ok = compare_tensors((*first)[i], expected[i], default_tolerance(expected[i].dtype)).match;
   }
 
-  // 3. warm-up, then the timed iterations
+  // 3. warm-up, then the timed iterations: the model alone on inputs already on the device, waiting for the
+  // device each time (--include-transfers: copies in and out included, as in the first run)
   uint64_t warmup_runs = 0;
+  if (!a.include_transfers) {
+    if (auto s = model->prepare_inputs(inputs); !s.ok()) return fail(s.error().context(a.file));
+  }
   auto run_once = [&]() -> Status {
+    if (!a.include_transfers) {
+      if (auto s = model->run_prepared(); !s.ok()) return s.error().context(a.file);
+      return {};
+    }
     auto r = model->run(inputs);
     if (!r.ok()) return r.error().context(a.file);
     return {};
@@ -382,6 +421,29 @@ int run_bench(const RunArgs& a) {
   }
   const double total_ms = ms(start);
   const uint64_t peak_rss = bench::peak_rss_bytes();
+  // A GPU's memory and, to compare the weight upload with, plain host-to-device copies of the same size
+  // (at least 64 MiB, at most 1 GiB) measured now, in the same run.
+  nlohmann::json device = nullptr;
+  const auto& tm = model->timings();
+  if (model->device() != "cpu") {
+    const uint64_t copy_bytes = std::clamp<uint64_t>(tm.upload_bytes, 64ull << 20, 1ull << 30);
+    auto f = model->device_figures(copy_bytes);
+    if (!f.ok()) return fail(f.error().context(a.file));
+    device = {{"name", f->name},
+              {"memory_total_bytes", f->memory_total},
+              {"memory_used_bytes", f->memory_used},
+              {"pool_peak_bytes", f->pool_peak},
+              {"h2d_copy_bytes", copy_bytes},
+              {"h2d_pinned_gbps", f->h2d_pinned_gbps},
+              {"h2d_pageable_gbps", f->h2d_pageable_gbps}};
+    if (tm.upload_bytes > 0) {
+      const double gbps = tm.upload_ms > 0 ? double(tm.upload_bytes) / (tm.upload_ms * 1e6) : 0.0;
+      device["weights_upload"] = {{"bytes", tm.upload_bytes},
+                                  {"ms", tm.upload_ms},
+                                  {"gbps", gbps},
+                                  {"of_pinned_copy", f->h2d_pinned_gbps > 0 ? gbps / f->h2d_pinned_gbps : 0.0}};
+    }
+  }
 
   // 4. report (hashing reads the whole container: after everything timed)
   const auto& t = model->timings();
@@ -390,7 +452,8 @@ int run_bench(const RunArgs& a) {
       {"schema_version", 1},
       {"container", a.file},
       {"library", lib_name},
-      {"backend", "cpu"},
+      {"backend", model->device()},
+      {"include_transfers", a.include_transfers},
       {"weights_mode", runtime::to_string(model->weights_mode())},
       {"embedded_weights", runtime::to_string(load_options(a).embedded)},
       {"cold", a.cold},
@@ -417,6 +480,7 @@ int run_bench(const RunArgs& a) {
       {"container_sha256", bench::sha256_file(a.file)},
       {"mpspack_version", mpspack::version_string()}};
   if (a.cold) r["cold_cache"] = cold_cache;
+  if (!device.is_null()) r["device"] = device;
   if (!a.export_times.empty()) {
     std::ofstream f(a.export_times, std::ios::binary | std::ios::trunc);
     f << nlohmann::json(times).dump() << "\n";
@@ -451,6 +515,8 @@ Action add_run(CLI::App& app) {
   app.add_option("-o,--output", a->output, "Folder to write the outputs to (output<i>.npy; bf16 as raw .bin)");
   app.add_flag("--copy-weights", a->copy_weights,
                "External-blob libraries: copy the weights into the model instead of using them in place");
+  app.add_option("--device", a->device,
+                 "Device to run on: cpu, cuda or cuda:N (default: the kind the library was compiled for, index 0)");
   app.add_flag("--json", a->json, "Print a JSON report on stdout");
   app.add_flag("--bench", a->bench,
                "Benchmark: time each load phase and the first run, warm up, then time --iterations runs; report "
@@ -468,6 +534,9 @@ Action add_run(CLI::App& app) {
   app.add_option("--embedded-weights", a->embedded_weights, "How embedded weights reach the constants region")
       ->check(CLI::IsMember({"memcpy", "memcpy-willneed", "pread", "mmap", "mmap-populate"}))
       ->group("");
+  app.add_flag("--include-transfers", a->include_transfers,
+               "--bench: time each run with its input and output copies (default: the model alone, inputs already "
+               "on the device, outputs left there)");
   app.add_option("--export-times", a->export_times, "--bench: write every timed iteration (JSON array of ms) to FILE");
   return [a] { return run_run(*a); };
 }

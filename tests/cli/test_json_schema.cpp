@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <regex>
 #include <set>
 
 using namespace mpspack::test;
@@ -32,7 +33,8 @@ bool has_type(const json& v, const std::string& t) {
 // Appends one line per violation ("<path>: <problem>") to `errors`.
 void validate(const json& v, const json& schema, const std::string& path, std::vector<std::string>& errors) {
   static const std::set<std::string> known = {"$schema", "$id", "title", "description", "type", "enum", "required",
-                                              "properties", "additionalProperties", "items", "anyOf"};
+                                              "properties", "additionalProperties", "items", "anyOf",
+                                              "pattern"};
   for (const auto& [key, _] : schema.items())
     if (!known.count(key)) errors.push_back(path + ": schema keyword '" + key + "' is not supported by this validator");
   if (schema.contains("anyOf")) {
@@ -53,6 +55,9 @@ void validate(const json& v, const json& schema, const std::string& path, std::v
       return;
     }
   }
+  if (schema.contains("pattern") && v.is_string() &&
+      !std::regex_search(v.get<std::string>(), std::regex(schema["pattern"].get<std::string>())))
+    errors.push_back(path + ": " + v.dump() + " does not match " + schema["pattern"].dump());
   if (schema.contains("enum") && std::find(schema["enum"].begin(), schema["enum"].end(), v) == schema["enum"].end())
     errors.push_back(path + ": " + v.dump() + " is not one of " + schema["enum"].dump());
   if (v.is_object()) {
@@ -116,6 +121,8 @@ TEST_CASE("the schema validator itself rejects missing fields, wrong types and u
   CHECK(violations(json::parse(R"({"a":1,"b":[],"c":"z"})"), s).size() == 1);  // not in enum
   CHECK(violations(json(1), json::parse(R"({"anyOf":[{"type":"string"},{"type":"null"}]})")).size() == 1);
   CHECK(violations(json(1), json::parse(R"({"minimum":0})")).size() == 1);     // unsupported keyword
+  CHECK(violations(json("cuda:0"), json::parse(R"({"pattern":"^(cpu|cuda:[0-9]+)$"})")).empty());
+  CHECK(violations(json("cuda:x"), json::parse(R"({"pattern":"^(cpu|cuda:[0-9]+)$"})")).size() == 1);
 }
 
 TEST_CASE("every documented schema is valid JSON using only the keywords the validator checks", "[cli][schema]") {

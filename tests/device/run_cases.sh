@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Runs every CPU case of one or more make_aoti_cases.py case folders (each with a manifest.json)
-# through `mpspack build` -> `mpspack verify` -> `mpspack run --input ... --expect ...` and prints
-# one line per case. Exit 0 only if every case matched. Meant for the device machine, where the
-# torch-built libraries (glibc >= 2.38) load:
+# Runs every case of one device kind (cpu or cuda) of one or more make_aoti_cases.py case folders (each with
+# a manifest.json) through `mpspack build` -> `mpspack verify` -> `mpspack run --device ... --input ...
+# --expect ...` and prints one line per case. Exit 0 only if every case matched. Meant for the device
+# machine, where the torch-built libraries (glibc >= 2.38) load and the GPU is:
 #
-#   tests/device/run_cpu_cases.sh MPSPACK CASE_ROOT...
+#   tests/device/run_cases.sh cpu|cuda MPSPACK CASE_ROOT...
+#
+# CUDA outputs are compared at float32 rtol 1e-3, atol 1e-4 (TF32 and other kernel orders may differ from
+# torch's); CPU ones at the run command's defaults.
 set -uo pipefail
-mpspack="$1"; shift
+device="$1"; mpspack="$2"; shift 2
+tol=(); [ "$device" = cuda ] && tol=(--rtol 1e-3 --atol 1e-4)
 work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 pass=0; fail=0
 for root in "$@"; do
@@ -21,21 +25,21 @@ for root in "$@"; do
     args=()
     for s in $inputs; do args+=(--input "$case_dir/$s"); done
     for s in $expects; do args+=(--expect "$case_dir/$s"); done
-    if result=$("$mpspack" run "$out" "${args[@]}" --json 2> "$work/err"); then
+    if result=$("$mpspack" run "$out" --device "$device" "${args[@]}" "${tol[@]}" --json 2> "$work/err"); then
       summary=$(python3 -c "import json,sys; r=json.load(sys.stdin); print(' '.join('out%d max_abs %.2e' % (i, o.get('max_abs_error') or 0) for i, o in enumerate(r.get('outputs', []))))" <<< "$result" 2>/dev/null)
       echo "ok   $dir $summary"
       pass=$((pass + 1))
     else
       echo "FAIL $dir run: $(tail -n 3 "$work/err" | tr '\n' ' ')"; fail=$((fail + 1))
     fi
-  done < <(python3 - "$root/manifest.json" <<'PY'
+  done < <(python3 - "$root/manifest.json" "$device" <<'PY'
 import json, sys
 names = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float64": "f64",
          "torch.int64": "i64", "torch.int32": "i32", "torch.int16": "i16", "torch.int8": "i8",
          "torch.uint8": "u8", "torch.bool": "bool"}
 spec = lambda prefix, i, t: f"{prefix}{i}.bin:{names[t['dtype']]}:{'x'.join(map(str, t['shape'])) or '1'}"
 for c in json.load(open(sys.argv[1]))["cases"]:
-    if c.get("device", "cpu") != "cpu" and not c["dir"].startswith("cpu_"): continue
+    if c.get("device", c["dir"].split("_")[0]) != sys.argv[2]: continue
     ins = " ".join(spec("input", i, t) for i, t in enumerate(c["inputs"]))
     outs = " ".join(spec("expected", i, t) for i, t in enumerate(c["outputs"]))
     print(f"{c['dir']}\t{ins}\t{outs}")

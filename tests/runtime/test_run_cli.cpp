@@ -189,15 +189,46 @@ TEST_CASE("run: a wrong output is exit 1, naming the output and the errors", "[r
   CHECK(r2.out.find("shape 4x8 differs from the expected 8x4") != std::string::npos);
 }
 
-TEST_CASE("run refuses a CUDA library before loading it", "[run][cli][errors]") {
+TEST_CASE("run takes a CUDA library to the GPU, or refuses it in one line before loading it", "[run][cli][errors]") {
   const auto dir = fixtures_dir() / "torch-built" / "cuda_mlp_blob";
   MPK_REQUIRE_FIXTURE(dir / "model.so");
   TempDir tmp;
   const auto mpk = tmp / "cuda.mpk";
   require_ok(build(dir, mpk));
-  auto r = run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:8x64"});
+  auto r = run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:8x64", "--expect",
+                        (dir / "expected0.bin").string() + ":f32:8x10", "--rtol", "1e-3", "--atol", "1e-4"});
+#if MPSPACK_TEST_WITH_CUDA
+  if (r.exit_code == 0) {  // a GPU is here: the output matched torch's
+    CHECK(r.out.find("matches") != std::string::npos);
+    return;
+  }
+  WARN("skipped the GPU run: no usable CUDA device here (tests/device/run.sh runs it on the device machine)");
+  require_error(r, "no usable CUDA device here");
+#else
   require_error(r, "was built for cuda; this mpspack runs cpu models only");
+#endif
   CHECK(r.err_lines().size() == 1);  // nothing of the library ran or printed
+}
+
+TEST_CASE("run --device refuses another kind of device than the library's, and bad device names", "[run][cli][errors]") {
+  const auto dir = fixtures_dir() / "torch-built" / "cuda_mlp_blob";
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto mpk = tmp / "cuda.mpk";
+  require_ok(build(dir, mpk));
+  const std::string input = (dir / "input0.bin").string() + ":f32:8x64";
+  auto r = run_mpspack({"run", mpk.string(), "--device", "cpu", "--input", input});
+  require_error(r, "library 'model' was compiled for cuda; it cannot run on --device cpu");
+  CHECK(r.err_lines().size() == 1);
+  r = run_mpspack({"run", mpk.string(), "--device", "gpu0", "--input", input});
+  require_error(r, "--device gpu0: expected cpu, cuda or cuda:N");
+  r = run_mpspack({"run", mpk.string(), "--device", "cuda:-1", "--input", input});
+  require_error(r, "--device cuda:-1: expected cpu, cuda or cuda:N");
+  // A CPU library on the GPU is refused the same way.
+  const auto cpu_mpk = tmp / "cpu.mpk";
+  require_ok(run_mpspack({"build", (tiny_mlp_dir() / "model.so").string(), "-o", cpu_mpk.string()}));
+  r = run_mpspack({"run", cpu_mpk.string(), "--device", "cuda:0", "--input", (tiny_mlp_dir() / "input0.bin").string() + ":f32:4x16"});
+  require_error(r, "was compiled for cpu; it cannot run on --device cuda:0");
 }
 
 TEST_CASE("run refuses a library importing functions the shim lacks, naming them", "[run][cli][errors]") {

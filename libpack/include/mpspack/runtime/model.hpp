@@ -49,6 +49,16 @@ struct LoadOptions {
   // result, warm and cold, and needs a third less peak memory (docs/PERFORMANCE.md); it falls back
   // to memcpy when the segment is not page-congruent with the region or the container has no file.
   EmbeddedWeights embedded = EmbeddedWeights::Mmap;
+  // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
+  int32_t device_index = 0;
+};
+
+// What a device reports for --bench (zeros where it has nothing to say: the CPU).
+struct DeviceFigures {
+  std::string name;
+  uint64_t memory_total = 0, memory_used = 0;         // the device's, now
+  uint64_t pool_peak = 0;                             // most bytes the shim's memory pool held at once
+  double h2d_pinned_gbps = 0, h2d_pageable_gbps = 0;  // a plain copy of copy_bytes, for comparison
 };
 
 // How the weights reached the model.
@@ -56,6 +66,7 @@ enum class WeightsMode {
   None,             // the library has no constants
   EmbeddedCopied,   // put back into the library's constants region; Create copied them
   BlobInPlace,      // external blob: tensors over the container's mapping (no copy)
+  BlobUploaded,     // external blob: uploaded by mpspack into one GPU allocation, tensors over it
   BlobCopied,       // external blob: AOTInductorModelUpdateConstantsFromBlob (one copy)
   MmapSelf,         // the self-mapped file rebuilt in memory; the library maps its weights itself
 };
@@ -68,7 +79,9 @@ struct PhaseTimings {
   double library_ms = 0;    // library segment -> memfd -> dlopen
   double weights_ms = 0;    // weights ready for Create (embedded copy, mmap-self file)
   double create_ms = 0;     // AOTInductorModelContainerCreateWithDevice
-  double constants_ms = 0;  // external blob: user-managed tensors or the blob copy
+  double constants_ms = 0;  // external blob: user-managed tensors or the blob copy (upload included)
+  uint64_t upload_bytes = 0; // external blob on a GPU: bytes mpspack uploaded itself
+  double upload_ms = 0;      // ... and the time that took (part of constants_ms)
   double first_run_ms = -1; // the first run(), -1 until it happened
 };
 
@@ -118,6 +131,17 @@ class Model {
   // copies); the outputs come back as host tensors. A model that fails prints its reason on
   // stderr and this returns Error "model reported an error (see above)".
   Result<std::vector<HostTensor>> run(std::span<const HostTensor> inputs);
+
+  // For timing the model alone: prepare_inputs() copies the inputs to the device once; run_prepared() runs
+  // the model on them (new handles on the same memory each time), waits for the device and drops the
+  // outputs without copying them back.
+  Status prepare_inputs(std::span<const HostTensor> inputs);
+  Status run_prepared();
+
+  // The device's name and memory, and with copy_bytes > 0 the bandwidth of plain host-to-device copies.
+  Result<DeviceFigures> device_figures(uint64_t copy_bytes) const;
+  // "cpu", "cuda:0": where the model runs.
+  std::string device() const;
 
   WeightsMode weights_mode() const;
   const PhaseTimings& timings() const;

@@ -1,41 +1,75 @@
-// What the loader needs from a device: its name, and tensors made, filled and read back. The CPU
-// backend is the only one built today; a GPU backend is one more implementation of this interface
-// (plus its shim), chosen by the library's `device`.
+// What the loader needs from a device: its name, tensors made, filled and read back, the weights put where
+// the device reads them, and the stream a run goes to. The CPU backend is always built; the CUDA one when
+// the toolkit is found (MPSPACK_HAVE_CUDA). A Metal backend is one more implementation of this interface,
+// plus its part of the shim (aoti_torch_mps_*), chosen by the library's `device`.
 #pragma once
 
 #include "aoti_shim.h"
+#include "mpspack/bytes.hpp"
 #include "mpspack/result.hpp"
+#include "mpspack/runtime/model.hpp"
 #include "mpspack/tensor_io.hpp"
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace mpspack::runtime {
 
+// Weights where the device reads them: the container's own mapping (CPU), or one device allocation (GPU).
+struct StagedWeights {
+  uint8_t* base = nullptr;
+  std::shared_ptr<void> owner;  // keeps the device allocation alive; empty when `base` is the mapping
+  uint64_t bytes = 0;
+  double ms = 0;                // time to stage (0 when nothing moved)
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
-  // The device name the container writes (LibraryInfo::device) and Create takes: "cpu".
+  // The device kind the container writes (LibraryInfo::device): "cpu", "cuda".
   virtual std::string_view device() const = 0;
+  // What CreateWithDevice takes: "cpu", "cuda:0".
+  virtual std::string create_device() const = 0;
+  // The stream Run is given (nullptr on the CPU).
+  virtual void* stream() const { return nullptr; }
   // A new, uninitialised dense tensor on the device (the caller owns the handle).
   virtual Result<AtenTensorHandle> allocate(int32_t dtype, const std::vector<int64_t>& shape) = 0;
   // Copies host bytes (t.data, dense) into a tensor from allocate().
   virtual Status copy_from_host(AtenTensorHandle dst, const HostTensor& t) = 0;
   // Reads any tensor of this device back as a dense host tensor.
   virtual Result<HostTensor> to_host(AtenTensorHandle t) = 0;
-  // A tensor over host memory the caller keeps alive (weights used in place), or Unsupported when
-  // the device cannot read host memory directly.
-  virtual Result<AtenTensorHandle> wrap_host(void* data, int32_t dtype, const std::vector<int64_t>& shape,
-                                             const std::vector<int64_t>& stride, int64_t storage_offset) = 0;
+  // The external-blob weights, `blob` (a view of the container's mapping of file `fd` at `file_offset`), put
+  // where the device reads them.
+  virtual Result<StagedWeights> stage_weights(ByteView blob, int fd, uint64_t file_offset) = 0;
+  // A tensor of this device over memory the caller keeps alive (from stage_weights).
+  virtual Result<AtenTensorHandle> wrap(void* data, int32_t dtype, const std::vector<int64_t>& shape,
+                                        const std::vector<int64_t>& stride, int64_t storage_offset) = 0;
+  // Device name, memory and (copy_bytes > 0) host-to-device bandwidth of plain copies.
+  virtual Result<DeviceFigures> figures(uint64_t copy_bytes) { return DeviceFigures{}; }
+  // Waits until the device has finished the work given to stream() (no-op on the CPU).
+  virtual Status synchronize() { return {}; }
 
   // allocate + copy_from_host; the handle is freed on failure.
   Result<AtenTensorHandle> to_device(const HostTensor& t);
 };
 
-// The backend for a library's device, or nullptr when this build has none for it.
-std::unique_ptr<Backend> make_backend(std::string_view device);
-// The devices make_backend() knows, for messages ("cpu").
+// The backend for a library's device kind ("cpu", "cuda") and device index; Unsupported when this build has
+// none for it, Runtime when the device is not usable here (no GPU, driver missing).
+Result<std::unique_ptr<Backend>> make_backend(std::string_view device, int32_t index);
+// The devices this build has backends for, for messages ("cpu", "cpu, cuda").
 std::string_view built_backends();
+
+// Shared by the backends: dense row-major strides of `shape`.
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape);
+// Shared by the backends: any strided tensor of `t`'s geometry at host address `src` read into `out` (dense).
+void gather_dense(const uint8_t* src, const int64_t* sizes, const int64_t* strides, int64_t ndim, uint32_t itemsize,
+                  std::vector<uint8_t>& out);
+
+#if MPSPACK_HAVE_CUDA
+Result<std::unique_ptr<Backend>> make_cuda_backend(int32_t index);
+#endif
 
 }  // namespace mpspack::runtime

@@ -1,4 +1,5 @@
-// The CPU backend: tensors are mpspack_shim tensors in host memory.
+// The CPU backend: tensors are mpspack_shim tensors in host memory; external weights are used in place
+// from the container's mapping.
 #include "backend.hpp"
 
 #include "provided.hpp"
@@ -15,22 +16,13 @@ Error shim_error(std::string_view call) {
   return make_error(Kind::Runtime, "{} failed{}{}", call, why.empty() ? "" : ": ", why);
 }
 
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> st(shape.size());
-  int64_t acc = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    st[i] = acc;
-    acc *= std::max<int64_t>(shape[i], 1);
-  }
-  return st;
-}
-
 class CpuBackend final : public Backend {
  public:
   std::string_view device() const override { return "cpu"; }
+  std::string create_device() const override { return "cpu"; }
 
   Result<AtenTensorHandle> allocate(int32_t dtype, const std::vector<int64_t>& shape) override {
-    const auto strides = contiguous_strides(shape);
+    const auto strides = dense_strides(shape);
     AtenTensorHandle t = nullptr;
     if (aoti_torch_empty_strided(int64_t(shape.size()), shape.data(), strides.data(), dtype,
                                  aoti_torch_device_type_cpu(), 0, &t) != AOTI_TORCH_SUCCESS)
@@ -61,30 +53,17 @@ class CpuBackend final : public Backend {
     const uint32_t es = dtype_size(out.dtype);
     if (es == 0) return make_error(Kind::Unsupported, "output tensor has dtype code {}, unknown to mpspack", out.dtype);
     out.shape.assign(sizes, sizes + ndim);
-    const uint64_t n = out.numel();
-    out.data.resize(n * es);
-    if (n == 0) return out;
-    const auto* src = static_cast<const uint8_t*>(data);
-    if (contiguous_strides(out.shape) == std::vector<int64_t>(strides, strides + ndim)) {
-      std::memcpy(out.data.data(), src, out.data.size());
-      return out;
-    }
-    // Strided: walk the logical indices in row-major order.
-    std::vector<int64_t> idx(size_t(ndim), 0);
-    for (uint64_t e = 0; e < n; ++e) {
-      int64_t off = 0;
-      for (int64_t d = 0; d < ndim; ++d) off += idx[size_t(d)] * strides[d];
-      std::memcpy(out.data.data() + e * es, src + off * int64_t(es), es);
-      for (int64_t d = ndim; d-- > 0;) {
-        if (++idx[size_t(d)] < sizes[d]) break;
-        idx[size_t(d)] = 0;
-      }
-    }
+    gather_dense(static_cast<const uint8_t*>(data), sizes, strides, ndim, es, out.data);
     return out;
   }
 
-  Result<AtenTensorHandle> wrap_host(void* data, int32_t dtype, const std::vector<int64_t>& shape,
-                                     const std::vector<int64_t>& stride, int64_t storage_offset) override {
+  Result<StagedWeights> stage_weights(ByteView blob, int, uint64_t) override {
+    // The CPU reads the mapping itself: nothing moves.
+    return StagedWeights{const_cast<uint8_t*>(blob.data()), nullptr, blob.size(), 0};
+  }
+
+  Result<AtenTensorHandle> wrap(void* data, int32_t dtype, const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& stride, int64_t storage_offset) override {
     AtenTensorHandle t = nullptr;
     if (aoti_torch_create_tensor_from_blob(data, int64_t(shape.size()), shape.data(), stride.data(), storage_offset,
                                            dtype, aoti_torch_device_type_cpu(), 0, &t) != AOTI_TORCH_SUCCESS)
@@ -95,6 +74,40 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> st(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= std::max<int64_t>(shape[i], 1);
+  }
+  return st;
+}
+
+void gather_dense(const uint8_t* src, const int64_t* sizes, const int64_t* strides, int64_t ndim, uint32_t es,
+                  std::vector<uint8_t>& out) {
+  uint64_t n = 1;
+  for (int64_t d = 0; d < ndim; ++d) n *= uint64_t(sizes[d]);
+  out.resize(n * es);
+  if (n == 0) return;
+  const std::vector<int64_t> shape(sizes, sizes + ndim);
+  if (dense_strides(shape) == std::vector<int64_t>(strides, strides + ndim)) {
+    std::memcpy(out.data(), src, out.size());
+    return;
+  }
+  // Strided: walk the logical indices in row-major order.
+  std::vector<int64_t> idx(size_t(ndim), 0);
+  for (uint64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < ndim; ++d) off += idx[size_t(d)] * strides[d];
+    std::memcpy(out.data() + e * es, src + off * int64_t(es), es);
+    for (int64_t d = ndim; d-- > 0;) {
+      if (++idx[size_t(d)] < sizes[d]) break;
+      idx[size_t(d)] = 0;
+    }
+  }
+}
+
 Result<AtenTensorHandle> Backend::to_device(const HostTensor& t) {
   MPK_TRY(AtenTensorHandle h, allocate(t.dtype, t.shape));
   if (auto s = copy_from_host(h, t); !s.ok()) {
@@ -104,11 +117,21 @@ Result<AtenTensorHandle> Backend::to_device(const HostTensor& t) {
   return h;
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view device) {
-  if (device == "cpu") return std::make_unique<CpuBackend>();
-  return nullptr;
+Result<std::unique_ptr<Backend>> make_backend(std::string_view device, int32_t index) {
+  if (device == "cpu") return std::unique_ptr<Backend>(std::make_unique<CpuBackend>());
+#if MPSPACK_HAVE_CUDA
+  if (device == "cuda") return make_cuda_backend(index);
+#endif
+  return make_error(Error::Kind::Unsupported, "no {} backend is built into this mpspack (it has: {})", device,
+                    built_backends());
 }
 
-std::string_view built_backends() { return "cpu"; }
+std::string_view built_backends() {
+#if MPSPACK_HAVE_CUDA
+  return "cpu, cuda";
+#else
+  return "cpu";
+#endif
+}
 
 }  // namespace mpspack::runtime

@@ -7,6 +7,7 @@
 #include "backend.hpp"
 #include "provided.hpp"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -52,6 +54,7 @@ const char* to_string(EmbeddedWeights e) {
 const char* to_string(WeightsMode m) {
   switch (m) {
     case WeightsMode::None: return "none";
+    case WeightsMode::BlobUploaded: return "external blob, uploaded to the GPU by mpspack (pinned pipeline)";
     case WeightsMode::EmbeddedCopied: return "embedded (restored in memory, copied by Create)";
     case WeightsMode::BlobInPlace: return "external blob, used in place from the container (no copy)";
     case WeightsMode::BlobCopied: return "external blob, copied into the model";
@@ -100,6 +103,9 @@ struct Model::Impl {
   void* dl = nullptr;
   AotiApi api;
   AOTInductorModelContainerHandle handle = nullptr;
+  StagedWeights staged;          // external weights on the device (GPU), freed after the model
+  std::string cubin_dir;         // the library's kernel files written out for Create, removed with the model
+  std::vector<AtenTensorHandle> prepared;  // run_prepared()'s inputs
   // User-managed constant tensors (external blob in place): ours, deleted after the container.
   std::vector<AtenTensorHandle> weight_tensors;
   WeightsMode mode = WeightsMode::None;
@@ -108,10 +114,26 @@ struct Model::Impl {
   std::optional<std::vector<TensorInfo>> in_sig, out_sig;
 
   ~Impl() {
+    for (AtenTensorHandle h : prepared) aoti_torch_delete_tensor_object(h);
     if (handle && api.destroy) api.destroy(handle);
     for (AtenTensorHandle h : weight_tensors) aoti_torch_delete_tensor_object(h);
+    if (backend) (void)backend->synchronize();
+    staged = {};
+    remove_cubin_dir();
     if (dl) dlclose(dl);
     if (memfd >= 0) ::close(memfd);
+  }
+
+  void remove_cubin_dir() {
+    if (cubin_dir.empty()) return;
+    if (DIR* d = ::opendir(cubin_dir.c_str())) {
+      while (struct dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+          ::unlink((cubin_dir + "/" + e->d_name).c_str());
+      ::closedir(d);
+    }
+    ::rmdir(cubin_dir.c_str());
+    cubin_dir.clear();
   }
 
   std::string what() const { return fmt::format("library '{}'", lib.name); }
@@ -122,13 +144,23 @@ namespace {
 
 // --- step 1: refuse what cannot run here, before any of the library's code runs ------------------
 
-Status refuse(Model::Impl& m) {
+// CUDA driver functions (cuModuleLoad, cuLaunchKernel: "cu" and a capital) come from libcuda.so.1, which
+// the library names as NEEDED itself; everything else it imports mpspack must provide.
+bool is_driver_import(std::string_view s) {
+  return s.size() > 2 && s.starts_with("cu") && s[2] >= 'A' && s[2] <= 'Z';
+}
+
+Status refuse(Model::Impl& m, const LoadOptions& o) {
   const LibraryInfo& lib = m.lib;
-  m.backend = make_backend(lib.device);
-  if (!m.backend)
-    return m.error(Kind::Unsupported,
-                   fmt::format("was built for {}; this mpspack runs {} models only (no {} backend built in)",
-                               lib.device, built_backends(), lib.device));
+  auto backend = make_backend(lib.device, o.device_index);
+  if (!backend.ok()) {
+    if (backend.error().kind == Kind::Unsupported)
+      return m.error(Kind::Unsupported,
+                     fmt::format("was built for {}; this mpspack runs {} models only (no {} backend built in)",
+                                 lib.device, built_backends(), lib.device));
+    return backend.error().context(m.what());
+  }
+  m.backend = std::move(backend).value();
   if (lib.machine != host_machine())
     return m.error(Kind::Unsupported, fmt::format("was built for {}; this machine is {}", lib.machine, host_machine()));
   std::vector<std::string> torch_needed;
@@ -142,7 +174,8 @@ Status refuse(Model::Impl& m) {
   std::vector<std::string> missing;
   const auto provided = shim::mpspack_shim_provided_symbols();
   for (const auto& s : lib.imports)
-    if (!std::binary_search(provided.begin(), provided.end(), std::string_view(s))) missing.push_back(s);
+    if (!is_driver_import(s) && !std::binary_search(provided.begin(), provided.end(), std::string_view(s)))
+      missing.push_back(s);
   if (!missing.empty())
     return m.error(Kind::Unsupported,
                    fmt::format("imports {} function{} this mpspack's shim does not provide: {}", missing.size(),
@@ -346,7 +379,7 @@ Status place_embedded(Model::Impl& m, const LoadOptions& o) {
 
 // Why the container's constants table cannot be used in place, or "" when it can.
 std::string in_place_obstacle(Model::Impl& m, const WeightsInfo& w, ByteView blob) {
-  if (m.lib.region && m.lib.region->writable)
+  if (m.lib.region && m.lib.region->writable && m.backend->device() == "cpu")
     return "the model may write to its constants (writable section), and the container is mapped read-only";
   if (w.constants.empty())
     return "the container has no constants table (shapes and strides are not available through the C API; "
@@ -390,11 +423,17 @@ std::string in_place_obstacle(Model::Impl& m, const WeightsInfo& w, ByteView blo
 }
 
 Status blob_in_place(Model::Impl& m, const WeightsInfo& w, ByteView blob) {
+  const SegmentInfo& seg = m.container->manifest().segments[w.segment];
+  MPK_TRY(m.staged, m.backend->stage_weights(blob, m.container->file().fd(), seg.offset));
+  if (m.staged.owner) {
+    m.t.upload_bytes = m.staged.bytes;
+    m.t.upload_ms = m.staged.ms;
+  }
   std::vector<AOTInductorConstantMapEntry> pairs;
   for (const ConstantInfo& c : w.constants) {
     if (c.from_folded) continue;
-    auto* data = const_cast<uint8_t*>(blob.data() + c.offset);  // the shim never writes through it
-    auto t = m.backend->wrap_host(data, c.dtype, c.shape, c.stride, c.storage_offset);
+    void* data = m.staged.base + c.offset;  // the CPU shim never writes through it
+    auto t = m.backend->wrap(data, c.dtype, c.shape, c.stride, c.storage_offset);
     if (!t.ok()) return t.error().context(m.what());
     m.weight_tensors.push_back(*t);
     pairs.push_back({c.name.c_str(), *t});
@@ -402,7 +441,7 @@ Status blob_in_place(Model::Impl& m, const WeightsInfo& w, ByteView blob) {
   if (m.api.update_user_managed_pairs(m.handle, pairs.data(), pairs.size(), /*use_inactive=*/false,
                                       /*validate_full_update=*/true) != 0)
     return m.error(Kind::Runtime, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs failed (see above)");
-  m.mode = WeightsMode::BlobInPlace;
+  m.mode = m.staged.owner ? WeightsMode::BlobUploaded : WeightsMode::BlobInPlace;
   return {};
 }
 
@@ -422,6 +461,29 @@ Status load_external_blob(Model::Impl& m, const LoadOptions& o) {
 }
 
 // --- step 7: what the model says about itself ------------------------------------------------------
+
+// A CUDA library built without embedded kernels loads its *.cubin files at run time from the folder Create's
+// cubin_dir names: write the stored ones to a private temporary folder for the model's lifetime.
+Status write_cubins(Model::Impl& m) {
+  if (m.lib.cubins.empty()) return {};
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = fmt::format("{}/mpspack-cubins-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (::mkdtemp(dir.data()) == nullptr) return sys_error(m.lib.name, "creating a folder for its kernel files");
+  m.cubin_dir = dir;
+  for (uint32_t seg : m.lib.cubins) {
+    const std::string& name = m.container->manifest().segments[seg].name;
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      return m.error(Kind::Corrupt, fmt::format("kernel file name '{}' is not a plain file name", name));
+    ByteView bytes = m.container->segment(seg);
+    const std::string path = dir + "/" + name;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return sys_error(m.lib.name, "writing a kernel file");
+    Status s = write_all(fd, bytes.data(), bytes.size());
+    ::close(fd);
+    if (!s.ok()) return s.error().context(m.what());
+  }
+  return {};
+}
 
 Status describe(Model::Impl& m) {
   if (m.api.num_inputs(m.handle, &m.n_in) != 0 || m.api.num_outputs(m.handle, &m.n_out) != 0)
@@ -455,7 +517,7 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   m->lib = libs[library_index];
 
   auto t0 = Clock::now();
-  MPK_CHECK(refuse(*m));
+  MPK_CHECK(refuse(*m, options));
   m->t.checks_ms = ms_since(t0);
 
   t0 = Clock::now();
@@ -471,8 +533,10 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   m->t.weights_ms = ms_since(t0);
 
   t0 = Clock::now();
-  const std::string device(m->backend->device());
-  if (m->api.create(&m->handle, 1, device.c_str(), nullptr) != 0 || !m->handle) {
+  MPK_CHECK(write_cubins(*m));
+  const std::string device = m->backend->create_device();
+  if (m->api.create(&m->handle, 1, device.c_str(), m->cubin_dir.empty() ? nullptr : m->cubin_dir.c_str()) != 0 ||
+      !m->handle) {
     m->handle = nullptr;
     return m->error(Kind::Runtime, "AOTInductorModelContainerCreateWithDevice failed: the model reported an "
                                    "error (see above)");
@@ -536,7 +600,7 @@ Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
   }
   std::vector<AtenTensorHandle> out(m.n_out, nullptr);
   // The model owns the input handles from here on (aoti-abi.md section 2); the outputs are ours.
-  const int32_t rc = m.api.run(m.handle, in.data(), in.size(), out.data(), out.size(), nullptr, nullptr);
+  const int32_t rc = m.api.run(m.handle, in.data(), in.size(), out.data(), out.size(), m.backend->stream(), nullptr);
   auto free_outputs = [&] {
     for (AtenTensorHandle& h : out)
       if (h) aoti_torch_delete_tensor_object(std::exchange(h, nullptr));
@@ -562,6 +626,42 @@ Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
   if (m.t.first_run_ms < 0) m.t.first_run_ms = ms_since(t0);
   return results;
 }
+
+Status Model::prepare_inputs(std::span<const HostTensor> inputs) {
+  Impl& m = *impl_;
+  MPK_CHECK(check_inputs(inputs));
+  for (AtenTensorHandle h : m.prepared) aoti_torch_delete_tensor_object(h);
+  m.prepared.clear();
+  for (const HostTensor& t : inputs) {
+    auto h = m.backend->to_device(t);
+    if (!h.ok()) return h.error().context(m.what());
+    m.prepared.push_back(*h);
+  }
+  return {};
+}
+
+Status Model::run_prepared() {
+  Impl& m = *impl_;
+  if (m.prepared.size() != m.n_in) return m.error(Kind::Invalid, "run_prepared() before prepare_inputs()");
+  // The model takes ownership of its input handles: give it new handles on the prepared tensors.
+  std::vector<AtenTensorHandle> in(m.n_in, nullptr);
+  for (size_t i = 0; i < m.n_in; ++i)
+    if (aoti_torch_new_tensor_handle(m.prepared[i], &in[i]) != 0) {
+      for (AtenTensorHandle h : in)
+        if (h) aoti_torch_delete_tensor_object(h);
+      return m.error(Kind::Runtime, "could not make an input handle");
+    }
+  std::vector<AtenTensorHandle> out(m.n_out, nullptr);
+  const int32_t rc = m.api.run(m.handle, in.data(), in.size(), out.data(), out.size(), m.backend->stream(), nullptr);
+  Status synced = m.backend->synchronize();
+  for (AtenTensorHandle h : out)
+    if (h) aoti_torch_delete_tensor_object(h);
+  if (rc != 0) return m.error(Kind::Runtime, "the model reported an error (see above)");
+  return synced;
+}
+
+Result<DeviceFigures> Model::device_figures(uint64_t copy_bytes) const { return impl_->backend->figures(copy_bytes); }
+std::string Model::device() const { return impl_->backend->create_device(); }
 
 Result<std::vector<LiveConstant>> Model::constants() const {
   const Impl& m = *impl_;

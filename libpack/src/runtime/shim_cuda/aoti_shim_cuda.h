@@ -1,0 +1,54 @@
+/* The CUDA part of the AOTInductor C shim mpspack exports (torch 2.11's aoti_torch/c/shim.h CUDA guards and
+ * generated/c_shim_cuda.h, same names and parameter types). Built only when the CUDA toolkit is found.
+ * Tensors on device type cuda (1) live in device memory from the stream-ordered pool; the generic functions
+ * of aoti_shim.h (empty_strided, clone, copy_, delete) reach it through the DeviceMemory this part registers.
+ */
+#ifndef MPSPACK_RUNTIME_SHIM_AOTI_SHIM_CUDA_H
+#define MPSPACK_RUNTIME_SHIM_AOTI_SHIM_CUDA_H
+
+#include "aoti_shim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct CUDAGuardOpaque;
+typedef struct CUDAGuardOpaque* CUDAGuardHandle;
+struct CUDAStreamGuardOpaque;
+typedef struct CUDAStreamGuardOpaque* CUDAStreamGuardHandle;
+
+/* Device and stream guards: set the current device / stream of this thread until deleted. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_create_cuda_guard(int32_t device_index, CUDAGuardHandle* ret_guard);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_delete_cuda_guard(CUDAGuardHandle guard);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_guard_set_index(CUDAGuardHandle guard, int32_t device_index);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_create_cuda_stream_guard(void* stream, int32_t device_index,
+                                                                       CUDAStreamGuardHandle* ret_guard);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_delete_cuda_stream_guard(CUDAStreamGuardHandle guard);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index, void** ret_stream);
+
+/* Fallback ops. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_addmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                             AtenTensorHandle mat1, AtenTensorHandle mat2,
+                                                             double beta, double alpha);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_mm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                          AtenTensorHandle mat2);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_bmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                           AtenTensorHandle mat2);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                               AtenTensorHandle batch1, AtenTensorHandle batch2,
+                                                               double beta, double alpha);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_convolution(
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
+    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation,
+    int64_t dilation_len_, int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_,
+    int64_t groups, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+    int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale, AtenTensorHandle* ret0,
+    AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,232 @@
+// aoti_torch_cuda_{addmm,mm,bmm,baddbmm}_out on cuBLAS.
+//
+// cuBLAS is opened at the first matrix product (dlopen), not linked: mpspack then starts on machines without
+// the CUDA libraries (CI, CPU-only hosts), and the GPU host's own libcublas (the toolkit's, or the one torch
+// installed, found through LD_LIBRARY_PATH or MPSPACK_CUBLAS) is the one used. The math mode stays cuBLAS's
+// default (full float32, no TF32), as torch's default `allow_tf32 = False` for matmul.
+#include "aoti_shim_cuda.h"
+#include "cuda_common.hpp"
+
+#include <cublas_v2.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mpspack::shim::cuda {
+namespace {
+
+struct Cublas {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  // Spelled out: cublas_api.h overloads this name in C++.
+  using GemmFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                    const void*, cudaDataType, int, long long, const void*, cudaDataType, int,
+                                    long long, const void*, void*, cudaDataType, int, long long, int,
+                                    cublasComputeType_t, cublasGemmAlgo_t);
+  GemmFn gemm = nullptr;
+  decltype(&cublasGetStatusString) status_string = nullptr;
+  std::vector<cublasHandle_t> handles;  // per device
+  std::string error;                    // why it could not be opened
+};
+
+Cublas& cublas() {
+  static Cublas lib;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::vector<std::string> names;
+    if (const char* env = std::getenv("MPSPACK_CUBLAS")) names.push_back(env);
+    names.insert(names.end(), {"libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "libcublas.so.12",
+                               "libcublas.so"});
+    void* h = nullptr;
+    for (const auto& n : names)
+      if ((h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+    if (h == nullptr) {
+      lib.error = "cuBLAS (libcublas.so.13) could not be opened; put its folder on LD_LIBRARY_PATH or name the "
+                  "file in MPSPACK_CUBLAS";
+      return;
+    }
+    lib.create = reinterpret_cast<decltype(lib.create)>(dlsym(h, "cublasCreate_v2"));
+    lib.set_stream = reinterpret_cast<decltype(lib.set_stream)>(dlsym(h, "cublasSetStream_v2"));
+    lib.gemm = reinterpret_cast<decltype(lib.gemm)>(dlsym(h, "cublasGemmStridedBatchedEx"));
+    lib.status_string = reinterpret_cast<decltype(lib.status_string)>(dlsym(h, "cublasGetStatusString"));
+    if (!lib.create || !lib.set_stream || !lib.gemm) lib.error = "the cuBLAS found lacks cublasGemmStridedBatchedEx";
+  });
+  return lib;
+}
+
+void check_blas(cublasStatus_t s, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return;
+  const char* why = cublas().status_string ? cublas().status_string(s) : nullptr;
+  fail(std::string(what) + ": " + (why ? why : ("cuBLAS status " + std::to_string(int(s)))));
+}
+
+cublasHandle_t handle_for(int device) {
+  Cublas& lib = cublas();
+  if (!lib.error.empty()) fail(lib.error);
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  if (lib.handles.size() <= std::size_t(device)) lib.handles.resize(std::size_t(device) + 1, nullptr);
+  if (!lib.handles[std::size_t(device)]) check_blas(lib.create(&lib.handles[std::size_t(device)]), "cublasCreate");
+  return lib.handles[std::size_t(device)];
+}
+
+// How cuBLAS (column-major) reads a row-major (rows x cols) matrix with strides (rs, cs): a row-major matrix
+// is its transpose in column-major order, read with op N and ld = rs; a column-major one needs op T, ld = cs.
+struct BlasMat {
+  const char* ptr;
+  int64_t ld;
+  bool transposed;
+};
+
+std::optional<BlasMat> blas_view(const char* ptr, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if (rows <= 1) rs = std::max<int64_t>(cols, 1);  // a stride that is never stepped does not matter
+  if (cols <= 1) cs = 1;
+  if (cs == 1 && rs >= std::max<int64_t>(cols, 1)) return BlasMat{ptr, rs, false};
+  if (rows > 1 && cols > 1 && rs == 1 && cs >= rows) return BlasMat{ptr, cs, true};
+  if (cols <= 1 && rs == 1) return BlasMat{ptr, std::max<int64_t>(cols, 1), false};
+  return std::nullopt;
+}
+
+struct Types {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+  bool dbl;
+};
+
+Types blas_types(int32_t dtype) {
+  switch (static_cast<DType>(dtype)) {
+    case DType::f32: return {CUDA_R_32F, CUBLAS_COMPUTE_32F, false};
+    case DType::f16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F, false};
+    case DType::bf16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, false};
+    case DType::f64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F, true};
+    default: fail(std::string("matrix product of ") + dtype_name(dtype) + " tensors on cuda is not supported");
+  }
+}
+
+// A 3-d view (batch, rows, cols) of a 2-d or 3-d tensor.
+struct View3 {
+  int64_t b, r, c, bs, rs, cs;
+};
+View3 view3(const Tensor& t, const char* what) {
+  if (t.dim() == 2) return {1, t.sizes[0], t.sizes[1], 0, t.strides[0], t.strides[1]};
+  if (t.dim() == 3) return {t.sizes[0], t.sizes[1], t.sizes[2], t.strides[0], t.strides[1], t.strides[2]};
+  fail(std::string(what) + " must be 2-d or 3-d, is " + std::to_string(t.dim()) + "-d");
+}
+
+}  // namespace
+
+void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op) {
+  require_cuda(c, op);
+  require_cuda(a, op);
+  require_cuda(b, op);
+  if (a.dtype != c.dtype || b.dtype != c.dtype)
+    fail(std::string(op) + ": operands differ in dtype (" + dtype_name(a.dtype) + ", " + dtype_name(b.dtype) +
+         ", out " + dtype_name(c.dtype) + ")");
+  const View3 va = view3(a, "mat1"), vb = view3(b, "mat2"), vc = view3(c, "out");
+  const int64_t batch = vc.b, M = vc.r, N = vc.c, K = va.c;
+  if (va.b != batch || vb.b != batch || va.r != M || vb.r != K || vb.c != N)
+    fail(std::string(op) + ": shapes do not chain");
+  if (M == 0 || N == 0) return;
+  const Types ty = blas_types(c.dtype);
+  if (K == 0) {  // the product is all zeros: out = beta * out
+    if (beta != 0 && beta != 1) fail(std::string(op) + " with an empty inner dimension and beta not in {0, 1}");
+    if (beta == 0) check(cudaMemsetAsync(c.data(), 0, std::size_t(c.numel()) * c.itemsize(), current_stream()), op);
+    return;
+  }
+  // Operands cuBLAS cannot read as they are are made contiguous first.
+  TensorPtr a_dense, b_dense;
+  auto ma = blas_view(a.data(), M, K, va.rs, va.cs);
+  const Tensor* pa = &a;
+  if (!ma) {
+    a_dense = contiguous(a);
+    pa = a_dense.get();
+    const View3 v = view3(*pa, "mat1");
+    ma = blas_view(pa->data(), M, K, v.rs, v.cs);
+  }
+  auto mb = blas_view(b.data(), K, N, vb.rs, vb.cs);
+  const Tensor* pb = &b;
+  if (!mb) {
+    b_dense = contiguous(b);
+    pb = b_dense.get();
+    const View3 v = view3(*pb, "mat2");
+    mb = blas_view(pb->data(), K, N, v.rs, v.cs);
+  }
+  // The output must be row-major (cuBLAS writes C without a transpose); else through a temporary.
+  auto mc = blas_view(c.data(), M, N, vc.rs, vc.cs);
+  TensorPtr c_tmp;
+  Tensor* pc = &c;
+  if (!mc || mc->transposed) {
+    c_tmp = empty_contiguous_like(c, c.dtype);
+    if (beta != 0) copy_any(*c_tmp, c);
+    pc = c_tmp.get();
+    mc = blas_view(pc->data(), M, N, N, 1);
+  }
+  const int64_t sa = view3(*pa, "mat1").bs, sb = view3(*pb, "mat2").bs, sc = view3(*pc, "out").bs;
+  const int device = c.storage->device_index;
+  cublasHandle_t h = handle_for(device);
+  check_blas(cublas().set_stream(h, current_stream()), "cublasSetStream");
+  const float falpha = float(alpha), fbeta = float(beta);
+  const void* pal = ty.dbl ? static_cast<const void*>(&alpha) : &falpha;
+  const void* pbe = ty.dbl ? static_cast<const void*>(&beta) : &fbeta;
+  // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's "A" is our b, its "B" our a.
+  check_blas(cublas().gemm(h, mb->transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma->transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           int(N), int(M), int(K), pal, mb->ptr, ty.data, int(mb->ld), sb, ma->ptr, ty.data,
+                           int(ma->ld), sa, pbe, pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute,
+                           CUBLAS_GEMM_DEFAULT),
+             op);
+  if (pc != &c) copy_any(c, *pc);
+}
+
+namespace {
+
+// out <- beta * self (broadcast) + alpha * a @ b
+void add_product(Tensor& out, const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha,
+                 const char* op) {
+  if (beta != 0 && !(self.storage == out.storage && self.storage_offset == out.storage_offset &&
+                     self.sizes == out.sizes && self.strides == out.strides))
+    copy_any(out, self);
+  gemm(out, a, b, alpha, beta, op);
+}
+
+}  // namespace
+}  // namespace mpspack::shim::cuda
+
+using namespace mpspack::shim;
+using namespace mpspack::shim::cuda;
+
+extern "C" {
+
+AOTITorchError aoti_torch_cuda_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
+                                         AtenTensorHandle mat2, double beta, double alpha) {
+  return guarded(__func__, [&] {
+    add_product(deref(out, "out"), deref(self, "self"), deref(mat1, "mat1"), deref(mat2, "mat2"), beta, alpha,
+                "addmm");
+  });
+}
+
+AOTITorchError aoti_torch_cuda_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
+  return guarded(__func__, [&] { gemm(deref(out, "out"), deref(self, "self"), deref(mat2, "mat2"), 1.0, 0.0, "mm"); });
+}
+
+AOTITorchError aoti_torch_cuda_bmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    if (o.dim() != 3) fail("bmm: out must be 3-d");
+    gemm(o, deref(self, "self"), deref(mat2, "mat2"), 1.0, 0.0, "bmm");
+  });
+}
+
+AOTITorchError aoti_torch_cuda_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle batch1,
+                                           AtenTensorHandle batch2, double beta, double alpha) {
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    if (o.dim() != 3) fail("baddbmm: out must be 3-d");
+    add_product(o, deref(self, "self"), deref(batch1, "batch1"), deref(batch2, "batch2"), beta, alpha, "baddbmm");
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,36 @@
+// What the CUDA shim's files share: error checks, this thread's current stream, device-side copies.
+#pragma once
+
+#include "tensor.hpp"
+
+#include <cuda_runtime_api.h>
+
+namespace mpspack::shim::cuda {
+
+// Throws ShimError "<what>: <CUDA error string>" unless e is cudaSuccess.
+void check(cudaError_t e, const char* what);
+
+// The stream this thread's work goes to: the one the innermost stream guard set (AOTInductor wraps each
+// Run in one), else the legacy default stream.
+cudaStream_t current_stream();
+void set_current_stream(cudaStream_t stream);
+
+void require_cuda(const Tensor& t, const char* op);
+
+// dst[i] <- src[i] over `sizes` (nd <= 16) with per-tensor element strides (0 = broadcast), same element size,
+// both in device memory, on `stream`.
+void launch_strided_copy(void* dst, const int64_t* dst_strides, const void* src, const int64_t* src_strides,
+                         const int64_t* sizes, int nd, std::size_t itemsize, cudaStream_t stream);
+
+// A new contiguous device tensor on `t`'s device (uninitialised).
+TensorPtr empty_contiguous_like(const Tensor& t, int32_t dtype);
+// `t` itself (a new handle on its storage) when it is contiguous, else a contiguous device copy.
+TensorPtr contiguous(const Tensor& t);
+
+// c (+)= alpha * a @ b for 2-d or 3-d (batched, a batch stride of 0 broadcasts) cuda tensors of one
+// floating dtype; when beta != 0, c already holds the term beta scales. On cuBLAS (cuda_blas.cpp).
+void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op);
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace mpspack::shim::cuda

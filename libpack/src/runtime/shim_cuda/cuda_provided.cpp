@@ -1,0 +1,35 @@
+// The names the CUDA part of the shim adds to what mpspack provides to a model library: its aoti_torch_*
+// functions and the CUDA runtime (cuda*) it exports from the statically linked libcudart. The driver
+// functions (cu*) a library imports come from libcuda.so.1, which it names itself.
+#include "provided.hpp"
+
+#include <string_view>
+
+namespace mpspack::shim::cuda {
+namespace {
+
+constexpr std::string_view kNames[] = {
+    "aoti_torch_create_cuda_guard",
+    "aoti_torch_create_cuda_stream_guard",
+    "aoti_torch_cuda__scaled_dot_product_efficient_attention",
+    "aoti_torch_cuda_addmm_out",
+    "aoti_torch_cuda_baddbmm_out",
+    "aoti_torch_cuda_bmm_out",
+    "aoti_torch_cuda_convolution",
+    "aoti_torch_cuda_guard_set_index",
+    "aoti_torch_cuda_mm_out",
+    "aoti_torch_delete_cuda_guard",
+    "aoti_torch_delete_cuda_stream_guard",
+    "aoti_torch_get_current_cuda_stream",
+// Generated at configure time from the libcudart_static.a being linked (CMakeLists.txt).
+#include "cudart_symbols.inc"
+};
+
+const bool g_registered = register_provided_symbols(kNames, std::size(kNames));
+
+}  // namespace
+
+// Referenced by the backend so that the linker keeps this object (and its registration).
+bool shim_registered() { return g_registered; }
+
+}  // namespace mpspack::shim::cuda
