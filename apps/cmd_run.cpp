@@ -45,6 +45,7 @@ struct RunArgs {
   std::string format = "text";
   std::string export_times;
   bool include_transfers = false;
+  bool cuda_graph = false;
   std::string embedded_weights;  // hidden: memcpy (default), memcpy-willneed, pread, mmap, mmap-populate
 };
 
@@ -396,9 +397,12 @@ int run_bench(const RunArgs& a) {
   if (!a.include_transfers) {
     if (auto s = model->prepare_inputs(inputs); !s.ok()) return fail(s.error().context(a.file));
   }
+  if (a.cuda_graph && (a.include_transfers || model->device() == "cpu"))
+    return fail(make_error(Error::Kind::Invalid, "{}: --cuda-graph needs a CUDA library and no --include-transfers",
+                           a.file));
   auto run_once = [&]() -> Status {
     if (!a.include_transfers) {
-      if (auto s = model->run_prepared(); !s.ok()) return s.error().context(a.file);
+      if (auto s = model->run_prepared(a.cuda_graph); !s.ok()) return s.error().context(a.file);
       return {};
     }
     auto r = model->run(inputs);
@@ -454,6 +458,7 @@ int run_bench(const RunArgs& a) {
       {"library", lib_name},
       {"backend", model->device()},
       {"include_transfers", a.include_transfers},
+      {"cuda_graph", a.cuda_graph},
       {"weights_mode", runtime::to_string(model->weights_mode())},
       {"embedded_weights", runtime::to_string(load_options(a).embedded)},
       {"cold", a.cold},
@@ -537,6 +542,8 @@ Action add_run(CLI::App& app) {
   app.add_flag("--include-transfers", a->include_transfers,
                "--bench: time each run with its input and output copies (default: the model alone, inputs already "
                "on the device, outputs left there)");
+  app.add_flag("--cuda-graph", a->cuda_graph,
+               "--bench on a GPU: after the first warm-up run, capture one run in a CUDA graph and time its replays");
   app.add_option("--export-times", a->export_times, "--bench: write every timed iteration (JSON array of ms) to FILE");
   return [a] { return run_run(*a); };
 }

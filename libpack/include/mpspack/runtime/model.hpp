@@ -134,9 +134,10 @@ class Model {
 
   // For timing the model alone: prepare_inputs() copies the inputs to the device once; run_prepared() runs
   // the model on them (new handles on the same memory each time), waits for the device and drops the
-  // outputs without copying them back.
+  // outputs without copying them back. With `graph` (GPUs), the first call captures that run's device work
+  // in a CUDA graph and every call replays it (nothing of the host side runs again).
   Status prepare_inputs(std::span<const HostTensor> inputs);
-  Status run_prepared();
+  Status run_prepared(bool graph = false);
 
   // The device's name and memory, and with copy_bytes > 0 the bandwidth of plain host-to-device copies.
   Result<DeviceFigures> device_figures(uint64_t copy_bytes) const;

@@ -11,6 +11,7 @@
 #include "mpspack/tensor_io.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -49,6 +50,12 @@ class Backend {
                                         const std::vector<int64_t>& stride, int64_t storage_offset) = 0;
   // Device name, memory and (copy_bytes > 0) host-to-device bandwidth of plain copies.
   virtual Result<DeviceFigures> figures(uint64_t copy_bytes) { return DeviceFigures{}; }
+  // Records the device work `body` queues on stream() into a graph replay() runs again (CUDA graphs);
+  // Unsupported where the device has no such thing (the CPU).
+  virtual Status capture(const std::function<Status()>& body) {
+    return make_error(Error::Kind::Unsupported, "{} has no graph capture", create_device());
+  }
+  virtual Status replay() { return make_error(Error::Kind::Unsupported, "nothing captured"); }
   // Waits until the device has finished the work given to stream() (no-op on the CPU).
   virtual Status synchronize() { return {}; }
 

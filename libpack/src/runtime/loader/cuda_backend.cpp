@@ -65,6 +65,7 @@ class CudaBackend final : public Backend {
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
+    if (graph_) cudaGraphExecDestroy(graph_);
     staging_.clear();
     shim::cuda::set_current_stream(previous_stream_);
     cudaStreamDestroy(stream_);
@@ -144,6 +145,35 @@ class CudaBackend final : public Backend {
     return t;
   }
 
+  // Relaxed capture: AOTInductor's Run waits on its previous run's event (host-side) before it queues work.
+  // The graph frees its own allocations, so replaying it needs nothing from outside.
+  Status capture(const std::function<Status()>& body) override {
+    if (graph_) cudaGraphExecDestroy(graph_), graph_ = nullptr;
+    if (auto e = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed); e != cudaSuccess)
+      return cuda_error("cudaStreamBeginCapture", e);
+    Status s = body();
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+    if (!s.ok()) {
+      if (graph) cudaGraphDestroy(graph);
+      return s;
+    }
+    if (end != cudaSuccess) return cuda_error("capturing the model's run in a CUDA graph", end);
+    const cudaError_t inst = cudaGraphInstantiateWithFlags(&graph_, graph, 0);
+    cudaGraphDestroy(graph);
+    if (inst != cudaSuccess) {
+      graph_ = nullptr;
+      return cuda_error("cudaGraphInstantiate", inst);
+    }
+    return {};
+  }
+
+  Status replay() override {
+    if (!graph_) return make_error(Kind::Invalid, "replay() before capture()");
+    if (auto e = cudaGraphLaunch(graph_, stream_); e != cudaSuccess) return cuda_error("cudaGraphLaunch", e);
+    return synchronize();
+  }
+
   Status synchronize() override {
     if (auto e = cudaStreamSynchronize(stream_); e != cudaSuccess) return cuda_error("the model's GPU work", e);
     return {};
@@ -173,6 +203,7 @@ class CudaBackend final : public Backend {
   int index_;
   cudaStream_t stream_;
   cudaStream_t previous_stream_ = nullptr;
+  cudaGraphExec_t graph_ = nullptr;
 
   // One reader's pinned host buffers, kept for the backend's lifetime (pinning is the costly part).
   struct Staging {

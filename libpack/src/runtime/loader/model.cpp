@@ -106,6 +106,7 @@ struct Model::Impl {
   StagedWeights staged;          // external weights on the device (GPU), freed after the model
   std::string cubin_dir;         // the library's kernel files written out for Create, removed with the model
   std::vector<AtenTensorHandle> prepared;  // run_prepared()'s inputs
+  bool captured = false;                   // run_prepared(graph = true) captured its graph
   // User-managed constant tensors (external blob in place): ours, deleted after the container.
   std::vector<AtenTensorHandle> weight_tensors;
   WeightsMode mode = WeightsMode::None;
@@ -632,6 +633,7 @@ Status Model::prepare_inputs(std::span<const HostTensor> inputs) {
   MPK_CHECK(check_inputs(inputs));
   for (AtenTensorHandle h : m.prepared) aoti_torch_delete_tensor_object(h);
   m.prepared.clear();
+  m.captured = false;  // a graph holds the old inputs' addresses
   for (const HostTensor& t : inputs) {
     auto h = m.backend->to_device(t);
     if (!h.ok()) return h.error().context(m.what());
@@ -640,10 +642,11 @@ Status Model::prepare_inputs(std::span<const HostTensor> inputs) {
   return {};
 }
 
-Status Model::run_prepared() {
-  Impl& m = *impl_;
-  if (m.prepared.size() != m.n_in) return m.error(Kind::Invalid, "run_prepared() before prepare_inputs()");
-  // The model takes ownership of its input handles: give it new handles on the prepared tensors.
+namespace {
+
+// One Run on the prepared inputs (new handles on them: the model takes ownership of its inputs), outputs
+// dropped where they are. Queues the device's work; does not wait for it.
+Status queue_prepared_run(Model::Impl& m) {
   std::vector<AtenTensorHandle> in(m.n_in, nullptr);
   for (size_t i = 0; i < m.n_in; ++i)
     if (aoti_torch_new_tensor_handle(m.prepared[i], &in[i]) != 0) {
@@ -653,11 +656,27 @@ Status Model::run_prepared() {
     }
   std::vector<AtenTensorHandle> out(m.n_out, nullptr);
   const int32_t rc = m.api.run(m.handle, in.data(), in.size(), out.data(), out.size(), m.backend->stream(), nullptr);
-  Status synced = m.backend->synchronize();
   for (AtenTensorHandle h : out)
     if (h) aoti_torch_delete_tensor_object(h);
   if (rc != 0) return m.error(Kind::Runtime, "the model reported an error (see above)");
-  return synced;
+  return {};
+}
+
+}  // namespace
+
+Status Model::run_prepared(bool graph) {
+  Impl& m = *impl_;
+  if (m.prepared.size() != m.n_in) return m.error(Kind::Invalid, "run_prepared() before prepare_inputs()");
+  if (!graph) {
+    Status queued = queue_prepared_run(m);
+    Status synced = m.backend->synchronize();
+    return queued.ok() ? synced : queued;
+  }
+  if (!m.captured) {
+    if (auto s = m.backend->capture([&] { return queue_prepared_run(m); }); !s.ok()) return s.error().context(m.what());
+    m.captured = true;
+  }
+  return m.backend->replay();
 }
 
 Result<DeviceFigures> Model::device_figures(uint64_t copy_bytes) const { return impl_->backend->figures(copy_bytes); }
