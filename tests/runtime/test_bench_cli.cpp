@@ -65,6 +65,9 @@ TEST_CASE("run --bench --format json: every documented field, and --export-times
   CHECK(j.at("throughput_per_s").get<double>() > 0);
   CHECK(j.at("peak_rss_bytes").get<uint64_t>() > 0);
   CHECK(j.at("backend") == "cpu");
+  CHECK(j.at("include_transfers") == false);
+  CHECK(j.at("cuda_graph") == false);
+  CHECK_FALSE(j.contains("device"));  // GPU runs only
   CHECK(j.at("cold") == false);
   CHECK_FALSE(j.contains("cold_cache"));
   CHECK(j.at("checked") == true);
@@ -152,4 +155,20 @@ TEST_CASE("run --bench with --input and no recorded example: nothing checked, st
   // Without inputs and without a recorded example: refused.
   auto none = run_mpspack({"run", "--bench", mpk.string()});
   CHECK(none.exit_code == 2);
+}
+
+TEST_CASE("run --bench --include-transfers times full runs; --cuda-graph is refused on a CPU library",
+          "[run][cli][bench]") {
+  MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  auto r = bench({mpk.string(), "--format", "json", "--iterations", "3", "--include-transfers"});
+  const json j = json::parse(r.out);
+  CHECK(j.at("include_transfers") == true);
+  CHECK(j.at("iterations") == 3);
+  auto bad = run_mpspack({"run", mpk.string(), "--bench", "--cuda-graph"});
+  INFO("stderr: " << bad.err);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--cuda-graph needs a CUDA library") != std::string::npos);
+  CHECK(bad.out.empty());
 }

@@ -36,8 +36,11 @@ class Backend {
   virtual std::string create_device() const = 0;
   // The stream Run is given (nullptr on the CPU).
   virtual void* stream() const { return nullptr; }
+  // The shim's device type code (aoti_torch_device_type_*) and index of this device.
+  virtual int32_t shim_device_type() const = 0;
+  virtual int32_t device_index() const { return 0; }
   // A new, uninitialised dense tensor on the device (the caller owns the handle).
-  virtual Result<AtenTensorHandle> allocate(int32_t dtype, const std::vector<int64_t>& shape) = 0;
+  Result<AtenTensorHandle> allocate(int32_t dtype, const std::vector<int64_t>& shape);
   // Copies host bytes (t.data, dense) into a tensor from allocate().
   virtual Status copy_from_host(AtenTensorHandle dst, const HostTensor& t) = 0;
   // Reads any tensor of this device back as a dense host tensor.
@@ -46,8 +49,8 @@ class Backend {
   // where the device reads them.
   virtual Result<StagedWeights> stage_weights(ByteView blob, int fd, uint64_t file_offset) = 0;
   // A tensor of this device over memory the caller keeps alive (from stage_weights).
-  virtual Result<AtenTensorHandle> wrap(void* data, int32_t dtype, const std::vector<int64_t>& shape,
-                                        const std::vector<int64_t>& stride, int64_t storage_offset) = 0;
+  Result<AtenTensorHandle> wrap(void* data, int32_t dtype, const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& stride, int64_t storage_offset);
   // Device name, memory and (copy_bytes > 0) host-to-device bandwidth of plain copies.
   virtual Result<DeviceFigures> figures(uint64_t copy_bytes) { return DeviceFigures{}; }
   // Records the device work `body` queues on stream() into a graph replay() runs again (CUDA graphs);

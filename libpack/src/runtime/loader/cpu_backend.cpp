@@ -21,14 +21,7 @@ class CpuBackend final : public Backend {
   std::string_view device() const override { return "cpu"; }
   std::string create_device() const override { return "cpu"; }
 
-  Result<AtenTensorHandle> allocate(int32_t dtype, const std::vector<int64_t>& shape) override {
-    const auto strides = dense_strides(shape);
-    AtenTensorHandle t = nullptr;
-    if (aoti_torch_empty_strided(int64_t(shape.size()), shape.data(), strides.data(), dtype,
-                                 aoti_torch_device_type_cpu(), 0, &t) != AOTI_TORCH_SUCCESS)
-      return shim_error("aoti_torch_empty_strided");
-    return t;
-  }
+  int32_t shim_device_type() const override { return aoti_torch_device_type_cpu(); }
 
   Status copy_from_host(AtenTensorHandle dst, const HostTensor& t) override {
     if (t.data.empty()) return {};
@@ -60,15 +53,6 @@ class CpuBackend final : public Backend {
   Result<StagedWeights> stage_weights(ByteView blob, int, uint64_t) override {
     // The CPU reads the mapping itself: nothing moves.
     return StagedWeights{const_cast<uint8_t*>(blob.data()), nullptr, blob.size(), 0};
-  }
-
-  Result<AtenTensorHandle> wrap(void* data, int32_t dtype, const std::vector<int64_t>& shape,
-                                const std::vector<int64_t>& stride, int64_t storage_offset) override {
-    AtenTensorHandle t = nullptr;
-    if (aoti_torch_create_tensor_from_blob(data, int64_t(shape.size()), shape.data(), stride.data(), storage_offset,
-                                           dtype, aoti_torch_device_type_cpu(), 0, &t) != AOTI_TORCH_SUCCESS)
-      return shim_error("aoti_torch_create_tensor_from_blob");
-    return t;
   }
 };
 
@@ -106,6 +90,24 @@ void gather_dense(const uint8_t* src, const int64_t* sizes, const int64_t* strid
       idx[size_t(d)] = 0;
     }
   }
+}
+
+Result<AtenTensorHandle> Backend::allocate(int32_t dtype, const std::vector<int64_t>& shape) {
+  const auto strides = dense_strides(shape);
+  AtenTensorHandle t = nullptr;
+  if (aoti_torch_empty_strided(int64_t(shape.size()), shape.data(), strides.data(), dtype, shim_device_type(),
+                               device_index(), &t) != AOTI_TORCH_SUCCESS)
+    return shim_error("aoti_torch_empty_strided");
+  return t;
+}
+
+Result<AtenTensorHandle> Backend::wrap(void* data, int32_t dtype, const std::vector<int64_t>& shape,
+                                       const std::vector<int64_t>& stride, int64_t storage_offset) {
+  AtenTensorHandle t = nullptr;
+  if (aoti_torch_create_tensor_from_blob(data, int64_t(shape.size()), shape.data(), stride.data(), storage_offset,
+                                         dtype, shim_device_type(), device_index(), &t) != AOTI_TORCH_SUCCESS)
+    return shim_error("aoti_torch_create_tensor_from_blob");
+  return t;
 }
 
 Result<AtenTensorHandle> Backend::to_device(const HostTensor& t) {

@@ -75,14 +75,8 @@ class CudaBackend final : public Backend {
   std::string create_device() const override { return fmt::format("cuda:{}", index_); }
   void* stream() const override { return stream_; }
 
-  Result<AtenTensorHandle> allocate(int32_t dtype, const std::vector<int64_t>& shape) override {
-    const auto strides = dense_strides(shape);
-    AtenTensorHandle t = nullptr;
-    if (aoti_torch_empty_strided(int64_t(shape.size()), shape.data(), strides.data(), dtype,
-                                 aoti_torch_device_type_cuda(), index_, &t) != AOTI_TORCH_SUCCESS)
-      return shim_error("aoti_torch_empty_strided");
-    return t;
-  }
+  int32_t shim_device_type() const override { return aoti_torch_device_type_cuda(); }
+  int32_t device_index() const override { return index_; }
 
   Status copy_from_host(AtenTensorHandle dst, const HostTensor& t) override {
     if (t.data.empty()) return {};
@@ -134,15 +128,6 @@ class CudaBackend final : public Backend {
     MPK_CHECK(upload(static_cast<uint8_t*>(dev), blob, fd, file_offset));
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     return StagedWeights{static_cast<uint8_t*>(dev), std::move(owner), blob.size(), ms};
-  }
-
-  Result<AtenTensorHandle> wrap(void* data, int32_t dtype, const std::vector<int64_t>& shape,
-                                const std::vector<int64_t>& stride, int64_t storage_offset) override {
-    AtenTensorHandle t = nullptr;
-    if (aoti_torch_create_tensor_from_blob(data, int64_t(shape.size()), shape.data(), stride.data(), storage_offset,
-                                           dtype, aoti_torch_device_type_cuda(), index_, &t) != AOTI_TORCH_SUCCESS)
-      return shim_error("aoti_torch_create_tensor_from_blob");
-    return t;
   }
 
   // Relaxed capture: AOTInductor's Run waits on its previous run's event (host-side) before it queues work.

@@ -137,24 +137,17 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
     if (beta == 0) check(cudaMemsetAsync(c.data(), 0, std::size_t(c.numel()) * c.itemsize(), current_stream()), op);
     return;
   }
-  // Operands cuBLAS cannot read as they are are made contiguous first.
+  // Operands cuBLAS cannot read as they are are made contiguous first (`dense` keeps such a copy alive).
+  auto readable = [](const Tensor& t, int64_t rows, int64_t cols, const char* what, TensorPtr& dense) {
+    View3 v = view3(t, what);
+    if (auto m = blas_view(t.data(), rows, cols, v.rs, v.cs)) return std::pair{&t, *m};
+    dense = contiguous(t);
+    v = view3(*dense, what);
+    return std::pair{static_cast<const Tensor*>(dense.get()), *blas_view(dense->data(), rows, cols, v.rs, v.cs)};
+  };
   TensorPtr a_dense, b_dense;
-  auto ma = blas_view(a.data(), M, K, va.rs, va.cs);
-  const Tensor* pa = &a;
-  if (!ma) {
-    a_dense = contiguous(a);
-    pa = a_dense.get();
-    const View3 v = view3(*pa, "mat1");
-    ma = blas_view(pa->data(), M, K, v.rs, v.cs);
-  }
-  auto mb = blas_view(b.data(), K, N, vb.rs, vb.cs);
-  const Tensor* pb = &b;
-  if (!mb) {
-    b_dense = contiguous(b);
-    pb = b_dense.get();
-    const View3 v = view3(*pb, "mat2");
-    mb = blas_view(pb->data(), K, N, v.rs, v.cs);
-  }
+  auto [pa, ma] = readable(a, M, K, "mat1", a_dense);
+  auto [pb, mb] = readable(b, K, N, "mat2", b_dense);
   // The output must be row-major (cuBLAS writes C without a transpose); else through a temporary.
   auto mc = blas_view(c.data(), M, N, vc.rs, vc.cs);
   TensorPtr c_tmp;
@@ -173,9 +166,9 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
   const void* pal = ty.dbl ? static_cast<const void*>(&alpha) : &falpha;
   const void* pbe = ty.dbl ? static_cast<const void*>(&beta) : &fbeta;
   // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's "A" is our b, its "B" our a.
-  check_blas(cublas().gemm(h, mb->transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma->transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           int(N), int(M), int(K), pal, mb->ptr, ty.data, int(mb->ld), sb, ma->ptr, ty.data,
-                           int(ma->ld), sa, pbe, pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute,
+  check_blas(cublas().gemm(h, mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           int(N), int(M), int(K), pal, mb.ptr, ty.data, int(mb.ld), sb, ma.ptr, ty.data,
+                           int(ma.ld), sa, pbe, pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute,
                            CUBLAS_GEMM_DEFAULT),
              op);
   if (pc != &c) copy_any(c, *pc);
