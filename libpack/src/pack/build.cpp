@@ -34,6 +34,7 @@ struct Input {
   std::string name;         // stored library name, unique in the container
   std::string source_name;  // what the user gave (path, or "pkg.pt2:entry")
   std::shared_ptr<MappedFile> so;
+  std::string sha256;       // of the library as given (its source entry's hash)
   aoti::LibraryAnalysis analysis;
   aoti::SplitLibrary split;
   std::optional<NamedFile> blob;  // external-blob weights
@@ -63,9 +64,13 @@ std::string unique_name(const Context& ctx, std::string base) {
   }
 }
 
-void add_source(Context& ctx, std::string name, const MappedFile& f, std::string kind, std::string flavour = {}) {
+// Records an input file with its SHA-256, and returns that hash (a library's is also its original_sha256:
+// hashed once, as hashing is a large share of build's time on big inputs).
+const std::string& add_source(Context& ctx, std::string name, const MappedFile& f, std::string kind,
+                              std::string flavour = {}) {
   ctx.sources.push_back(SourceInfo{std::move(name), f.size(), format::sha256_hex({f.data(), f.size()}),
                                    std::move(kind), std::move(flavour)});
+  return ctx.sources.back().sha256;
 }
 
 Status add_library(Context& ctx, std::string name, std::string source_name, std::shared_ptr<MappedFile> so) {
@@ -76,7 +81,7 @@ Status add_library(Context& ctx, std::string name, std::string source_name, std:
   if (!analysis.ok()) return analysis.error();
   in.analysis = std::move(analysis).value();
   in.name = unique_name(ctx, std::move(name));
-  add_source(ctx, in.source_name, *in.so, "so", to_string(in.analysis.flavour));
+  in.sha256 = add_source(ctx, in.source_name, *in.so, "so", to_string(in.analysis.flavour));
   ctx.inputs.push_back(std::move(in));
   return {};
 }
@@ -253,7 +258,7 @@ LibraryInfo describe(const Input& in) {
   l.imports = in.analysis.imports;
   l.region = in.analysis.region;
   l.original_size = in.so->size();
-  l.original_sha256 = format::sha256_hex({in.so->data(), in.so->size()});
+  l.original_sha256 = in.sha256;
   l.removed_offset = in.split.removed_offset;
   l.removed_size = in.split.removed_size;
   l.restore = in.split.restore;
