@@ -1,6 +1,7 @@
 // mpspack: package AOTInductor model libraries into one container, look inside, verify, unpack.
 #include "cli.hpp"
 #include "commands.hpp"
+#include "mpspack/file.hpp"
 #include "mpspack/version.hpp"
 
 #include <CLI/CLI.hpp>
@@ -60,6 +61,9 @@ int main(int argc, char** argv) {
     return kError;
   }
   set_up_logging();
+  // A mapped input that cannot be read (I/O error, truncated while read) ends in a one-line error
+  // and no temp file, not a "Bus error" crash (tests/cli/test_faults.cpp).
+  mpspack::install_read_error_handler("mpspack: ", kError);
   for (auto& [sub, action] : actions)
     if (sub->parsed()) return action();
   return kError;

@@ -6,9 +6,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace mpspack {
@@ -18,7 +20,137 @@ Error io_error(const std::string& name, std::string_view what) {
   return make_error(Error::Kind::Io, "{}: {}: {}", name, what, std::strerror(errno));
 }
 
+// --- Read errors on mapped inputs. A page of a mapped file that cannot be read (a disk I/O error,
+// or the file truncated by another process while it is read) is not an error code: the kernel
+// sends SIGBUS to whoever touches it. The handler installed by install_read_error_handler() finds
+// the mapping the faulting address is in, removes the temp files of unfinished AtomicWriters, says
+// which file could not be read and exits. The tables are fixed arrays so the handler can read them
+// without allocating or locking (async-signal-safe); a slot is filled before its `used` flag is set.
+constexpr size_t kMapSlots = 256, kTempSlots = 32, kNameMax = 512, kPathMax = 4096;
+struct MapSlot {
+  std::atomic<bool> used{false};
+  const uint8_t* begin = nullptr;
+  uint64_t size = 0;
+  char name[kNameMax] = {};
+};
+struct TempSlot {
+  std::atomic<bool> used{false};
+  char path[kPathMax] = {};
+};
+MapSlot g_maps[kMapSlots];
+TempSlot g_temps[kTempSlots];
+std::mutex g_slots_mutex;
+char g_prefix[64] = "";
+int g_exit_code = 2;
+
+void copy_cstr(char* dst, size_t cap, const std::string& src) {
+  size_t n = std::min(src.size(), cap - 1);
+  std::memcpy(dst, src.data(), n);
+  dst[n] = '\0';
+}
+
+void register_mapping(const uint8_t* begin, uint64_t size, const std::string& name) {
+  std::lock_guard lock(g_slots_mutex);
+  for (auto& s : g_maps)
+    if (!s.used.load(std::memory_order_relaxed)) {
+      s.begin = begin;
+      s.size = size;
+      copy_cstr(s.name, kNameMax, name);
+      s.used.store(true, std::memory_order_release);
+      return;
+    }
+  // More than kMapSlots live mappings: this one is not named if it fails (the default SIGBUS).
+}
+
+void unregister_mapping(const uint8_t* begin) {
+  std::lock_guard lock(g_slots_mutex);
+  for (auto& s : g_maps)
+    if (s.used.load(std::memory_order_relaxed) && s.begin == begin) {
+      s.used.store(false, std::memory_order_release);
+      return;
+    }
+}
+
+void register_temp(const std::string& path) {
+  if (path.size() >= kPathMax) return;
+  std::lock_guard lock(g_slots_mutex);
+  for (auto& t : g_temps)
+    if (!t.used.load(std::memory_order_relaxed)) {
+      copy_cstr(t.path, kPathMax, path);
+      t.used.store(true, std::memory_order_release);
+      return;
+    }
+}
+
+void unregister_temp(const std::string& path) {
+  std::lock_guard lock(g_slots_mutex);
+  for (auto& t : g_temps)
+    if (t.used.load(std::memory_order_relaxed) && path == t.path) {
+      t.used.store(false, std::memory_order_release);
+      return;
+    }
+}
+
+void write_stderr(const char* s, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(STDERR_FILENO, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= size_t(w);
+  }
+}
+
+// The name with control characters escaped (\xNN), as every other message prints names.
+void write_stderr_escaped(const char* s) {
+  static const char hex[] = "0123456789abcdef";
+  for (; *s; ++s) {
+    auto c = static_cast<unsigned char>(*s);
+    if (c < 0x20 || c == 0x7f) {
+      char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+      write_stderr(e, 4);
+    } else {
+      write_stderr(reinterpret_cast<const char*>(&c), 1);
+    }
+  }
+}
+
+void on_sigbus(int, siginfo_t* info, void*) {
+  const auto* addr = static_cast<const uint8_t*>(info->si_addr);
+  const MapSlot* hit = nullptr;
+  for (const auto& s : g_maps)
+    if (s.used.load(std::memory_order_acquire) && addr >= s.begin && uint64_t(addr - s.begin) < s.size) {
+      hit = &s;
+      break;
+    }
+  if (!hit) {
+    // Not a mapped input: die of SIGBUS as without the handler (the faulting access repeats).
+    ::signal(SIGBUS, SIG_DFL);
+    return;
+  }
+  for (auto& t : g_temps)
+    if (t.used.load(std::memory_order_acquire)) ::unlink(t.path);
+  write_stderr(g_prefix, std::strlen(g_prefix));
+  write_stderr_escaped(hit->name);
+  static const char msg[] =
+      ": read error: a page of the file could not be read (an I/O error, or the file was truncated "
+      "while it was being read)\n";
+  write_stderr(msg, sizeof msg - 1);
+  ::_exit(g_exit_code);
+}
+
 }  // namespace
+
+void install_read_error_handler(std::string_view prefix, int exit_code) {
+  size_t n = std::min(prefix.size(), sizeof g_prefix - 1);
+  std::memcpy(g_prefix, prefix.data(), n);
+  g_prefix[n] = '\0';
+  g_exit_code = exit_code;
+  struct sigaction sa{};
+  sa.sa_sigaction = on_sigbus;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGBUS, &sa, nullptr);
+}
 
 Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -43,6 +175,7 @@ Result<MappedFile> MappedFile::from_fd(int fd, std::string name) {
   void* p = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, f.fd_, 0);
   if (p == MAP_FAILED) return io_error(f.name_, "cannot map");
   f.data_ = static_cast<const uint8_t*>(p);
+  register_mapping(f.data_, f.size_, f.name_);
   return f;
 }
 
@@ -61,7 +194,10 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
 }
 
 MappedFile::~MappedFile() {
-  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+  if (data_) {
+    unregister_mapping(data_);
+    munmap(const_cast<uint8_t*>(data_), size_);
+  }
   if (fd_ >= 0) ::close(fd_);
   data_ = nullptr;
   fd_ = -1;
@@ -104,6 +240,7 @@ Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target) {
   w.fd_ = mkostemp(buf.data(), O_CLOEXEC);
   if (w.fd_ < 0) return io_error(target.string(), "cannot create a temporary file");
   w.temp_ = buf.data();
+  register_temp(w.temp_.string());
   fchmod(w.fd_, 0644);
   return w;
 }
@@ -127,6 +264,7 @@ void AtomicWriter::discard() {
   if (fd_ >= 0) {
     ::close(fd_);
     ::unlink(temp_.c_str());
+    unregister_temp(temp_.string());
     fd_ = -1;
   }
 }
@@ -197,14 +335,17 @@ Status AtomicWriter::commit() {
   if (::close(fd_) != 0) {
     fd_ = -1;
     ::unlink(temp_.c_str());
+    unregister_temp(temp_.string());
     return io_error(target_.string(), "close failed");
   }
   fd_ = -1;
   if (::rename(temp_.c_str(), target_.c_str()) != 0) {
     auto err = io_error(target_.string(), "cannot rename the temporary file into place");
     ::unlink(temp_.c_str());
+    unregister_temp(temp_.string());
     return err;
   }
+  unregister_temp(temp_.string());
   std::filesystem::path dir = target_.parent_path().empty() ? "." : target_.parent_path();
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {

@@ -3,9 +3,13 @@
 #include "fixtures.hpp"
 
 #include <catch2/catch.hpp>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -136,4 +140,104 @@ TEST_CASE("kill -9 during build leaves the previous output untouched, and the ne
   REQUIRE(small.exit_code == 0);
   CHECK_FALSE(has_temp_file(tmp.path));
   CHECK(run_mpspack({"verify", out.string()}).exit_code == 0);
+}
+
+TEST_CASE("a read error on an input mid-build gives a clear error and leaves no partial output", "[cli][faults]") {
+  // What this simulates: mpspack maps its inputs, so a page it cannot read is not an error code
+  // but a SIGBUS, whether the cause is a failing disk (EIO) or another process truncating the file
+  // while mpspack reads it. Truncating is the deterministic way to get exactly that signal without
+  // a broken disk: build is reading a 3 GiB sparse blob when the blob is cut to 4 KiB under it.
+  auto blob_so = fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_blob" / "model.so";
+  MPK_REQUIRE_FIXTURE(blob_so);
+  TempDir tmp;
+  std::string so = slurp(blob_so);
+  auto probe = run_mpspack({"inspect", "--json", blob_so.string()});
+  REQUIRE(probe.exit_code == 0);
+  auto at = probe.out.find("\"file_offset\": ");
+  REQUIRE(at != std::string::npos);
+  uint64_t offset = std::stoull(probe.out.substr(at + 15));
+  const uint64_t size = 3ull << 30;
+  for (int i = 0; i < 8; ++i) so[offset + i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  write_bytes(tmp / "big.so", so);
+  auto blob = tmp / "big_weights.blob";
+  write_bytes(blob, "");
+  fs::resize_file(blob, size);
+
+  auto out = tmp / "out.mpk";
+  write_bytes(out, "previous contents");
+  auto err_path = tmp / "stderr.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    std::string bin = mpspack_binary(), b = "build", in = (tmp / "big.so").string(), o = "-o", os = out.string();
+    char* argv[] = {bin.data(), b.data(), in.data(), o.data(), os.data(), nullptr};
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  // Once the temp file exists the inputs are mapped and being read: cut the blob under it.
+  bool started = false;
+  for (int i = 0; i < 6000 && !started; ++i) {
+    started = has_temp_file(tmp.path);
+    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (started) fs::resize_file(blob, 4096);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(started);
+  std::string err = slurp(err_path);
+  INFO("stderr: " << err);
+  REQUIRE(WIFEXITED(status));  // not killed by SIGBUS
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK(err.rfind("mpspack: ", 0) == 0);
+  CHECK(err.find("big_weights.blob") != std::string::npos);
+  CHECK(err.find("read error") != std::string::npos);
+  CHECK(slurp(out) == "previous contents");  // the previous output is untouched
+  CHECK_FALSE(has_temp_file(tmp.path));       // and the handler removed the temp file
+}
+
+TEST_CASE("an input that cannot be opened for reading is refused with the reason", "[cli][faults]") {
+  // EACCES on open: a file mode 000. Root reads such files anyway, so under root the build runs as
+  // the unprivileged user "nobody" (uid 65534), for whom the folder is readable but the file not.
+  MPK_REQUIRE_FIXTURE(mlp_so());
+  TempDir tmp;
+  fs::permissions(tmp.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+  auto locked = tmp / "locked.so";
+  fs::copy_file(mlp_so(), locked);
+  fs::permissions(locked, fs::perms::none);
+  auto out_dir = tmp / "out";
+  fs::create_directories(out_dir);
+  fs::permissions(out_dir, fs::perms::all);  // writable by "nobody" too: only the input can fail
+  auto err_path = tmp / "stderr.txt";
+  const bool root = ::geteuid() == 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    if (root && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(126);
+    std::string bin = mpspack_binary(), b = "build", in = locked.string(), o = "-o", os = (out_dir / "m.mpk").string();
+    char* argv[] = {bin.data(), b.data(), in.data(), o.data(), os.data(), nullptr};
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::string err = slurp(err_path);
+  INFO("stderr: " << err);
+  REQUIRE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 126) {
+    WARN("skipped: cannot switch to uid 65534 to read as an unprivileged user");
+    return;
+  }
+  if (WEXITSTATUS(status) == 127) {
+    WARN("skipped: user 65534 cannot execute " << mpspack_binary() << " (a parent folder is not searchable)");
+    return;
+  }
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+  CHECK(err.find("locked.so") != std::string::npos);
+  CHECK(err.find("Permission denied") != std::string::npos);
+  CHECK_FALSE(fs::exists(out_dir / "m.mpk"));
 }

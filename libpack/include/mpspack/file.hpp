@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace mpspack {
 
@@ -77,6 +78,13 @@ class AtomicWriter {
   int fd_ = -1;
   uint64_t position_ = 0;
 };
+
+// Makes a read error on a mapped input (SIGBUS: a disk I/O error, or the file truncated by another
+// process while it is read) a clean exit instead of a crash: the temp files of unfinished
+// AtomicWriters are removed, "<prefix><file name>: read error: ..." goes to stderr, and the process
+// exits with `exit_code`. A SIGBUS outside every MappedFile keeps its default action. For programs
+// (mpspack calls it in main); a library should not install signal handlers behind its host's back.
+void install_read_error_handler(std::string_view prefix, int exit_code);
 
 // Creates a writer for `target`, lets `fill` write, then commits; on any error nothing is left behind.
 Status write_file_atomically(const std::filesystem::path& target,
