@@ -113,8 +113,9 @@ Status check_tensor(const Manifest& m, const TensorInfo& t, std::string_view wha
 
 Status validate_manifest(const Manifest& m, const Header& h, std::string_view what) {
   MPK_CHECK(check_segments(m, h, what));
-  for (const auto& l : m.libraries) MPK_CHECK(check_library(m, l, what));
+  // Weights first: check_library looks up the segment of the weights a library refers to.
   for (const auto& w : m.weights) MPK_CHECK(check_weights(m, w, what));
+  for (const auto& l : m.libraries) MPK_CHECK(check_library(m, l, what));
   for (const auto& e : m.examples) {
     if (e.library >= m.libraries.size())
       return corrupt(what, fmt::format("example refers to library {}, but there are {}", e.library,
