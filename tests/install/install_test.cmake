@@ -1,5 +1,5 @@
 # Run by CTest (tests/install/CMakeLists.txt) with BUILD_DIR, WORK_DIR, CONSUMER_DIR, FIXTURE,
-# EXAMPLE_SO and GENERATOR set. Any failed step stops the test with its output.
+# EXAMPLE_SO, GENERATOR and CONSUMER_FLAGS set. Any failed step stops the test with its output.
 function(step what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -33,8 +33,10 @@ if(private_headers)
 endif()
 
 # 2. Configure and build the consumer against the prefix only.
+# CONSUMER_FLAGS: the sanitizer flags of an asan build (its libmpspack.a needs their runtime); empty otherwise.
 step("configure consumer" ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer -G ${GENERATOR}
-     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release)
+     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
+     "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_FLAGS}")
 step("build consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
 
 # 3. The installed mpspack builds a container; the consumer lists it.
