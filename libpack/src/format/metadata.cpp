@@ -297,7 +297,7 @@ Result<Manifest> decode_metadata(ByteView block) {
   // format allows a metadata offset that is not (header_size is any value in [128, 65536]). Such a
   // block is decoded from an aligned copy (at most the metadata cap; normal files never need it).
   std::vector<uint64_t> aligned;
-  if (reinterpret_cast<uintptr_t>(block.data()) % alignof(uint64_t) != 0) {
+  if (block.size() > 0 && reinterpret_cast<uintptr_t>(block.data()) % alignof(uint64_t) != 0) {
     aligned.resize((block.size() + 7) / 8);
     std::memcpy(aligned.data(), block.data(), block.size());
     block = ByteView({reinterpret_cast<const uint8_t*>(aligned.data()), block.size()}, block.what());
