@@ -84,6 +84,25 @@ Result<std::vector<HostTensor>> read_inputs(const RunArgs& a, const ExampleInfo*
   return out;
 }
 
+// The inputs: --input files, else the recorded example's. With `want_expected` the example's outputs too
+// (when the inputs are the example's). Fails when there is neither.
+Status gather_inputs(const RunArgs& a, const format::Container& c, const ExampleInfo* ex, const std::string& lib_name,
+                     bool want_expected, std::vector<HostTensor>& inputs, std::vector<HostTensor>& expected) {
+  if (!a.inputs.empty()) {
+    MPK_TRY(inputs, read_inputs(a, ex));
+    return {};
+  }
+  if (!ex)
+    return make_error(Error::Kind::Invalid,
+                      "{}: no inputs: the container records no example for library '{}'; pass --input "
+                      "FILE[:DTYPE:SHAPE]",
+                      a.file, lib_name);
+  for (const auto& t : ex->inputs) inputs.push_back(from_segment(c, t));
+  if (want_expected)
+    for (const auto& t : ex->outputs) expected.push_back(from_segment(c, t));
+  return {};
+}
+
 // Every --expect names an existing file (checked before the model is loaded).
 Result<std::vector<TensorSpec>> parse_expects(const RunArgs& a) {
   std::vector<TensorSpec> specs;
@@ -253,20 +272,8 @@ int run_run(const RunArgs& a) {
   // 2. inputs and references, before anything of the model runs
   std::vector<HostTensor> inputs;
   std::vector<HostTensor> expected;  // from the recorded example
-  if (!a.inputs.empty()) {
-    auto r = read_inputs(a, ex);
-    if (!r.ok()) return fail(r.error());
-    inputs = std::move(r).value();
-  } else if (ex) {
-    for (const auto& t : ex->inputs) inputs.push_back(from_segment(*container, t));
-    if (a.expects.empty())
-      for (const auto& t : ex->outputs) expected.push_back(from_segment(*container, t));
-  } else {
-    return fail(make_error(Error::Kind::Invalid,
-                           "{}: no inputs: the container records no example for library '{}'; pass --input "
-                           "FILE[:DTYPE:SHAPE]",
-                           a.file, lib_name));
-  }
+  if (auto s = gather_inputs(a, *container, ex, lib_name, a.expects.empty(), inputs, expected); !s.ok())
+    return fail(s.error());
   auto expect_specs = parse_expects(a);
   if (!expect_specs.ok()) return fail(expect_specs.error());
 
@@ -364,19 +371,7 @@ int run_bench(const RunArgs& a) {
   const ExampleInfo* ex = example_for(container->manifest(), *index);
   const std::string lib_name = container->manifest().libraries[*index].name;
   std::vector<HostTensor> inputs, expected;
-  if (!a.inputs.empty()) {
-    auto r = read_inputs(a, ex);
-    if (!r.ok()) return fail(r.error());
-    inputs = std::move(r).value();
-  } else if (ex) {
-    for (const auto& t : ex->inputs) inputs.push_back(from_segment(*container, t));
-    for (const auto& t : ex->outputs) expected.push_back(from_segment(*container, t));
-  } else {
-    return fail(make_error(Error::Kind::Invalid,
-                           "{}: no inputs: the container records no example for library '{}'; pass --input "
-                           "FILE[:DTYPE:SHAPE]",
-                           a.file, lib_name));
-  }
+  if (auto s = gather_inputs(a, *container, ex, lib_name, true, inputs, expected); !s.ok()) return fail(s.error());
 
   // 2. load and the first run
   auto model = load_model(a, *container, *index, open_ms);
