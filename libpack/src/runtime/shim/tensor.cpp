@@ -393,12 +393,9 @@ void store_from_double(void* p, int32_t dtype, double v) {
   });
 }
 
-void copy_into(Tensor& dst, const Tensor& src) {
-  require_cpu(dst, "copy_");
-  require_cpu(src, "copy_");
+std::vector<int64_t> broadcast_strides(const Tensor& dst, const Tensor& src) {
   const int nd = static_cast<int>(dst.dim());
   const int snd = static_cast<int>(src.dim());
-  // Broadcast src to dst's shape (align trailing dims).
   std::vector<int64_t> sst(static_cast<std::size_t>(nd), 0);
   for (int i = 0; i < snd; ++i) {
     const int d = i - snd + nd;
@@ -415,6 +412,14 @@ void copy_into(Tensor& dst, const Tensor& src) {
            std::to_string(dst.sizes[d]) + " at dim " + std::to_string(d));
     }
   }
+  return sst;
+}
+
+void copy_into(Tensor& dst, const Tensor& src) {
+  require_cpu(dst, "copy_");
+  require_cpu(src, "copy_");
+  const int nd = static_cast<int>(dst.dim());
+  const std::vector<int64_t> sst = broadcast_strides(dst, src);
   if (dst.numel() == 0) return;
   // Same dtype, same dense layout: one memcpy.
   if (dst.dtype == src.dtype && dst.sizes == src.sizes && dst.is_contiguous() && src.is_contiguous()) {

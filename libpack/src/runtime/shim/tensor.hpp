@@ -130,6 +130,9 @@ Tensor* new_contiguous(std::span<const int64_t> sizes, int32_t dtype);
 // Owning pointer for temporaries.
 using TensorPtr = std::unique_ptr<Tensor>;
 
+// src's strides for reading it as dst's shape: trailing dims aligned, size-1 dims stride 0. Throws when the
+// shapes do not broadcast.
+std::vector<int64_t> broadcast_strides(const Tensor& dst, const Tensor& src);
 // dst <- src (src broadcast to dst's shape), converting dtypes.
 void copy_into(Tensor& dst, const Tensor& src);
 // A contiguous tensor of dtype `dtype` holding src's values (a copy, or a new handle on src when it already is).

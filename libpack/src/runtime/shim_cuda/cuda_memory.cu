@@ -103,22 +103,6 @@ TensorPtr contiguous(const Tensor& t) {
 
 namespace {
 
-// src's strides broadcast to dst's shape (trailing dims aligned; size-1 dims get stride 0).
-std::vector<int64_t> broadcast_strides(const Tensor& dst, const Tensor& src) {
-  const int nd = int(dst.dim()), snd = int(src.dim());
-  std::vector<int64_t> st(std::size_t(nd), 0);
-  for (int i = 0; i < snd; ++i) {
-    const int d = i - snd + nd;
-    if (d < 0) {
-      if (src.sizes[i] != 1) fail("copy_: source shape does not broadcast to the destination shape");
-      continue;
-    }
-    if (src.sizes[i] == dst.sizes[d]) st[d] = src.strides[i];
-    else if (src.sizes[i] != 1) fail("copy_: source shape does not broadcast to the destination shape");
-  }
-  return st;
-}
-
 bool same_dense_layout(const Tensor& a, const Tensor& b) {
   return a.sizes == b.sizes && a.is_contiguous() && b.is_contiguous();
 }
