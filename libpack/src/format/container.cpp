@@ -3,7 +3,14 @@
 #include "hash.hpp"
 #include "mpspack/format/metadata.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
 #include <numeric>
 
 namespace mpspack::format {
@@ -161,6 +168,47 @@ void check_zero(const Container& c, uint64_t begin, uint64_t end, std::string_vi
     }
 }
 
+constexpr uint64_t kReadStep = 1ull << 20;       // fits in L2 beside the hash state
+constexpr uint64_t kProgressStep = 64ull << 20;
+
+// The read buffer is page-aligned: the kernel's copy into a buffer 16 bytes past a page boundary
+// (where malloc puts a large block) ran at a third of the speed on our AMD machines.
+using ReadBuffer = std::unique_ptr<uint8_t, decltype(&std::free)>;
+ReadBuffer make_read_buffer() {
+  return ReadBuffer(static_cast<uint8_t*>(std::aligned_alloc(4096, kReadStep)), &std::free);
+}
+
+// XXH3 of one segment, fed to `count` in kReadStep pieces. Reads with pread() into a small buffer
+// rather than through the container's mapping: page-cache bytes arrive faster than by faulting the
+// mapping in (5.3 against 4.1 GB/s with the hash, bench/throughput.sh), and a read error is an
+// error, not SIGBUS. Containers held in memory (no descriptor) are hashed in place.
+Result<uint64_t> hash_segment(const Container& c, const SegmentInfo& s, ReadBuffer& buffer,
+                              const std::function<void(uint64_t)>& count) {
+  Xxh3Stream hasher;
+  const int fd = c.file().fd();
+  for (uint64_t done = 0; done < s.size;) {
+    const uint64_t n = std::min<uint64_t>(s.size - done, kReadStep);
+    if (fd < 0) {
+      hasher.update(c.file().data() + s.offset + done, n);
+    } else {
+      if (!buffer) buffer = make_read_buffer();
+      if (!buffer) return make_error(Error::Kind::Runtime, "{}: out of memory for a read buffer", c.name());
+      ssize_t got = ::pread(fd, buffer.get(), n, static_cast<off_t>(s.offset + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0)
+        return make_error(Error::Kind::Io, "{}: cannot read segment '{}' at offset {:#x}: {}", c.name(), s.name,
+                          s.offset + done, got < 0 ? std::strerror(errno) : "the file ended early");
+      hasher.update(buffer.get(), static_cast<uint64_t>(got));
+      done += static_cast<uint64_t>(got);
+      count(static_cast<uint64_t>(got));
+      continue;
+    }
+    done += n;
+    count(n);
+  }
+  return hasher.digest();
+}
+
 }  // namespace
 
 VerifyReport verify(const Container& c, const Progress& progress) {
@@ -171,20 +219,25 @@ VerifyReport verify(const Container& c, const Progress& progress) {
   for (const auto& s : m.segments) total += s.size;
   check_zero(c, h.metadata_offset + h.metadata_size, h.data_offset, "after the metadata", report);
   uint64_t cursor = h.data_offset;
+  ReadBuffer buffer(nullptr, &std::free);
+  uint64_t reported = 0;
   for (uint32_t i = 0; i < m.segments.size(); ++i) {
     const auto& s = m.segments[i];
     check_zero(c, cursor, s.offset, fmt::format("before segment {}", i), report);
-    // Hash in 64 MiB steps so progress moves on multi-GB segments.
-    Xxh3Stream hasher;
-    const uint8_t* base = c.file().data() + s.offset;
-    for (uint64_t done = 0; done < s.size;) {
-      uint64_t n = std::min<uint64_t>(s.size - done, 64ull << 20);
-      hasher.update(base + done, n);
-      done += n;
+    SegmentCheck check{i, false, 0};
+    auto hashed = hash_segment(c, s, buffer, [&](uint64_t n) {
       report.bytes_checked += n;
-      if (progress) progress(report.bytes_checked, total);
+      if (progress && (report.bytes_checked - reported >= kProgressStep || report.bytes_checked == total))
+        progress(reported = report.bytes_checked, total);
+    });
+    if (!hashed.ok()) {
+      report.problems.push_back(hashed.error().message);
+      report.segments.push_back(check);
+      cursor = s.offset + s.size;
+      continue;
     }
-    SegmentCheck check{i, hasher.digest() == s.xxh3, hasher.digest()};
+    check.computed_xxh3 = *hashed;
+    check.ok = *hashed == s.xxh3;
     if (!check.ok)
       report.problems.push_back(fmt::format("{}: segment {} ('{}', {} bytes at {:#x}) is damaged: XXH3 {:016x}, recorded {:016x}",
                                             c.name(), i, s.name, s.size, s.offset, check.computed_xxh3, s.xxh3));

@@ -1,23 +1,46 @@
 #include "hash.hpp"
 
-#define XXH_INLINE_ALL
+#include "hash_xxh3_variants.hpp"
+
 #include <openssl/evp.h>
-#include <xxhash.h>
 
 #include <fmt/format.h>
 
 namespace mpspack::format {
 
-uint64_t xxh3_64(std::span<const uint8_t> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+namespace {
+
+namespace portable {
+uint64_t oneshot(const void* data, size_t size) { return XXH3_64bits(data, size); }
+void reset(XXH3_state_t* s) { XXH3_64bits_reset(s); }
+void update(XXH3_state_t* s, const void* data, size_t size) { XXH3_64bits_update(s, data, size); }
+uint64_t digest(const XXH3_state_t* s) { return XXH3_64bits_digest(s); }
+}  // namespace portable
+
+// The fastest variant this CPU runs, decided once.
+const Xxh3Functions& xxh3() {
+  static const Xxh3Functions chosen = [] {
+#ifdef MPSPACK_XXH3_AVX2
+    if (__builtin_cpu_supports("avx2"))
+      return Xxh3Functions{xxh3_avx2::oneshot, xxh3_avx2::reset, xxh3_avx2::update, xxh3_avx2::digest};
+#endif
+    return Xxh3Functions{portable::oneshot, portable::reset, portable::update, portable::digest};
+  }();
+  return chosen;
+}
+
+}  // namespace
+
+uint64_t xxh3_64(std::span<const uint8_t> bytes) { return xxh3().oneshot(bytes.data(), bytes.size()); }
 
 struct Xxh3Stream::State {
   XXH3_state_t s;
 };
 
-Xxh3Stream::Xxh3Stream() : state_(std::make_unique<State>()) { XXH3_64bits_reset(&state_->s); }
+Xxh3Stream::Xxh3Stream() : state_(std::make_unique<State>()) { xxh3().reset(&state_->s); }
 Xxh3Stream::~Xxh3Stream() = default;
-void Xxh3Stream::update(const uint8_t* data, uint64_t size) { XXH3_64bits_update(&state_->s, data, size); }
-uint64_t Xxh3Stream::digest() const { return XXH3_64bits_digest(&state_->s); }
+void Xxh3Stream::update(const uint8_t* data, uint64_t size) { xxh3().update(&state_->s, data, size); }
+uint64_t Xxh3Stream::digest() const { return xxh3().digest(&state_->s); }
 
 std::string sha256_hex(std::span<const uint8_t> bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
