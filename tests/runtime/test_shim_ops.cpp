@@ -55,7 +55,9 @@ std::vector<int64_t> layout(int kind, int64_t r, int64_t c) {
 }  // namespace
 
 TEST_CASE("addmm_out: beta*self + alpha*mat1@mat2 for every operand layout", "[shim][ops]") {
-  const int64_t M = 5, K = 7, N = 3;
+  // 1-row and 1-column products take BLAS's matrix-vector path; the rest its GEMM.
+  const auto [M, K, N] = GENERATE(table<int64_t, int64_t, int64_t>({{5, 7, 3}, {1, 7, 3}, {5, 7, 1}, {1, 7, 1}}));
+  INFO("M " << M << " K " << K << " N " << N);
   const auto a = random_floats(M * K, 1), b = random_floats(K * N, 2), bias = random_floats(N, 3);
   const auto mm = ref_mm(a, b, M, K, N);
   const double beta = 0.5, alpha = 2.0;

@@ -46,6 +46,28 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
           int64_t ldb, T beta, T* C, int64_t ldc) {
   for (int64_t v : {M, N, K, lda, ldb, ldc})
     if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
+  // A single row or column is a matrix-vector product. OpenBLAS's GEMM (0.3.21) does not hand these to its GEMV,
+  // which spreads the rows over threads: a batch-1 Linear of 1 GiB of weights took 4x torch's time through GEMM
+  // (docs/PERFORMANCE.md, CPU scaling).
+  if ((M == 1 || N == 1) && K > 0) {  // K == 0 stays with GEMM, which still applies beta
+    const bool row = M == 1;  // C[1,N] = x[1,K] @ op(B): y = op(B)^T x; else C[M,1] = op(A) @ x: y = op(A) x
+    const T* mat = row ? B : A;
+    const int64_t ld = row ? ldb : lda;
+    // The stored matrix is row-major [K,N] (row, B as is), [N,K] (row, B transposed), [M,K] or [K,M] (column).
+    const bool stored_trans = row ? tb : ta;
+    const auto op = (row != stored_trans) ? CblasTrans : CblasNoTrans;
+    const int64_t rows = row ? (tb ? N : K) : (ta ? K : M), cols = row ? (tb ? K : N) : (ta ? M : K);
+    const T* x = row ? A : B;
+    const int64_t incx = row ? (ta ? lda : 1) : (tb ? 1 : ldb);
+    const int64_t incy = row ? 1 : ldc;
+    for (int64_t v : {rows, cols, ld, incx, incy})
+      if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemv(CblasRowMajor, op, int(rows), int(cols), alpha, mat, int(ld), x, int(incx), beta, C, int(incy));
+    else
+      cblas_dgemv(CblasRowMajor, op, int(rows), int(cols), alpha, mat, int(ld), x, int(incx), beta, C, int(incy));
+    return;
+  }
   const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, TA, TB, int(M), int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
