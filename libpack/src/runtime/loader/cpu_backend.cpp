@@ -4,12 +4,54 @@
 
 #include "provided.hpp"
 
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 namespace mpspack::runtime {
 namespace {
 
 using Kind = Error::Kind;
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14; older kernels answer EINVAL and the run faults pages in
+#endif
+
+// MPSPACK_CPU_PREFAULT=lazy|threads (benchmarks; docs/PERFORMANCE.md has the measurement).
+enum class Prefault { Lazy, Threads };
+Prefault prefault_mode() {
+  const char* v = std::getenv("MPSPACK_CPU_PREFAULT");
+  return v && std::string_view(v) == "threads" ? Prefault::Threads : Prefault::Lazy;
+}
+
+// Fills the page tables of the weights' mapping with MADV_POPULATE_READ, one contiguous slice per
+// thread: the kernel maps page-cache pages (or reads them in, when cold) without a fault per page.
+void prefault_weights(ByteView blob) {
+  if (blob.size() == 0) return;
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = uint64_t(blob.data()) & ~(page - 1), end = uint64_t(blob.data()) + blob.size();
+  const uint64_t slice_min = 64ull << 20;
+  const unsigned threads = unsigned(std::clamp<uint64_t>((end - begin) / slice_min, 1,
+                                                         std::max(1u, std::thread::hardware_concurrency())));
+  const uint64_t slice = ((end - begin) / threads + page - 1) & ~(page - 1);
+  std::vector<std::thread> pool;
+  for (unsigned i = 0; i < threads; ++i) {
+    const uint64_t a = begin + i * slice, b = std::min(end, a + slice);
+    if (a >= b) break;
+    pool.emplace_back([a, b] {
+      if (::madvise(reinterpret_cast<void*>(a), b - a, MADV_POPULATE_READ) != 0)
+        spdlog::debug("MADV_POPULATE_READ: {}", std::strerror(errno));
+    });
+  }
+  for (auto& t : pool) t.join();
+}
 
 Error shim_error(std::string_view call) {
   std::string_view why = shim::last_error();
@@ -51,8 +93,12 @@ class CpuBackend final : public Backend {
   }
 
   Result<StagedWeights> stage_weights(ByteView blob, int, uint64_t) override {
-    // The CPU reads the mapping itself: nothing moves.
-    return StagedWeights{const_cast<uint8_t*>(blob.data()), nullptr, blob.size(), 0};
+    // The CPU reads the mapping itself: nothing moves. Whether its page tables are filled now, by
+    // several threads, or by the first run's page faults is chosen by measurement (prefault_weights).
+    auto t0 = std::chrono::steady_clock::now();
+    if (prefault_mode() == Prefault::Threads) prefault_weights(blob);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return StagedWeights{const_cast<uint8_t*>(blob.data()), nullptr, blob.size(), ms};
   }
 };
 
