@@ -43,7 +43,8 @@ std::vector<SegmentInfo> lay_out(const std::vector<PendingSegment>& pending, uin
 }
 
 Result<Manifest> write_container(const std::filesystem::path& path, Manifest manifest,
-                                 const std::vector<PendingSegment>& pending, const Progress& progress) {
+                                 const std::vector<PendingSegment>& pending, const Progress& progress,
+                                 const std::function<Status(Manifest&)>& complete) {
   // The metadata's size does not depend on offsets or hashes (encode_metadata forces every
   // field), so a first encoding with placeholder values tells where the data region starts.
   manifest.segments = lay_out(pending, 0);
@@ -78,6 +79,7 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
     return make_error(Error::Kind::Runtime, "{}: internal error: wrote {} bytes, planned {}", path.string(),
                       out.position(), file_size);
 
+  if (complete) MPK_CHECK(complete(manifest));
   std::vector<uint8_t> metadata = encode_metadata(manifest);
   if (metadata.size() != metadata_size)
     return make_error(Error::Kind::Runtime, "{}: internal error: metadata size changed from {} to {}",

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -34,7 +35,7 @@ struct Input {
   std::string name;         // stored library name, unique in the container
   std::string source_name;  // what the user gave (path, or "pkg.pt2:entry")
   std::shared_ptr<MappedFile> so;
-  std::string sha256;       // of the library as given (its source entry's hash)
+  size_t source = 0;        // its entry in Context::sources (whose SHA-256 is its original_sha256)
   aoti::LibraryAnalysis analysis;
   aoti::SplitLibrary split;
   std::optional<NamedFile> blob;  // external-blob weights
@@ -45,7 +46,8 @@ struct Input {
 struct Context {
   const BuildOptions& options;
   std::vector<Input> inputs;
-  std::vector<SourceInfo> sources;
+  std::vector<SourceInfo> sources;                        // sha256 filled in by hash_sources()
+  std::vector<std::shared_ptr<MappedFile>> source_files;  // their bytes, one per source
   std::vector<std::shared_ptr<pt2::Pt2Package>> packages;  // keep extracted entries' owners alive
   size_t next_weights_option = 0;
 };
@@ -64,13 +66,27 @@ std::string unique_name(const Context& ctx, std::string base) {
   }
 }
 
-// Records an input file with its SHA-256, and returns that hash (a library's is also its original_sha256:
-// hashed once, as hashing is a large share of build's time on big inputs).
-const std::string& add_source(Context& ctx, std::string name, const MappedFile& f, std::string kind,
-                              std::string flavour = {}) {
-  ctx.sources.push_back(SourceInfo{std::move(name), f.size(), format::sha256_hex({f.data(), f.size()}),
-                                   std::move(kind), std::move(flavour)});
-  return ctx.sources.back().sha256;
+// A SHA-256 in hex is always 64 characters: the metadata's size is known before the hashes are.
+const std::string kHashPending(64, '0');
+
+// Records an input file; its SHA-256 is computed later, while the container is written (hash_sources).
+// Returns its index in ctx.sources.
+size_t add_source(Context& ctx, std::string name, std::shared_ptr<MappedFile> f, std::string kind,
+                  std::string flavour = {}) {
+  ctx.sources.push_back(SourceInfo{std::move(name), f->size(), kHashPending, std::move(kind), std::move(flavour)});
+  ctx.source_files.push_back(std::move(f));
+  return ctx.sources.size() - 1;
+}
+
+// SHA-256 of every source, on a thread of its own: it overlaps the writing of the segments, which
+// is the other half of build's time on large inputs (each input is hashed once: a library's hash is
+// also its original_sha256).
+std::future<std::vector<std::string>> hash_sources(const Context& ctx) {
+  return std::async(std::launch::async, [files = ctx.source_files] {
+    std::vector<std::string> out;
+    for (const auto& f : files) out.push_back(format::sha256_hex({f->data(), f->size()}));
+    return out;
+  });
 }
 
 Status add_library(Context& ctx, std::string name, std::string source_name, std::shared_ptr<MappedFile> so) {
@@ -81,7 +97,7 @@ Status add_library(Context& ctx, std::string name, std::string source_name, std:
   if (!analysis.ok()) return analysis.error();
   in.analysis = std::move(analysis).value();
   in.name = unique_name(ctx, std::move(name));
-  in.sha256 = add_source(ctx, in.source_name, *in.so, "so", to_string(in.analysis.flavour));
+  in.source = add_source(ctx, in.source_name, in.so, "so", to_string(in.analysis.flavour));
   ctx.inputs.push_back(std::move(in));
   return {};
 }
@@ -97,7 +113,7 @@ Status open_pt2(Context& ctx, const fs::path& path) {
   auto shared = std::make_shared<pt2::Pt2Package>(std::move(pkg));
   ctx.packages.push_back(shared);
   MPK_TRY(auto whole, MappedFile::open(path));
-  add_source(ctx, path.string(), whole, "pt2");
+  add_source(ctx, path.string(), std::make_shared<MappedFile>(std::move(whole)), "pt2");
   for (const auto& model : shared->models()) {
     MPK_TRY(auto so, shared->extract(model.library_entry));
     std::string source = fmt::format("{}:{}", path.string(), model.library_entry);
@@ -159,7 +175,7 @@ Status find_blob(Context& ctx, Input& in) {
     }
     MPK_TRY(auto blob, MappedFile::open(path));
     in.blob = NamedFile{in.name + "_weights.blob", std::make_shared<MappedFile>(std::move(blob))};
-    add_source(ctx, path.string(), *in.blob->file, "blob");
+    add_source(ctx, path.string(), in.blob->file, "blob");
   }
   if (in.blob->file->size() != in.analysis.recorded_blob_size)
     return make_error(Error::Kind::Invalid, "{}: weights blob is {} bytes but {} records {} bytes",
@@ -185,7 +201,7 @@ Status find_cubins(Context& ctx, Input& in) {
     if (!hit) continue;
     MPK_TRY(auto cubin, MappedFile::open(path));
     auto shared = std::make_shared<MappedFile>(std::move(cubin));
-    add_source(ctx, path.string(), *shared, "cubin");
+    add_source(ctx, path.string(), shared, "cubin");
     in.cubins.push_back(NamedFile{base, shared});
   }
   return {};
@@ -258,7 +274,7 @@ LibraryInfo describe(const Input& in) {
   l.imports = in.analysis.imports;
   l.region = in.analysis.region;
   l.original_size = in.so->size();
-  l.original_sha256 = in.sha256;
+  l.original_sha256 = kHashPending;  // filled in with its source's hash when written
   l.removed_offset = in.split.removed_offset;
   l.removed_size = in.split.removed_size;
   l.restore = in.split.restore;
@@ -318,7 +334,7 @@ Status add_examples(const BuildOptions& o, Plan& plan, std::vector<HostTensor>& 
 }  // namespace
 
 Result<Manifest> build(const BuildOptions& options) {
-  Context ctx{options, {}, {}, {}, 0};
+  Context ctx{options, {}, {}, {}, {}, 0};
   MPK_CHECK(open_inputs(ctx));
   for (auto& in : ctx.inputs) {
     MPK_CHECK(find_blob(ctx, in));
@@ -333,7 +349,17 @@ Result<Manifest> build(const BuildOptions& options) {
   MPK_CHECK(add_examples(options, plan, example_tensors));
   // From here on the layout is fixed; only bytes move.
   spdlog::debug("writing {} segments to {}", plan.segments.size(), options.output.string());
-  return format::write_container(options.output, std::move(plan.manifest), plan.segments, options.progress);
+  auto hashes = hash_sources(ctx);
+  auto fill_hashes = [&](Manifest& m) -> Status {
+    std::vector<std::string> h = hashes.get();
+    for (size_t i = 0; i < h.size(); ++i) m.sources[i].sha256 = h[i];  // ctx's sources come first
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) m.libraries[i].original_sha256 = h[ctx.inputs[i].source];
+    return {};
+  };
+  auto written = format::write_container(options.output, std::move(plan.manifest), plan.segments, options.progress,
+                                         fill_hashes);
+  if (hashes.valid()) hashes.wait();  // an early error: the hashing thread still reads the inputs
+  return written;
 }
 
 }  // namespace mpspack::pack

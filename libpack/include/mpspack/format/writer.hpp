@@ -8,6 +8,7 @@
 #include "mpspack/result.hpp"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -26,9 +27,12 @@ struct PendingSegment {
 std::vector<SegmentInfo> lay_out(const std::vector<PendingSegment>& pending, uint64_t data_offset);
 
 // Writes `manifest` (its `segments` are filled in here from `pending`) and the segment bytes to
-// `path` atomically. Returns the manifest as written.
+// `path` atomically. Returns the manifest as written. `complete`, when given, runs after the
+// segments are written and may fill in fields computed meanwhile (source hashes); it must not
+// change the size of the encoded metadata.
 Result<Manifest> write_container(const std::filesystem::path& path, Manifest manifest,
                                  const std::vector<PendingSegment>& pending,
-                                 const Progress& progress = {});
+                                 const Progress& progress = {},
+                                 const std::function<Status(Manifest&)>& complete = {});
 
 }  // namespace mpspack::format
