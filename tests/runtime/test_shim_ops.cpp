@@ -76,6 +76,32 @@ TEST_CASE("addmm_out: beta*self + alpha*mat1@mat2 for every operand layout", "[s
       }
 }
 
+TEST_CASE("addmm_out: a batch-1 Linear large enough for the threaded GEMV", "[shim][ops]") {
+  // x[1,K] @ W^T[K,N] + bias with W stored [N,K] by rows, as AOTInductor calls it for nn.Linear. K*N is past
+  // the threaded kernel's threshold (16 MiB of float32, gemv.hpp); N is not a multiple of 4 and K not of 8, so
+  // the 4-row blocks, the last block and the vector tails all run. beta 0 over a NaN output checks that the
+  // output's old value is ignored.
+  const int64_t K = 4099, N = 1027;
+  const auto x = random_floats(K, 11), w = random_floats(N * K, 12), bias = random_floats(N, 13);
+  std::vector<double> want(N), mm(N);
+  for (int64_t j = 0; j < N; ++j) {
+    double d = 0;
+    for (int64_t k = 0; k < K; ++k) d += double(x[k]) * double(w[j * K + k]);
+    mm[j] = d;
+    want[j] = double(bias[j]) + d;
+  }
+  Strided X({1, K}, {K, 1}, x), S({N}, {1}, bias);
+  std::vector<float> wbuf(w);  // W^T as a transposed view of W's rows
+  Handle WT = from_blob(wbuf.data(), {K, N}, {1, K}, f32);
+  Handle out = empty({1, N}, {N, 1}, f32);
+  REQUIRE(aoti_torch_cpu_addmm_out(out.get(), S.h.get(), X.h.get(), WT.get(), 1.0, 1.0) == 0);
+  // float32 sums of 4099 products: absolute error of order sqrt(K) * eps * |terms|, hence atol 1e-3.
+  require_close(read_f32(out.get()), want, 1e-4, 1e-3);
+  Strided nan_out({1, N}, {N, 1}, std::vector<float>(N, std::numeric_limits<float>::quiet_NaN()));
+  REQUIRE(aoti_torch_cpu_addmm_out(nan_out.h.get(), nan_out.h.get(), X.h.get(), WT.get(), 0.0, 1.0) == 0);
+  require_close(read_f32(nan_out.h.get()), mm, 1e-4, 1e-3);
+}
+
 TEST_CASE("addmm_out: beta 0 ignores self; out may be self (addmm_); mm_out", "[shim][ops]") {
   const int64_t M = 4, K = 3, N = 6;
   const auto a = random_floats(M * K, 4), b = random_floats(K * N, 5);

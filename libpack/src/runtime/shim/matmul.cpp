@@ -1,6 +1,7 @@
 // addmm / mm / bmm / baddbmm. float32 and float64 go to OpenBLAS (cblas_sgemm / cblas_dgemm); operands whose
 // strides BLAS cannot take are packed to contiguous first. Other dtypes use a plain loop.
 #include "aoti_shim.h"
+#include "gemv.hpp"
 #include "tensor.hpp"
 
 #include <cblas.h>
@@ -62,9 +63,10 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
     const int64_t incy = row ? 1 : ldc;
     for (int64_t v : {rows, cols, ld, incx, incy})
       if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (std::is_same_v<T, float>) {
+      if (op == CblasNoTrans && threaded_gemv_f32(rows, cols, alpha, mat, ld, x, incx, beta, C, incy)) return;
       cblas_sgemv(CblasRowMajor, op, int(rows), int(cols), alpha, mat, int(ld), x, int(incx), beta, C, int(incy));
-    else
+    } else
       cblas_dgemv(CblasRowMajor, op, int(rows), int(cols), alpha, mat, int(ld), x, int(incx), beta, C, int(incy));
     return;
   }
