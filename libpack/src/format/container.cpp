@@ -168,7 +168,7 @@ void check_zero(const Container& c, uint64_t begin, uint64_t end, std::string_vi
     }
 }
 
-constexpr uint64_t kReadStep = 1ull << 20;       // fits in L2 beside the hash state
+constexpr uint64_t kReadStep = 1ull << 20;
 constexpr uint64_t kProgressStep = 64ull << 20;
 
 // The read buffer is page-aligned: the kernel's copy into a buffer 16 bytes past a page boundary
@@ -187,24 +187,23 @@ Result<uint64_t> hash_segment(const Container& c, const SegmentInfo& s, ReadBuff
   Xxh3Stream hasher;
   const int fd = c.file().fd();
   for (uint64_t done = 0; done < s.size;) {
-    const uint64_t n = std::min<uint64_t>(s.size - done, kReadStep);
-    if (fd < 0) {
-      hasher.update(c.file().data() + s.offset + done, n);
-    } else {
+    const uint64_t want = std::min<uint64_t>(s.size - done, kReadStep);
+    const uint8_t* chunk = c.file().data() + s.offset + done;
+    uint64_t got = want;
+    if (fd >= 0) {
       if (!buffer) buffer = make_read_buffer();
       if (!buffer) return make_error(Error::Kind::Runtime, "{}: out of memory for a read buffer", c.name());
-      ssize_t got = ::pread(fd, buffer.get(), n, static_cast<off_t>(s.offset + done));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0)
+      const ssize_t n = ::pread(fd, buffer.get(), want, static_cast<off_t>(s.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
         return make_error(Error::Kind::Io, "{}: cannot read segment '{}' at offset {:#x}: {}", c.name(), s.name,
-                          s.offset + done, got < 0 ? std::strerror(errno) : "the file ended early");
-      hasher.update(buffer.get(), static_cast<uint64_t>(got));
-      done += static_cast<uint64_t>(got);
-      count(static_cast<uint64_t>(got));
-      continue;
+                          s.offset + done, n < 0 ? std::strerror(errno) : "the file ended early");
+      chunk = buffer.get();
+      got = static_cast<uint64_t>(n);
     }
-    done += n;
-    count(n);
+    hasher.update(chunk, got);
+    done += got;
+    count(got);
   }
   return hasher.digest();
 }
@@ -224,21 +223,16 @@ VerifyReport verify(const Container& c, const Progress& progress) {
   for (uint32_t i = 0; i < m.segments.size(); ++i) {
     const auto& s = m.segments[i];
     check_zero(c, cursor, s.offset, fmt::format("before segment {}", i), report);
-    SegmentCheck check{i, false, 0};
     auto hashed = hash_segment(c, s, buffer, [&](uint64_t n) {
       report.bytes_checked += n;
       if (progress && (report.bytes_checked - reported >= kProgressStep || report.bytes_checked == total))
         progress(reported = report.bytes_checked, total);
     });
-    if (!hashed.ok()) {
+    const uint64_t computed = hashed.ok() ? *hashed : 0;
+    const SegmentCheck check{i, hashed.ok() && computed == s.xxh3, computed};
+    if (!hashed.ok())
       report.problems.push_back(hashed.error().message);
-      report.segments.push_back(check);
-      cursor = s.offset + s.size;
-      continue;
-    }
-    check.computed_xxh3 = *hashed;
-    check.ok = *hashed == s.xxh3;
-    if (!check.ok)
+    else if (!check.ok)
       report.problems.push_back(fmt::format("{}: segment {} ('{}', {} bytes at {:#x}) is damaged: XXH3 {:016x}, recorded {:016x}",
                                             c.name(), i, s.name, s.size, s.offset, check.computed_xxh3, s.xxh3));
     report.segments.push_back(check);
