@@ -11,10 +11,7 @@ namespace mpspack::format {
 namespace {
 
 namespace portable {
-uint64_t oneshot(const void* data, size_t size) { return XXH3_64bits(data, size); }
-void reset(XXH3_state_t* s) { XXH3_64bits_reset(s); }
-void update(XXH3_state_t* s, const void* data, size_t size) { XXH3_64bits_update(s, data, size); }
-uint64_t digest(const XXH3_state_t* s) { return XXH3_64bits_digest(s); }
+#include "hash_xxh3_functions.inc"
 }  // namespace portable
 
 // The fastest variant this CPU runs, decided once.
