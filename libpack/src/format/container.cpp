@@ -180,7 +180,7 @@ ReadBuffer make_read_buffer() {
 
 // XXH3 of one segment, fed to `count` in kReadStep pieces. Reads with pread() into a small buffer
 // rather than through the container's mapping: page-cache bytes arrive faster than by faulting the
-// mapping in (5.3 against 4.1 GB/s with the hash, bench/throughput.sh), and a read error is an
+// mapping in (5.3 against 4.1 GB/s with the hash, bench/micro/run.sh), and a read error is an
 // error, not SIGBUS. Containers held in memory (no descriptor) are hashed in place.
 Result<uint64_t> hash_segment(const Container& c, const SegmentInfo& s, ReadBuffer& buffer,
                               const std::function<void(uint64_t)>& count) {

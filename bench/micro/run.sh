@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Micro-measurements behind a few choices in docs/PERFORMANCE.md ("build, verify, unpack and inspect"):
+#   1. XXH3 in cache, portable build vs AVX2 build (why hash.cpp picks AVX2 at run time);
+#   2. hashing a page-cached file through a mapping vs pread() into an aligned / misaligned buffer (why verify
+#      reads with pread into an aligned buffer);
+#   3. start-up cost of each shared library mpspack loads: an empty program linked against each (why inspect
+#      takes ~10 ms), next to `mpspack --version`. Needs hyperfine.
+#   bash bench/micro/run.sh [build-dir] [FILE_MIB=2048]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="$(cd "${1:-$here/../../build}" && pwd)"; mib="${2:-2048}"
+work="$(mktemp -d "${TMPDIR:-/tmp}/mpspack-micro-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
+
+echo "== 1. XXH3 in cache"
+g++ -O2 "$here/xxh3_speed.cpp" -o "$work/x_portable" && g++ -O2 -mavx2 "$here/xxh3_speed.cpp" -o "$work/x_avx2"
+echo -n "portable: "; "$work/x_portable"; echo -n "avx2:     "; "$work/x_avx2"
+
+echo "== 2. hashing a ${mib} MiB page-cached file"
+head -c "$((mib << 20))" /dev/urandom > "$work/file" && cat "$work/file" > /dev/null
+g++ -O2 -mavx2 "$here/read_hash.cpp" -o "$work/read_hash" && "$work/read_hash" "$work/file"
+rm -f "$work/file"
+
+echo "== 3. start-up per library (empty main linked against it)"
+echo 'int main(){}' > "$work/empty.cpp"
+g++ -O2 "$work/empty.cpp" -o "$work/none"
+cmds=("$work/none")
+for lib in "$build"/lib/*.so.*; do
+  name=$(basename "$lib")
+  g++ -O2 "$work/empty.cpp" -o "$work/with_$name" -Wl,--no-as-needed "$lib" -Wl,-rpath,"$build/lib"
+  cmds+=("$work/with_$name")
+done
+hyperfine -N --warmup 5 --runs 60 "${cmds[@]}" "$build/bin/mpspack --version" 2>&1 | grep -E "Benchmark|Time"
