@@ -31,7 +31,7 @@ int run_verify(const VerifyArgs& a) {
                 {"bytes_checked", report.bytes_checked}, {"segments", segs}, {"problems", report.problems}});
   }
   for (const auto& p : report.problems) std::fprintf(stderr, "mpspack: %s\n", printable(p).c_str());
-  if (!report.ok()) return kCheckFailed;
+  if (!report.ok()) return report.unreadable ? kError : kCheckFailed;  // as when open() cannot read it
   if (!a.json && !globals().quiet)
     std::printf("%s: OK (header checksum, %zu segments, %llu bytes hashed, padding zero)\n", a.file.c_str(),
                 report.segments.size(), static_cast<unsigned long long>(report.bytes_checked));

@@ -23,12 +23,15 @@ TEST_CASE("verify reports a segment it cannot read as a problem", "[format][veri
   REQUIRE(format::write_container(path, m, segs).ok());
   auto c = format::Container::open(path);
   REQUIRE(c.ok());
-  REQUIRE(format::verify(*c).ok());
+  const auto intact = format::verify(*c);
+  REQUIRE(intact.ok());
+  CHECK_FALSE(intact.unreadable);
 
   const SegmentInfo& s = c->manifest().segments[1];
   std::filesystem::resize_file(path, s.offset + s.size / 2);  // cut inside the last segment, after opening
   const auto report = format::verify(*c);
   CHECK_FALSE(report.ok());
+  CHECK(report.unreadable);  // `mpspack verify` exits 2 for it, as for a file it cannot open
   REQUIRE(report.problems.size() == 1);
   CHECK(report.problems[0].find(c->name() + ": cannot read segment 'w.blob'") == 0);
   CHECK(report.problems[0].find("the file ended early") != std::string::npos);

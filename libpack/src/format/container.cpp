@@ -230,11 +230,13 @@ VerifyReport verify(const Container& c, const Progress& progress) {
     });
     const uint64_t computed = hashed.ok() ? *hashed : 0;
     const SegmentCheck check{i, hashed.ok() && computed == s.xxh3, computed};
-    if (!hashed.ok())
+    if (!hashed.ok()) {
+      report.unreadable = true;
       report.problems.push_back(hashed.error().message);
-    else if (!check.ok)
+    } else if (!check.ok) {
       report.problems.push_back(fmt::format("{}: segment {} ('{}', {} bytes at {:#x}) is damaged: XXH3 {:016x}, recorded {:016x}",
                                             c.name(), i, s.name, s.size, s.offset, check.computed_xxh3, s.xxh3));
+    }
     report.segments.push_back(check);
     cursor = s.offset + s.size;
   }

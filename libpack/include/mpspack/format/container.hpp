@@ -52,6 +52,7 @@ struct VerifyReport {
   std::vector<SegmentCheck> segments;
   std::vector<std::string> problems;  // one line each; empty when the container is intact
   uint64_t bytes_checked = 0;
+  bool unreadable = false;  // a segment could not be read (I/O error, file cut short): an error, not damage
   bool ok() const { return problems.empty(); }
 };
 
