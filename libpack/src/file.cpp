@@ -127,6 +127,11 @@ void on_sigbus(int, siginfo_t* info, void*) {
     ::signal(SIGBUS, SIG_DFL);
     return;
   }
+  // Several threads may read the same bad file (build hashes its inputs while it writes them): the
+  // first reports and exits the process, the others wait for that.
+  static std::atomic_flag reporting = ATOMIC_FLAG_INIT;
+  if (reporting.test_and_set())
+    for (;;) ::pause();
   for (auto& t : g_temps)
     if (t.used.load(std::memory_order_acquire)) ::unlink(t.path);
   write_stderr(g_prefix, std::strlen(g_prefix));
