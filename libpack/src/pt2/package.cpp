@@ -10,7 +10,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zip.h>
+
+#include "zip_api.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -50,21 +51,23 @@ std::string printable(std::string_view s) {
 }
 
 struct ZipCloser {
+  const ZipApi* api = nullptr;
   void operator()(zip_t* z) const {
-    if (z) zip_discard(z);  // read-only: never write anything back
+    if (z) api->zip_discard(z);  // read-only: never write anything back
   }
 };
 struct ZipFileCloser {
+  const ZipApi* api = nullptr;
   void operator()(zip_file_t* f) const {
-    if (f) zip_fclose(f);
+    if (f) api->zip_fclose(f);
   }
 };
 
-std::string zip_error_text(int code) {
+std::string zip_error_text(const ZipApi& api, int code) {
   zip_error_t e;
-  zip_error_init_with_code(&e, code);
-  std::string s = zip_error_strerror(&e);
-  zip_error_fini(&e);
+  api.zip_error_init_with_code(&e, code);
+  std::string s = api.zip_error_strerror(&e);
+  api.zip_error_fini(&e);
   return s;
 }
 
@@ -124,6 +127,7 @@ Result<std::map<std::string, std::string>> parse_metadata(const std::string& tex
 }  // namespace
 
 struct Pt2Package::Impl {
+  const ZipApi* api = nullptr;
   std::unique_ptr<zip_t, ZipCloser> zip;
   std::unordered_map<std::string, uint64_t> index;  // entry name -> zip index
   std::mutex mutex;                                 // a zip_t is not thread-safe
@@ -157,8 +161,11 @@ Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
     return make_error(Error::Kind::Io, "{}: cannot open: no such file", name);
   if (!std::filesystem::is_regular_file(st))
     return make_error(Error::Kind::Invalid, "{}: is not a regular file", name);
+  MPK_TRY(const ZipApi* api, zip_api());
+  const ZipApi& zip = *api;
+  pkg.impl_->api = api;
   int zerr = 0;
-  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+  zip_t* z = zip.zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
   if (!z) {
     if (zerr == ZIP_ER_NOZIP) {
       if (starts_like_zip(path))
@@ -170,22 +177,22 @@ Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
     }
     if (zerr == ZIP_ER_OPEN || zerr == ZIP_ER_READ || zerr == ZIP_ER_SEEK ||
         zerr == ZIP_ER_MEMORY || zerr == ZIP_ER_NOENT)
-      return make_error(Error::Kind::Io, "{}: cannot read the zip: {}", name, zip_error_text(zerr));
+      return make_error(Error::Kind::Io, "{}: cannot read the zip: {}", name, zip_error_text(zip, zerr));
     return make_error(Error::Kind::Corrupt, "{}: damaged zip archive: {}", name,
-                      zip_error_text(zerr));
+                      zip_error_text(zip, zerr));
   }
-  pkg.impl_->zip.reset(z);
+  pkg.impl_->zip = std::unique_ptr<zip_t, ZipCloser>(z, ZipCloser{api});
 
   // --- The entry list, capped and validated.
-  zip_int64_t count = zip_get_num_entries(z, 0);
+  zip_int64_t count = zip.zip_get_num_entries(z, 0);
   if (count < 0) return make_error(Error::Kind::Corrupt, "{}: cannot count the zip entries", name);
   if (static_cast<uint64_t>(count) > kMaxEntries)
     return make_error(Error::Kind::Unsupported, "{}: {} zip entries, more than the {} allowed",
                       name, count, kMaxEntries);
   for (zip_uint64_t i = 0; i < static_cast<zip_uint64_t>(count); ++i) {
     zip_stat_t s;
-    zip_stat_init(&s);
-    if (zip_stat_index(z, i, 0, &s) != 0 || !(s.valid & ZIP_STAT_NAME) || !s.name)
+    zip.zip_stat_init(&s);
+    if (zip.zip_stat_index(z, i, 0, &s) != 0 || !(s.valid & ZIP_STAT_NAME) || !s.name)
       return make_error(Error::Kind::Corrupt, "{}: zip entry {} has no readable header", name, i);
     size_t len = strnlen(s.name, kMaxNameLength + 1);
     if (len > kMaxNameLength)
@@ -333,17 +340,18 @@ Result<MappedFile> Pt2Package::extract(const std::string& entry) const {
 
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    std::unique_ptr<zip_file_t, ZipFileCloser> zf(zip_fopen_index(impl_->zip.get(), it->second, 0));
+    std::unique_ptr<zip_file_t, ZipFileCloser> zf(impl_->api->zip_fopen_index(impl_->zip.get(), it->second, 0),
+                                                 ZipFileCloser{impl_->api});
     if (!zf)
       return make_error(Error::Kind::Corrupt, "{}: cannot open the entry: {}", what,
-                        zip_strerror(impl_->zip.get()));
+                        impl_->api->zip_strerror(impl_->zip.get()));
     std::vector<uint8_t> buf(static_cast<size_t>(std::min<uint64_t>(kChunk, e.size + 1)));
     uint64_t total = 0;
     for (;;) {
-      zip_int64_t n = zip_fread(zf.get(), buf.data(), buf.size());
+      zip_int64_t n = impl_->api->zip_fread(zf.get(), buf.data(), buf.size());
       if (n < 0)
         return make_error(Error::Kind::Corrupt, "{}: reading the entry failed after {:#x} bytes: {}",
-                          what, total, zip_file_strerror(zf.get()));
+                          what, total, impl_->api->zip_file_strerror(zf.get()));
       if (n == 0) break;
       total += static_cast<uint64_t>(n);
       if (total > e.size)
@@ -370,26 +378,27 @@ Result<std::string> Pt2Package::read_text(const std::string& entry, uint64_t max
     return make_error(Error::Kind::Unsupported, "{}: {:#x} bytes, more than the {:#x} allowed",
                       what, e.size, max_size);
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  std::unique_ptr<zip_file_t, ZipFileCloser> zf(zip_fopen_index(impl_->zip.get(), it->second, 0));
+  std::unique_ptr<zip_file_t, ZipFileCloser> zf(impl_->api->zip_fopen_index(impl_->zip.get(), it->second, 0),
+                                                 ZipFileCloser{impl_->api});
   if (!zf)
     return make_error(Error::Kind::Corrupt, "{}: cannot open the entry: {}", what,
-                      zip_strerror(impl_->zip.get()));
+                      impl_->api->zip_strerror(impl_->zip.get()));
   std::string text(static_cast<size_t>(e.size), '\0');
   uint64_t total = 0;
   char extra;
   while (total < e.size) {
-    zip_int64_t n = zip_fread(zf.get(), text.data() + total, e.size - total);
+    zip_int64_t n = impl_->api->zip_fread(zf.get(), text.data() + total, e.size - total);
     if (n < 0)
       return make_error(Error::Kind::Corrupt, "{}: reading the entry failed: {}", what,
-                        zip_file_strerror(zf.get()));
+                        impl_->api->zip_file_strerror(zf.get()));
     if (n == 0) break;
     total += static_cast<uint64_t>(n);
   }
   // One more read reaches the end of the stream, where libzip checks the CRC.
-  zip_int64_t more = total == e.size ? zip_fread(zf.get(), &extra, 1) : 0;
+  zip_int64_t more = total == e.size ? impl_->api->zip_fread(zf.get(), &extra, 1) : 0;
   if (more < 0)
     return make_error(Error::Kind::Corrupt, "{}: reading the entry failed: {}", what,
-                      zip_file_strerror(zf.get()));
+                      impl_->api->zip_file_strerror(zf.get()));
   if (total != e.size || more > 0)
     return make_error(Error::Kind::Corrupt, "{}: entry holds {} bytes than its declared {:#x}",
                       what, more > 0 ? "more" : "fewer", e.size);
