@@ -263,6 +263,19 @@ TEST_CASE("run: a model that reports an error is exit 2 with the model's message
   CHECK(r.err.find("deliberate failure in Run (constants start with 42)") != std::string::npos);
 }
 
+TEST_CASE("run: a library importing SLEEF binds to the libsleef mpspack opens for it", "[run][cli]") {
+  const auto so = fake_model("sleef.so");
+  MPK_REQUIRE_FIXTURE(so);
+  TempDir tmp;
+  const auto mpk = tmp / "sleef.mpk";
+  require_ok(run_mpspack({"build", so.string(), "-o", mpk.string()}));
+  write_bytes(tmp / "x.bin", std::string(16, '\0'));
+  auto r = run_mpspack({"run", mpk.string(), "--input", (tmp / "x.bin").string() + ":f32:4"});
+  // dlopen succeeded (no "undefined symbol: Sleef_expf_u10") and the model's call reached SLEEF.
+  require_error(r, "the model reported an error (see above)");
+  CHECK(r.err.find("deliberate failure in Run (exp(1) = 2.71828)") != std::string::npos);
+}
+
 TEST_CASE("run: a real model's failed check (token id out of range) is an error, not a crash", "[run][cli][errors]") {
   const auto dir = fixtures_dir() / "rebuilt-bookworm" / "cpu_block_embedded";
   MPK_REQUIRE_FIXTURE(dir / "model.so");

@@ -3,6 +3,8 @@
 //                        generated code throws.
 //   FAKE_MODEL_MISSING_IMPORT: also imports aoti_torch_does_not_exist, which no shim provides (the
 //                        loader must refuse it before dlopen).
+//   FAKE_MODEL_SLEEF:    fails like FAIL_RUN, printing exp(1) from Sleef_expf_u10: torch's
+//                        vectorized CPU kernels import SLEEF (the loader must provide libsleef).
 // One input, one output; Create accepts "cpu" only.
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +19,9 @@ using AtenTensorHandle = AtenTensorOpaque*;
 int32_t aoti_torch_delete_tensor_object(AtenTensorHandle);
 #ifdef FAKE_MODEL_MISSING_IMPORT
 int32_t aoti_torch_does_not_exist(void);
+#endif
+#ifdef FAKE_MODEL_SLEEF
+float Sleef_expf_u10(float);
 #endif
 extern uint8_t _binary_constants_bin_start[];
 }
@@ -38,6 +43,9 @@ FAKE_API int32_t AOTInductorModelContainerRun(void*, AtenTensorHandle* in, size_
   for (size_t i = 0; i < n_in; ++i) aoti_torch_delete_tensor_object(in[i]);  // the model owns its inputs
 #ifdef FAKE_MODEL_MISSING_IMPORT
   return aoti_torch_does_not_exist();
+#elif defined(FAKE_MODEL_SLEEF)
+  std::fprintf(stderr, "Error: fake_model: deliberate failure in Run (exp(1) = %.5f)\n", double(Sleef_expf_u10(1.0f)));
+  return 1;
 #else
   std::fprintf(stderr, "Error: fake_model: deliberate failure in Run (constants start with %d)\n",
                int(_binary_constants_bin_start[0]));

@@ -1,7 +1,8 @@
 // What the loader needs from a device: its name, tensors made, filled and read back, the weights put where
-// the device reads them, and the stream a run goes to. The CPU backend is always built; the CUDA one when
-// the toolkit is found (MPSPACK_HAVE_CUDA). A Metal backend is one more implementation of this interface,
-// plus its part of the shim (aoti_torch_mps_*), chosen by the library's `device`.
+// the device reads them, and the stream a run goes to. The CPU backend is built in; the CUDA one is a plugin
+// (backend_plugin.hpp) built when the toolkit is found (MPSPACK_HAVE_CUDA). A Metal backend is one more
+// plugin: an implementation of this interface plus its part of the shim (aoti_torch_mps_*), chosen by the
+// library's `device`.
 #pragma once
 
 #include "aoti_shim.h"
@@ -77,9 +78,5 @@ std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape);
 // Shared by the backends: any strided tensor of `t`'s geometry at host address `src` read into `out` (dense).
 void gather_dense(const uint8_t* src, const int64_t* sizes, const int64_t* strides, int64_t ndim, uint32_t itemsize,
                   std::vector<uint8_t>& out);
-
-#if MPSPACK_HAVE_CUDA
-Result<std::unique_ptr<Backend>> make_cuda_backend(int32_t index);
-#endif
 
 }  // namespace mpspack::runtime

@@ -1,6 +1,7 @@
 // The CPU backend: tensors are mpspack_shim tensors in host memory; external weights are used in place
 // from the container's mapping.
 #include "backend.hpp"
+#include "backend_plugin.hpp"
 
 #include "provided.hpp"
 
@@ -14,6 +15,12 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#if MPSPACK_HAVE_CUDA
+namespace mpspack::shim::cuda {
+bool shim_registered();  // cuda_provided.cpp
+}
+#endif
 
 namespace mpspack::runtime {
 namespace {
@@ -167,15 +174,15 @@ Result<AtenTensorHandle> Backend::to_device(const HostTensor& t) {
 
 Result<std::unique_ptr<Backend>> make_backend(std::string_view device, int32_t index) {
   if (device == "cpu") return std::unique_ptr<Backend>(std::make_unique<CpuBackend>());
-#if MPSPACK_HAVE_CUDA
-  if (device == "cuda") return make_cuda_backend(index);
-#endif
+  // Only names of this build's plugins reach a file name: `device` comes from the container.
+  if (MPSPACK_HAVE_CUDA && device == "cuda") return make_plugin_backend(device, index);
   return make_error(Error::Kind::Unsupported, "no {} backend is built into this mpspack (it has: {})", device,
                     built_backends());
 }
 
 std::string_view built_backends() {
 #if MPSPACK_HAVE_CUDA
+  (void)shim::cuda::shim_registered();  // links in the names the CUDA plugin provides, for inspect
   return "cpu, cuda";
 #else
   return "cpu";

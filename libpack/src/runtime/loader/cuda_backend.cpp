@@ -1,5 +1,6 @@
 // The CUDA backend: tensors in device memory (the shim's cuda tensors), one non-blocking stream per model,
-// and the external weights uploaded by mpspack itself into one device allocation.
+// and the external weights uploaded by mpspack itself into one device allocation. Built with the CUDA part of
+// the shim into the plugin lib/mpspack/backend_cuda.so (backend_plugin.hpp), which `run` opens for CUDA libraries.
 //
 // The upload is a pipeline: several threads each read 2 MiB chunks of the container with pread() into their
 // own pair of pinned buffers and queue the copy to the device on their own stream, reading the next chunk
@@ -7,6 +8,7 @@
 // (the slow part of AOTInductor's own path, docs/PERFORMANCE.md); pinned buffers let the copies run at the
 // bus's speed; several readers keep up with it; small huge-page buffers keep the cost of pinning low.
 #include "backend.hpp"
+#include "backend_plugin.hpp"
 
 #include "cuda_common.hpp"
 #include "provided.hpp"
@@ -25,10 +27,6 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
-
-namespace mpspack::shim::cuda {
-bool shim_registered();
-}
 
 namespace mpspack::runtime {
 namespace {
@@ -399,10 +397,7 @@ class CudaBackend final : public Backend {
   }
 };
 
-}  // namespace
-
 Result<std::unique_ptr<Backend>> make_cuda_backend(int32_t index) {
-  (void)shim::cuda::shim_registered();
   int count = 0;
   if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess)
     return make_error(Kind::Runtime, "no usable CUDA device here: {}", cudaGetErrorString(e));
@@ -416,4 +411,9 @@ Result<std::unique_ptr<Backend>> make_cuda_backend(int32_t index) {
   return std::unique_ptr<Backend>(std::make_unique<CudaBackend>(index, stream));
 }
 
+}  // namespace
 }  // namespace mpspack::runtime
+
+MPSPACK_BACKEND_PLUGIN_ENTRY(int32_t index, mpspack::Result<std::unique_ptr<mpspack::runtime::Backend>>* out) {
+  *out = mpspack::runtime::make_cuda_backend(index);
+}

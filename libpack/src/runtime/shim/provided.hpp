@@ -7,7 +7,7 @@
 namespace mpspack::shim {
 
 // Sorted: every aoti_torch_* function the shim defines (aoti_shim.h), and every Sleef_* function of the libsleef
-// the shim's consumers link (--no-as-needed, so these names are in the global scope a dlopen'ed model binds to).
+// the loader opens into the global scope before a model that imports them (model.cpp).
 std::vector<std::string_view> mpspack_shim_provided_symbols();
 
 // A device part of the shim (the CUDA one) adds the names it provides (its aoti_torch_<device>_* functions

@@ -1,6 +1,7 @@
 // The names the CUDA part of the shim adds to what mpspack provides to a model library: its aoti_torch_*
-// functions and the CUDA runtime (cuda*) it exports from the statically linked libcudart. The driver
-// functions (cu*) a library imports come from libcuda.so.1, which it names itself.
+// functions and the CUDA runtime (cuda*) of the shared libcudart it brings. Compiled into the executable, not
+// the plugin, so that `inspect` knows them without opening it. The driver functions (cu*) a library imports come
+// from libcuda.so.1, which it names itself. Sorted: the aoti names, then the generated (sorted) cuda* names.
 #include "provided.hpp"
 
 #include <string_view>
@@ -21,7 +22,7 @@ constexpr std::string_view kNames[] = {
     "aoti_torch_delete_cuda_guard",
     "aoti_torch_delete_cuda_stream_guard",
     "aoti_torch_get_current_cuda_stream",
-// Generated at configure time from the libcudart_static.a being linked (CMakeLists.txt).
+// Generated at configure time from the libcudart the plugin links (CMakeLists.txt).
 #include "cudart_symbols.inc"
 };
 

@@ -1,0 +1,46 @@
+// GPU backends are plugins: lib/mpspack/backend_<device>.so beside the executable's bin/, opened by `run` when a
+// library needs that device. Linked in, the CUDA runtime and the CUDA shim's fat binaries were loaded and
+// registered at every start of every command (~1.7 ms of `inspect`'s start-up, docs/PERFORMANCE.md). A plugin
+// is opened RTLD_GLOBAL: the model library dlopen'ed after it binds to the device functions it brings (the
+// aoti_torch_<device>_* shim, the device runtime). It resolves the generic shim and the rest of mpspack against
+// the executable, which exports them.
+#include "backend.hpp"
+#include "backend_plugin.hpp"
+
+#include "shared_library.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+
+namespace mpspack::runtime {
+namespace {
+
+// <folder of the running executable>/../lib/mpspack
+Result<std::filesystem::path> plugin_folder() {
+  char exe[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n < 0) return make_error(Error::Kind::Runtime, "cannot find the running executable: {}", std::strerror(errno));
+  return std::filesystem::path(std::string(exe, size_t(n))).parent_path().parent_path() / "lib" / "mpspack";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_plugin_backend(std::string_view device, int32_t index) {
+  MPK_TRY(auto folder, plugin_folder());
+  const auto path = folder / fmt::format("backend_{}.so", device);
+  if (!std::filesystem::exists(path))
+    return make_error(Error::Kind::Unsupported, "no {} backend in this mpspack (no {})", device, path.string());
+  MPK_TRY(void* handle, open_shared_library(path.string(), RTLD_GLOBAL));
+  BackendEntry entry = nullptr;
+  MPK_CHECK(find_function(handle, path.c_str(), kBackendEntry, entry));
+  Result<std::unique_ptr<Backend>> made = make_error(Error::Kind::Runtime, "{} made no backend", path.string());
+  entry(index, &made);
+  return made;
+}
+
+}  // namespace mpspack::runtime
