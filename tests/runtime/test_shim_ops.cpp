@@ -1,5 +1,8 @@
 // The shim's fallback ops against plain reference loops.
+#include "gemv.hpp"
 #include "shim_test_util.hpp"
+
+#include <dlfcn.h>
 
 #include <cmath>
 #include <limits>
@@ -93,13 +96,22 @@ TEST_CASE("addmm_out: a batch-1 Linear large enough for the threaded GEMV", "[sh
   Strided X({1, K}, {K, 1}, x), S({N}, {1}, bias);
   std::vector<float> wbuf(w);  // W^T as a transposed view of W's rows
   Handle WT = from_blob(wbuf.data(), {K, N}, {1, K}, f32);
-  Handle out = empty({1, N}, {N, 1}, f32);
-  REQUIRE(aoti_torch_cpu_addmm_out(out.get(), S.h.get(), X.h.get(), WT.get(), 1.0, 1.0) == 0);
-  // float32 sums of 4099 products: absolute error of order sqrt(K) * eps * |terms|, hence atol 1e-3.
-  require_close(read_f32(out.get()), want, 1e-4, 1e-3);
-  Strided nan_out({1, N}, {N, 1}, std::vector<float>(N, std::numeric_limits<float>::quiet_NaN()));
-  REQUIRE(aoti_torch_cpu_addmm_out(nan_out.h.get(), nan_out.h.get(), X.h.get(), WT.get(), 0.0, 1.0) == 0);
-  require_close(read_f32(nan_out.h.get()), mm, 1e-4, 1e-3);
+  auto check = [&] {
+    Handle out = empty({1, N}, {N, 1}, f32);
+    REQUIRE(aoti_torch_cpu_addmm_out(out.get(), S.h.get(), X.h.get(), WT.get(), 1.0, 1.0) == 0);
+    // float32 sums of 4099 products: absolute error of order sqrt(K) * eps * |terms|, hence atol 1e-3.
+    require_close(read_f32(out.get()), want, 1e-4, 1e-3);
+    Strided nan_out({1, N}, {N, 1}, std::vector<float>(N, std::numeric_limits<float>::quiet_NaN()));
+    REQUIRE(aoti_torch_cpu_addmm_out(nan_out.h.get(), nan_out.h.get(), X.h.get(), WT.get(), 0.0, 1.0) == 0);
+    require_close(read_f32(nan_out.h.get()), mm, 1e-4, 1e-3);
+  };
+  // On mpspack's own pool, then on the OpenMP team a model brings (libgomp, as torch's CPU kernels link it).
+  const bool gomp_already_loaded = mpspack::shim::threaded_gemv_on_openmp();
+  if (gomp_already_loaded) WARN("skipped the own-pool half: libgomp was already loaded in this process");
+  else check();
+  REQUIRE(dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr);
+  REQUIRE(mpspack::shim::threaded_gemv_on_openmp());
+  check();
 }
 
 TEST_CASE("addmm_out: beta 0 ignores self; out may be self (addmm_); mm_out", "[shim][ops]") {

@@ -1,9 +1,11 @@
 #include "gemv.hpp"
 
+#include <dlfcn.h>
 #include <immintrin.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <functional>
@@ -120,26 +122,74 @@ Pool& pool() {
   return *p;
 }
 
-bool enabled() {
-  static const bool on = [] {
+// MPSPACK_CPU_GEMV=blas: OpenBLAS's GEMV; =pool: always our own pool (measurements); default: see openmp().
+std::string_view gemv_mode() {
+  static const std::string_view mode = [] {
     const char* v = std::getenv("MPSPACK_CPU_GEMV");
-    return !(v && std::string_view(v) == "blas");
+    return std::string_view(v ? v : "");
   }();
-  return on;
+  return mode;
+}
+
+// The OpenMP runtime a model library brought (torch's CPU kernels are OpenMP loops, libgomp), or nullptr. When
+// there is one the product runs on its thread team: a pool of our own beside it oversubscribed the cores, since
+// OpenMP's threads spin for a while after each loop (docs/PERFORMANCE.md, "CPU inference").
+struct OpenMp {
+  void (*parallel)(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) = nullptr;  // GOMP_parallel
+  int (*thread_num)() = nullptr;
+  int (*num_threads)() = nullptr;
+};
+const OpenMp* openmp() {
+  static std::atomic<const OpenMp*> found{nullptr};
+  if (const OpenMp* f = found.load(std::memory_order_acquire)) return f;
+  // RTLD_NOLOAD: only one that is already there; the loader keeps it loaded (pin_openmp_runtime).
+  void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (gomp == nullptr) return nullptr;
+  static OpenMp api;
+  static std::once_flag once;
+  std::call_once(once, [gomp] {
+    api.parallel = reinterpret_cast<decltype(api.parallel)>(dlsym(gomp, "GOMP_parallel"));
+    api.thread_num = reinterpret_cast<decltype(api.thread_num)>(dlsym(gomp, "omp_get_thread_num"));
+    api.num_threads = reinterpret_cast<decltype(api.num_threads)>(dlsym(gomp, "omp_get_num_threads"));
+  });
+  if (!api.parallel || !api.thread_num || !api.num_threads) return nullptr;
+  found.store(&api, std::memory_order_release);
+  return &api;
+}
+
+// Runs part(t, parts) for t in [0, parts) on the model's OpenMP team if it has one, else on our pool.
+void run_parts(const std::function<void(unsigned, unsigned)>& part) {
+  const OpenMp* omp = threaded_gemv_on_openmp() ? openmp() : nullptr;
+  if (omp == nullptr) {
+    Pool& p = pool();
+    p.run([&](unsigned t) { part(t, p.size()); });
+    return;
+  }
+  struct Job {
+    const OpenMp* omp;
+    const std::function<void(unsigned, unsigned)>* part;
+  } job{omp, &part};
+  omp->parallel(
+      [](void* data) {
+        auto* j = static_cast<Job*>(data);
+        (*j->part)(unsigned(j->omp->thread_num()), unsigned(j->omp->num_threads()));
+      },
+      &job, 0, 0);
 }
 
 }  // namespace
 
+bool threaded_gemv_on_openmp() { return gemv_mode() != "pool" && openmp() != nullptr; }
+
 bool threaded_gemv_f32(int64_t rows, int64_t cols, float alpha, const float* a, int64_t lda, const float* x,
                        int64_t incx, float beta, float* y, int64_t incy) {
-  if (incx != 1 || rows * cols < kThreadedGemvMinElements || !enabled()) return false;
+  if (incx != 1 || rows * cols < kThreadedGemvMinElements || gemv_mode() == "blas") return false;
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  Pool& p = pool();
-  const unsigned parts = unsigned(std::min<int64_t>(p.size(), std::max<int64_t>(1, rows / 4)));
-  // Blocks of whole 4-row groups, so every part but the last runs the 4-row kernel throughout.
-  const int64_t per = (rows / parts + 3) / 4 * 4;
-  p.run([&](unsigned t) {
+  run_parts([&](unsigned t, unsigned threads) {
+    const unsigned parts = unsigned(std::min<int64_t>(threads, std::max<int64_t>(1, rows / 4)));
     if (t >= parts) return;
+    // Blocks of whole 4-row groups, so every part but the last runs the 4-row kernel throughout.
+    const int64_t per = (rows / parts + 3) / 4 * 4;
     const int64_t begin = std::min<int64_t>(rows, int64_t(t) * per);
     const int64_t end = t + 1 == parts ? rows : std::min<int64_t>(rows, begin + per);
     rows_block(begin, end, cols, alpha, a, lda, x, beta, y, incy, avx2);
