@@ -3,8 +3,9 @@
 #   1. XXH3 in cache, portable build vs AVX2 build (why hash.cpp picks AVX2 at run time);
 #   2. hashing a page-cached file through a mapping vs pread() into an aligned / misaligned buffer (why verify
 #      reads with pread into an aligned buffer);
-#   3. start-up cost of each shared library mpspack loads: an empty program linked against each (why inspect
-#      takes ~10 ms), next to `mpspack --version`. Needs hyperfine.
+#   3. start-up cost of each shared library mpspack carries in lib/: an empty program linked against each (why
+#      none is linked into mpspack any more: each is opened when a command needs it), next to `mpspack --version`.
+#      Needs hyperfine.
 #   bash bench/micro/run.sh [build-dir] [FILE_MIB=2048]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
