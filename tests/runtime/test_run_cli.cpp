@@ -78,6 +78,17 @@ void require_error(const CliResult& r, const std::string& needle, int code = 2) 
 fs::path tiny_mlp_dir() { return binary_dir() / "examples" / "tiny_mlp"; }
 fs::path fake_model(const char* which) { return binary_dir() / "tests" / "runtime" / "fake_models" / which; }
 
+// Builds the fake model `which` (a target of this build, so it must exist) into a container in `tmp` and runs it
+// on one 4-float input.
+CliResult build_and_run_fake_model(const char* which, const TempDir& tmp) {
+  const auto so = fake_model(which);
+  REQUIRE(fs::exists(so));
+  const auto mpk = tmp / "fake.mpk";
+  require_ok(run_mpspack({"build", so.string(), "-o", mpk.string()}));
+  write_bytes(tmp / "x.bin", std::string(16, '\0'));
+  return run_mpspack({"run", mpk.string(), "--input", (tmp / "x.bin").string() + ":f32:4"});
+}
+
 }  // namespace
 
 TEST_CASE("run: every rebuilt-bookworm fixture matches torch's output through --input/--expect", "[run][cli][e2e]") {
@@ -251,26 +262,16 @@ TEST_CASE("run refuses a library importing functions the shim lacks, naming them
 }
 
 TEST_CASE("run: a model that reports an error is exit 2 with the model's message passed on", "[run][cli][errors]") {
-  const auto so = fake_model("fail_run.so");
-  MPK_REQUIRE_FIXTURE(so);
   TempDir tmp;
-  const auto mpk = tmp / "fail.mpk";
-  require_ok(run_mpspack({"build", so.string(), "-o", mpk.string()}));
-  write_bytes(tmp / "x.bin", std::string(16, '\0'));
-  auto r = run_mpspack({"run", mpk.string(), "--input", (tmp / "x.bin").string() + ":f32:4"});
+  auto r = build_and_run_fake_model("fail_run.so", tmp);
   require_error(r, "the model reported an error (see above)");
   // The embedded constants were restored before Create (the model prints their first byte, 0x2a).
   CHECK(r.err.find("deliberate failure in Run (constants start with 42)") != std::string::npos);
 }
 
 TEST_CASE("run: a library importing SLEEF binds to the libsleef mpspack opens for it", "[run][cli]") {
-  const auto so = fake_model("sleef.so");
-  MPK_REQUIRE_FIXTURE(so);
   TempDir tmp;
-  const auto mpk = tmp / "sleef.mpk";
-  require_ok(run_mpspack({"build", so.string(), "-o", mpk.string()}));
-  write_bytes(tmp / "x.bin", std::string(16, '\0'));
-  auto r = run_mpspack({"run", mpk.string(), "--input", (tmp / "x.bin").string() + ":f32:4"});
+  auto r = build_and_run_fake_model("sleef.so", tmp);
   // dlopen succeeded (no "undefined symbol: Sleef_expf_u10") and the model's call reached SLEEF.
   require_error(r, "the model reported an error (see above)");
   CHECK(r.err.find("deliberate failure in Run (exp(1) = 2.71828)") != std::string::npos);
