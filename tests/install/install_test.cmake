@@ -58,6 +58,24 @@ message(STATUS "consumer printed:\n${STEP_OUTPUT}")
 if(NOT STEP_OUTPUT MATCHES "${expect}")
   message(FATAL_ERROR "consumer output does not match '${expect}'")
 endif()
+# 4. The CUDA backend is a plugin the installed mpspack finds beside itself (lib/mpspack): running a CUDA library
+#    reaches it (a result on a GPU machine, "no usable CUDA device here" without one), never "no cuda backend".
+if(WITH_CUDA)
+  if(NOT EXISTS ${prefix}/lib/mpspack/backend_cuda.so)
+    message(FATAL_ERROR "not installed: ${prefix}/lib/mpspack/backend_cuda.so")
+  endif()
+  if(EXISTS ${CUDA_FIXTURE}/model.so)
+    step("installed mpspack build (cuda)" ${prefix}/bin/mpspack build ${CUDA_FIXTURE}/model.so -o ${WORK_DIR}/cuda.mpk)
+    execute_process(COMMAND ${prefix}/bin/mpspack run ${WORK_DIR}/cuda.mpk --input ${CUDA_FIXTURE}/input0.bin:f32:8x64
+                    RESULT_VARIABLE rc ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0 AND NOT err MATCHES "no usable CUDA device here")
+      message(FATAL_ERROR "installed mpspack did not reach its CUDA backend (exit ${rc}): ${err}")
+    endif()
+  else()
+    message(STATUS "skipped the CUDA run: fixture ${CUDA_FIXTURE} missing")
+  endif()
+endif()
+
 # Errors are values: a file that is not a container gives NotThisFormat (exit 3 in the consumer).
 file(WRITE ${WORK_DIR}/junk.mpk "not a container")
 execute_process(COMMAND ${WORK_DIR}/consumer/consumer ${WORK_DIR}/junk.mpk RESULT_VARIABLE rc ERROR_VARIABLE err)

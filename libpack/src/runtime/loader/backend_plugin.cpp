@@ -33,8 +33,9 @@ Result<std::filesystem::path> plugin_folder() {
 Result<std::unique_ptr<Backend>> make_plugin_backend(std::string_view device, int32_t index) {
   MPK_TRY(auto folder, plugin_folder());
   const auto path = folder / fmt::format("backend_{}.so", device);
+  // Only called for backends this build made, so a missing file is a broken install, not an unsupported device.
   if (!std::filesystem::exists(path))
-    return make_error(Error::Kind::Unsupported, "no {} backend in this mpspack (no {})", device, path.string());
+    return make_error(Error::Kind::Runtime, "this mpspack's {} backend is missing: no {}", device, path.string());
   MPK_TRY(void* handle, open_shared_library(path.string(), RTLD_GLOBAL));
   BackendEntry entry = nullptr;
   MPK_CHECK(find_function(handle, path.c_str(), kBackendEntry, entry));

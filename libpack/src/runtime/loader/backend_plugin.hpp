@@ -11,7 +11,8 @@ namespace mpspack::runtime {
 using BackendEntry = void (*)(int32_t index, Result<std::unique_ptr<Backend>>* out);
 inline constexpr const char* kBackendEntry = "mpspack_make_backend_v1";
 
-// Opens lib/mpspack/backend_<device>.so and makes its backend; Unsupported when this mpspack has no such plugin.
+// Opens lib/mpspack/backend_<device>.so and makes its backend; a Runtime error when the file is missing or does
+// not load (a broken install).
 Result<std::unique_ptr<Backend>> make_plugin_backend(std::string_view device, int32_t index);
 
 }  // namespace mpspack::runtime
