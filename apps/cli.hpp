@@ -32,6 +32,11 @@ int fail(const Error& e, int code = kError);
 // --quiet. `label` is the verb ("build", "verify").
 format::Progress progress_bar(std::string label);
 
+// Help of --fsync, which build and unpack share.
+inline constexpr const char* kFsyncHelp =
+    "Wait until the output is on the disk before renaming it into place, so that it survives a power loss "
+    "(as slow as the disk writes; without it the output is complete for every reader, like cp's)";
+
 // Text that is safe to print: control characters become \xNN escapes.
 std::string printable(std::string_view s);
 

@@ -15,6 +15,7 @@ struct BuildArgs {
   std::vector<std::string> example_inputs;
   std::vector<std::string> example_outputs;
   bool json = false;
+  bool fsync = false;
 };
 
 std::string default_output(const std::string& first_input) {
@@ -31,6 +32,7 @@ int run_build(const BuildArgs& a) {
   o.example_inputs = a.example_inputs;
   o.example_outputs = a.example_outputs;
   o.progress = progress_bar("build");
+  o.durability = a.fsync ? Durability::disk : Durability::page_cache;
   auto manifest = pack::build(o);
   if (!manifest.ok()) return fail(manifest.error());
   uint64_t bytes = 0;
@@ -65,6 +67,7 @@ Action add_build(CLI::App& app) {
   app.add_option("--example-output", a->example_outputs,
                  "Record the expected output FILE[:DTYPE:SHAPE] for the example inputs, once per model output");
   app.add_flag("--json", a->json, "Print a JSON summary");
+  app.add_flag("--fsync", a->fsync, kFsyncHelp);
   return [a] { return run_build(*a); };
 }
 

@@ -8,12 +8,14 @@ namespace {
 struct UnpackArgs {
   std::string file;
   std::string dir;
+  bool fsync = false;
 };
 
 int run_unpack(const UnpackArgs& a) {
   auto c = format::Container::open(a.file);
   if (!c.ok()) return fail(c.error());
-  auto written = pack::unpack(*c, a.dir, progress_bar("unpack"));
+  auto written = pack::unpack(*c, a.dir, progress_bar("unpack"),
+                              a.fsync ? Durability::disk : Durability::page_cache);
   if (!written.ok()) return fail(written.error());
   if (!globals().quiet)
     for (const auto& p : *written) std::printf("%s\n", printable(p.string()).c_str());
@@ -26,6 +28,7 @@ Action add_unpack(CLI::App& app) {
   auto a = std::make_shared<UnpackArgs>();
   app.add_option("file", a->file, "Container to unpack")->required();
   app.add_option("-o,--output", a->dir, "Folder to write into (created if missing)")->required();
+  app.add_flag("--fsync", a->fsync, kFsyncHelp);
   return [a] { return run_unpack(*a); };
 }
 

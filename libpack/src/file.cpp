@@ -227,9 +227,10 @@ void remove_stale_temps(const std::filesystem::path& dir, const std::string& tar
 
 }  // namespace
 
-Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target) {
+Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target, Durability durability) {
   AtomicWriter w;
   w.target_ = target;
+  w.durability_ = durability;
   std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
@@ -257,6 +258,7 @@ AtomicWriter& AtomicWriter::operator=(AtomicWriter&& o) noexcept {
     discard();
     target_ = std::move(o.target_);
     temp_ = std::move(o.temp_);
+    durability_ = o.durability_;
     fd_ = std::exchange(o.fd_, -1);
     position_ = o.position_;
   }
@@ -343,7 +345,8 @@ Status AtomicWriter::commit() {
   // Trailing holes need the size set explicitly.
   if (::ftruncate(fd_, static_cast<off_t>(position_)) != 0)
     return io_error(target_.string(), "cannot set the file size");
-  if (fsync(fd_) != 0) return io_error(target_.string(), "fsync failed");
+  const bool to_disk = durability_ == Durability::disk;
+  if (to_disk && fsync(fd_) != 0) return io_error(target_.string(), "fsync failed");
   if (::close(fd_) != 0) {
     fd_ = -1;
     ::unlink(temp_.c_str());
@@ -358,6 +361,7 @@ Status AtomicWriter::commit() {
     return err;
   }
   unregister_temp(temp_.string());
+  if (!to_disk) return {};
   std::filesystem::path dir = target_.parent_path().empty() ? "." : target_.parent_path();
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
@@ -368,8 +372,8 @@ Status AtomicWriter::commit() {
 }
 
 Status write_file_atomically(const std::filesystem::path& target,
-                             const std::function<Status(AtomicWriter&)>& fill) {
-  MPK_TRY(auto writer, AtomicWriter::create(target));
+                             const std::function<Status(AtomicWriter&)>& fill, Durability durability) {
+  MPK_TRY(auto writer, AtomicWriter::create(target, durability));
   MPK_CHECK(fill(writer));
   return writer.commit();
 }

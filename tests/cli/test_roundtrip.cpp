@@ -119,13 +119,17 @@ TEST_CASE(".pt2 packages round-trip and inspect names their constants", "[cli][f
   }
 }
 
-TEST_CASE("building the same inputs twice gives the same bytes", "[cli][fixtures]") {
+TEST_CASE("building the same inputs twice gives the same bytes, with or without --fsync", "[cli][fixtures]") {
   auto so = fixtures_dir() / "rebuilt-bookworm" / "cpu_cnn_embedded" / "model.so";
   MPK_REQUIRE_FIXTURE(so);
   TempDir tmp;
   REQUIRE(run_mpspack({"build", so.string(), "-o", (tmp / "a.mpk").string()}).exit_code == 0);
-  REQUIRE(run_mpspack({"build", so.string(), "-o", (tmp / "b.mpk").string()}).exit_code == 0);
+  REQUIRE(run_mpspack({"build", so.string(), "-o", (tmp / "b.mpk").string(), "--fsync"}).exit_code == 0);
   CHECK(slurp(tmp / "a.mpk") == slurp(tmp / "b.mpk"));
+  auto unpacked = run_mpspack({"unpack", (tmp / "b.mpk").string(), "-o", (tmp / "out").string(), "--fsync"});
+  INFO(unpacked.err);
+  REQUIRE(unpacked.exit_code == 0);
+  CHECK(slurp(tmp / "out" / "model.so") == slurp(so));
 }
 
 TEST_CASE("several libraries share one container and identical weights are stored once", "[cli][fixtures]") {

@@ -1,6 +1,6 @@
 // Files in and out. Inputs are mapped read-only (a multi-GB blob is never copied into memory);
-// outputs are written to a temp file beside the target, fsynced and renamed into place, so a crash,
-// a full disk or an error never leaves a partial file under the final name.
+// outputs are written to a temp file beside the target and renamed into place, so a kill, a full disk
+// or an error never leaves a partial file under the final name.
 #pragma once
 
 #include "mpspack/bytes.hpp"
@@ -46,13 +46,19 @@ class MappedFile {
   int fd_ = -1;
 };
 
+// When commit() returns, the bytes are either in the page cache (what cp, tar and objcopy do: the
+// rename is atomic for every reader, but a power loss can still leave the file empty or torn) or on
+// the disk (fsync before the rename and of the folder after it; as slow as the disk writes).
+enum class Durability { page_cache, disk };
+
 // Writes a file atomically: bytes go to "<target>.mpk-tmp-<pid>-XXXXXX" in the same folder (a
-// later writer of the same target removes those left by processes that died); commit()
-// fsyncs, renames over the target and fsyncs the folder. Destroying an uncommitted writer removes
-// the temp file.
+// later writer of the same target removes those left by processes that died); commit() renames
+// it over the target, after an fsync with Durability::disk. Destroying an uncommitted writer
+// removes the temp file.
 class AtomicWriter {
  public:
-  static Result<AtomicWriter> create(const std::filesystem::path& target);
+  static Result<AtomicWriter> create(const std::filesystem::path& target,
+                                     Durability durability = Durability::page_cache);
 
   AtomicWriter() = default;
   AtomicWriter(AtomicWriter&&) noexcept;
@@ -75,6 +81,7 @@ class AtomicWriter {
   void discard();
   std::filesystem::path target_;
   std::filesystem::path temp_;
+  Durability durability_ = Durability::page_cache;
   int fd_ = -1;
   uint64_t position_ = 0;
 };
@@ -88,6 +95,7 @@ void install_read_error_handler(std::string_view prefix, int exit_code);
 
 // Creates a writer for `target`, lets `fill` write, then commits; on any error nothing is left behind.
 Status write_file_atomically(const std::filesystem::path& target,
-                             const std::function<Status(AtomicWriter&)>& fill);
+                             const std::function<Status(AtomicWriter&)>& fill,
+                             Durability durability = Durability::page_cache);
 
 }  // namespace mpspack

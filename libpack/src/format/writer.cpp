@@ -44,7 +44,7 @@ std::vector<SegmentInfo> lay_out(const std::vector<PendingSegment>& pending, uin
 
 Result<Manifest> write_container(const std::filesystem::path& path, Manifest manifest,
                                  const std::vector<PendingSegment>& pending, const Progress& progress,
-                                 const std::function<Status(Manifest&)>& complete) {
+                                 const std::function<Status(Manifest&)>& complete, Durability durability) {
   // The metadata's size does not depend on offsets or hashes (encode_metadata forces every
   // field), so a first encoding with placeholder values tells where the data region starts.
   manifest.segments = lay_out(pending, 0);
@@ -57,7 +57,7 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
   uint64_t file_size = manifest.segments.empty() ? data_offset
                                                  : manifest.segments.back().offset + manifest.segments.back().size;
 
-  MPK_TRY(auto out, AtomicWriter::create(path));
+  MPK_TRY(auto out, AtomicWriter::create(path, durability));
   MPK_CHECK(out.write_zeros(data_offset));  // header + metadata are filled in last
   uint64_t done = 0;
   for (size_t i = 0; i < pending.size(); ++i) {

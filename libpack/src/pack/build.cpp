@@ -357,7 +357,7 @@ Result<Manifest> build(const BuildOptions& options) {
     return {};
   };
   auto written = format::write_container(options.output, std::move(plan.manifest), plan.segments, options.progress,
-                                         fill_hashes);
+                                         fill_hashes, options.durability);
   if (hashes.valid()) hashes.wait();  // an early error: the hashing thread still reads the inputs
   return written;
 }

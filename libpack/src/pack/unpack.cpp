@@ -25,20 +25,20 @@ Status restore_library_bytes(const format::Container& c, uint32_t index,
 
 namespace {
 
-Result<fs::path> write_one(const fs::path& dir, const std::string& name,
+Result<fs::path> write_one(const fs::path& dir, const std::string& name, Durability durability,
                            const std::function<Status(AtomicWriter&)>& fill) {
   if (!is_safe_name(name))
     return make_error(Error::Kind::Corrupt, "refusing to write '{}': not a plain file name inside {}", name,
                       dir.string());
   fs::path path = dir / name;
-  MPK_CHECK(write_file_atomically(path, fill));
+  MPK_CHECK(write_file_atomically(path, fill, durability));
   return path;
 }
 
 }  // namespace
 
 Result<std::vector<fs::path>> unpack(const format::Container& c, const fs::path& dir,
-                                     const format::Progress& progress) {
+                                     const format::Progress& progress, Durability durability) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     fs::create_directories(dir, ec);
@@ -54,7 +54,7 @@ Result<std::vector<fs::path>> unpack(const format::Container& c, const fs::path&
   std::vector<fs::path> written;
   for (uint32_t i = 0; i < m.libraries.size(); ++i) {
     const LibraryInfo& l = m.libraries[i];
-    MPK_TRY(auto so, write_one(dir, l.name + ".so", [&](AtomicWriter& w) {
+    MPK_TRY(auto so, write_one(dir, l.name + ".so", durability, [&](AtomicWriter& w) {
       return restore_library_bytes(c, i, [&](const uint8_t* p, uint64_t n) {
         report(n);
         return w.write_sparse(p, n);
@@ -63,13 +63,13 @@ Result<std::vector<fs::path>> unpack(const format::Container& c, const fs::path&
     written.push_back(so);
     if (l.flavour == Flavour::ExternalBlob && l.weights >= 0) {
       ByteView blob = c.segment(m.weights[l.weights].segment);
-      MPK_TRY(auto path, write_one(dir, l.name + "_weights.blob",
+      MPK_TRY(auto path, write_one(dir, l.name + "_weights.blob", durability,
                                    [&](AtomicWriter& w) { return w.write_sparse(blob.data(), blob.size()); }));
       written.push_back(path);
     }
     for (uint32_t seg : l.cubins) {
       ByteView bytes = c.segment(seg);
-      MPK_TRY(auto path, write_one(dir, m.segments[seg].name,
+      MPK_TRY(auto path, write_one(dir, m.segments[seg].name, durability,
                                    [&](AtomicWriter& w) { return w.write(bytes.data(), bytes.size()); }));
       written.push_back(path);
     }

@@ -21,6 +21,7 @@ struct BuildOptions {
   std::vector<std::string> example_inputs;
   std::vector<std::string> example_outputs;
   format::Progress progress;
+  Durability durability = Durability::page_cache;  // Durability::disk: fsync before the rename
 };
 
 // Reads, analyses and splits every input, lays the container out and writes it atomically.

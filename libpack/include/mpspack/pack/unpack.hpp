@@ -1,6 +1,7 @@
 // `mpspack unpack`: every library back as it was given, byte for byte.
 #pragma once
 
+#include "mpspack/file.hpp"
 #include "mpspack/format/container.hpp"
 #include "mpspack/result.hpp"
 
@@ -13,7 +14,8 @@ namespace mpspack::pack {
 // Writes DIR/<name>.so for each library, DIR/<name>_weights.blob for external-blob libraries and
 // each cubin under its own name. Returns the paths written. Names that would leave DIR are refused.
 Result<std::vector<std::filesystem::path>> unpack(const format::Container& c, const std::filesystem::path& dir,
-                                                  const format::Progress& progress = {});
+                                                  const format::Progress& progress = {},
+                                                  Durability durability = Durability::page_cache);
 
 // The original bytes of library `index`, streamed through `sink` (used by unpack and diff).
 Status restore_library_bytes(const format::Container& c, uint32_t index,
