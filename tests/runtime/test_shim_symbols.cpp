@@ -59,6 +59,9 @@ bool shim_name(const std::string& s) { return s.rfind("aoti_torch_", 0) == 0 || 
 
 }  // namespace
 
+// dlopen("") would return the program itself, where every name resolves.
+static_assert(sizeof(MPSPACK_SLEEF_SONAME) > 1, "MPSPACK_SLEEF_SONAME is empty: CMake did not pass it");
+
 TEST_CASE("the Sleef names the shim lists are all in the libsleef the loader opens", "[shim][symbols]") {
   void* sleef = dlopen(MPSPACK_SLEEF_SONAME, RTLD_NOW | RTLD_LOCAL);
   REQUIRE(sleef != nullptr);

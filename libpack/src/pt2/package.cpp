@@ -161,9 +161,10 @@ Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
     return make_error(Error::Kind::Io, "{}: cannot open: no such file", name);
   if (!std::filesystem::is_regular_file(st))
     return make_error(Error::Kind::Invalid, "{}: is not a regular file", name);
-  MPK_TRY(const ZipApi* api, zip_api());
-  const ZipApi& zip = *api;
-  pkg.impl_->api = api;
+  auto api = zip_api();
+  if (!api.ok()) return api.error().context(name + ": cannot read .pt2 packages");
+  const ZipApi& zip = **api;
+  pkg.impl_->api = *api;
   int zerr = 0;
   zip_t* z = zip.zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
   if (!z) {
@@ -181,7 +182,7 @@ Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
     return make_error(Error::Kind::Corrupt, "{}: damaged zip archive: {}", name,
                       zip_error_text(zip, zerr));
   }
-  pkg.impl_->zip = std::unique_ptr<zip_t, ZipCloser>(z, ZipCloser{api});
+  pkg.impl_->zip = std::unique_ptr<zip_t, ZipCloser>(z, ZipCloser{*api});
 
   // --- The entry list, capped and validated.
   zip_int64_t count = zip.zip_get_num_entries(z, 0);
