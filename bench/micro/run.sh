@@ -3,10 +3,14 @@
 #   1. XXH3 in cache, portable build vs AVX2 build (why hash.cpp picks AVX2 at run time);
 #   2. hashing a page-cached file through a mapping vs pread() into an aligned / misaligned buffer (why verify
 #      reads with pread into an aligned buffer);
-#   3. start-up cost of each shared library mpspack carries in lib/: an empty program linked against each (why
+#   3. what Create's copy of embedded constants costs, in parts: faulting in fresh memory, faulting in the
+#      page-cached source, the memcpy itself (why the embedded load is not 2x faster than opening the .so).
+#   4. start-up cost of each shared library mpspack carries in lib/: an empty program linked against each (why
 #      none is linked into mpspack any more: each is opened when a command needs it), next to `mpspack --version`.
 #      Needs hyperfine.
 #   bash bench/micro/run.sh [build-dir] [FILE_MIB=2048]
+# Not run here: gemv_kernels.cpp (the shim's GEMV row kernel against its variants), which wants the device
+# machine's 16 cores; its header says how to build and run it.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$(cd "${1:-$here/../../build}" && pwd)"; mib="${2:-2048}"
@@ -21,9 +25,11 @@ echo -n "portable: "; "$work/x_portable"; echo -n "avx2:     "; "$work/x_avx2"
 echo "== 2. hashing a ${mib} MiB page-cached file"
 head -c "$((mib << 20))" /dev/urandom > "$work/file" && cat "$work/file" > /dev/null
 g++ -O2 -mavx2 "$here/read_hash.cpp" -o "$work/read_hash" && "$work/read_hash" "$work/file"
+echo "== 3. Create's copy of ${mib} MiB of constants, in parts"
+g++ -O2 "$here/copy_faults.cpp" -o "$work/copy_faults" && "$work/copy_faults" "$work/file"
 rm -f "$work/file"
 
-echo "== 3. start-up per library (empty main linked against it)"
+echo "== 4. start-up per library (empty main linked against it)"
 echo 'int main(){}' > "$work/empty.cpp"
 g++ -O2 "$work/empty.cpp" -o "$work/none"
 cmds=("$work/none")

@@ -142,7 +142,8 @@ struct OpenMp {
 const OpenMp* openmp() {
   static std::atomic<const OpenMp*> found{nullptr};
   if (const OpenMp* f = found.load(std::memory_order_acquire)) return f;
-  // RTLD_NOLOAD: only one that is already there; the loader keeps it loaded (pin_openmp_runtime).
+  // RTLD_NOLOAD: only one that is already there; the loader keeps it loaded (pin_openmp_runtime). Until a model
+  // brings one, each large product asks again (a lookup of ~1 us, next to a product of milliseconds).
   void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (gomp == nullptr) return nullptr;
   static OpenMp api;
@@ -159,7 +160,7 @@ const OpenMp* openmp() {
 
 // Runs part(t, parts) for t in [0, parts) on the model's OpenMP team if it has one, else on our pool.
 void run_parts(const std::function<void(unsigned, unsigned)>& part) {
-  const OpenMp* omp = threaded_gemv_on_openmp() ? openmp() : nullptr;
+  const OpenMp* omp = gemv_mode() != "pool" ? openmp() : nullptr;
   if (omp == nullptr) {
     Pool& p = pool();
     p.run([&](unsigned t) { part(t, p.size()); });
