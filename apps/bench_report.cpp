@@ -1,7 +1,7 @@
 #include "bench_report.hpp"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -180,24 +180,23 @@ json drop_from_page_cache(const std::string& path) {
 std::string sha256_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {};
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  std::vector<unsigned char> buf(4 << 20);
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  std::vector<uint8_t> buf(4 << 20);
   bool ok = true;
   for (;;) {
     ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) ok = false;
     if (n <= 0) break;
-    EVP_DigestUpdate(ctx.get(), buf.data(), size_t(n));
+    sha256_update(&ctx, size_t(n), buf.data());
   }
   ::close(fd);
   if (!ok) return {};
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
+  uint8_t md[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof md, md);
   std::string hex;
-  for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
+  for (uint8_t b : md) hex += fmt::format("{:02x}", b);
   return hex;
 }
 

@@ -1,5 +1,5 @@
 // The format's hashes: the dispatched XXH3 (AVX2 on CPUs that have it) must give the reference
-// values of xxhash's portable code, one-shot and streamed in any chunking.
+// values of xxhash's portable code, one-shot and streamed in any chunking; SHA-256 the standard's vectors.
 #include "format/hash.hpp"
 
 #define XXH_INLINE_ALL
@@ -49,4 +49,17 @@ TEST_CASE("Xxh3Stream gives the one-shot hash however the bytes are split") {
     INFO("chunk " << chunk);
     CHECK(s.digest() == expected);
   }
+}
+
+TEST_CASE("sha256_hex gives the FIPS 180-2 test vectors") {
+  auto hex = [](std::string_view s) {
+    return mpspack::format::sha256_hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+  };
+  CHECK(hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // Two blocks, so the padding spills into a second one.
+  CHECK(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // A million 'a's: many blocks through one update.
+  CHECK(hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }

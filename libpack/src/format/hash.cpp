@@ -2,7 +2,7 @@
 
 #include "hash_xxh3_variants.hpp"
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 
 #include <fmt/format.h>
 
@@ -40,13 +40,15 @@ void Xxh3Stream::update(const uint8_t* data, uint64_t size) { xxh3().update(&sta
 uint64_t Xxh3Stream::digest() const { return xxh3().digest(&state_->s); }
 
 std::string sha256_hex(std::span<const uint8_t> bytes) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  // One-shot EVP digest; OpenSSL uses the CPU's SHA extensions where present.
-  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  // Nettle picks its SHA-extension code at the first call where the CPU has it (cmake/nettle.cmake says why Nettle).
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, bytes.size(), bytes.data());
+  uint8_t md[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof md, md);
   std::string hex;
-  hex.reserve(len * 2);
-  for (unsigned i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
+  hex.reserve(2 * sizeof md);
+  for (uint8_t b : md) hex += fmt::format("{:02x}", b);
   return hex;
 }
 

@@ -1,0 +1,12 @@
+# mpspack::nettle: Nettle (GnuTLS's crypto library) for SHA-256; its x86-64 build uses the CPU's SHA extensions
+# where present (1.3 GB/s here, as fast as OpenSSL). Linked statically, so the binary runs on machines without
+# our Debian packages, and unlike OpenSSL's libcrypto.a (16,000 relocations, 0.5 ms added to the start of every
+# command, 2 ms of provider set-up at the first digest) it costs nothing until it hashes. Included by the build
+# and by the installed mpspackConfig.cmake (libmpspack.a needs it at the consumer's link).
+if(NOT TARGET mpspack::nettle)
+  find_path(MPSPACK_NETTLE_INCLUDE_DIR nettle/sha2.h REQUIRED)
+  find_library(MPSPACK_NETTLE_LIBRARY NAMES libnettle.a REQUIRED)
+  add_library(mpspack::nettle STATIC IMPORTED)
+  set_target_properties(mpspack::nettle PROPERTIES IMPORTED_LOCATION "${MPSPACK_NETTLE_LIBRARY}"
+                                                   INTERFACE_INCLUDE_DIRECTORIES "${MPSPACK_NETTLE_INCLUDE_DIR}")
+endif()
