@@ -317,13 +317,21 @@ bool all_zero(const uint8_t* p, uint64_t n) {
 
 Status AtomicWriter::write_sparse(const void* data, uint64_t size) {
   constexpr uint64_t kBlock = 1 << 16;
+  // Runs of non-zero blocks go out in one write() each (64 KiB writes cost a system call per block), up to
+  // 256 KiB: the kernel then copies bytes the zero check has just brought into the cache.
+  constexpr uint64_t kMaxRun = 4 * kBlock;
   const auto* p = static_cast<const uint8_t*>(data);
-  // Runs of non-zero blocks go out in one write() each: 64 KiB writes cost a system call per block.
   uint64_t run = 0;  // bytes of non-zero blocks at p, not yet written
   while (run < size) {
     uint64_t n = std::min(size - run, kBlock);
     if (!all_zero(p + run, n)) {
       run += n;
+      if (run >= kMaxRun) {
+        MPK_CHECK(write(p, run));
+        p += run;
+        size -= run;
+        run = 0;
+      }
       continue;
     }
     MPK_CHECK(write(p, run));
