@@ -1,13 +1,13 @@
 // A broken install: what mpspack opens only when a command needs it (the CUDA backend plugin under
 // lib/mpspack, libzip for .pt2 packages) is missing or unloadable. One line naming the input and what is
-// wrong, exit 2, no output file; never a crash. The install is faked by a copy of the tool in a
-// temp prefix (PREFIX/bin/mpspack), which looks for both under PREFIX/lib first.
+// wrong, exit 2, no output file; never a crash.
 #include "cli_runner.hpp"
 #include "fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <optional>
 
 using namespace mpspack::test;
 
@@ -15,19 +15,31 @@ static_assert(sizeof(MPSPACK_LIBZIP_SONAME) > 1, "MPSPACK_LIBZIP_SONAME is empty
 
 namespace {
 
-// PREFIX/bin/mpspack, a copy of the tool under test with nothing beside it; run_mpspack runs it while alive.
+// Sets an environment variable for the commands run_mpspack starts while it lives.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> saved;
+  ScopedEnv(std::string n, const std::string& value) : name(std::move(n)) {
+    if (const char* v = std::getenv(name.c_str())) saved = v;
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (saved) ::setenv(name.c_str(), saved->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+};
+
+// PREFIX/bin/mpspack, a copy of the tool under test with nothing beside it: it looks for its plugins under
+// PREFIX/lib/mpspack. run_mpspack runs the copy while this lives.
 struct CopiedTool {
   TempDir prefix;
-  std::string saved;
+  std::optional<ScopedEnv> bin;
   CopiedTool() {
-    saved = mpspack_binary();
     std::filesystem::create_directories(prefix / "bin");
-    std::filesystem::create_directories(prefix / "lib");
-    std::filesystem::copy_file(saved, prefix / "bin" / "mpspack");
+    std::filesystem::copy_file(mpspack_binary(), prefix / "bin" / "mpspack");
     std::filesystem::permissions(prefix / "bin" / "mpspack", std::filesystem::perms::owner_all);
-    ::setenv("MPSPACK_BIN", (prefix / "bin" / "mpspack").c_str(), 1);
+    bin.emplace("MPSPACK_BIN", (prefix / "bin" / "mpspack").string());
   }
-  ~CopiedTool() { ::setenv("MPSPACK_BIN", saved.c_str(), 1); }
 };
 
 }  // namespace
@@ -58,9 +70,11 @@ TEST_CASE("a CUDA library with the CUDA backend plugin missing: one line naming 
 TEST_CASE("a .pt2 with an unloadable libzip: one line naming the package and the library, exit 2", "[cli][install]") {
   auto pt2 = fixtures_dir() / "pt2" / "blob.pt2";
   MPK_REQUIRE_FIXTURE(pt2);
-  CopiedTool tool;
-  // The tool's RUNPATH is $ORIGIN/../lib, searched before the system's: a damaged copy there is what it opens.
-  write_bytes(tool.prefix / "lib" / MPSPACK_LIBZIP_SONAME, "not a shared library\n");
+  // A damaged libzip where the loader looks first. LD_LIBRARY_PATH rather than the tool's RUNPATH: under
+  // AddressSanitizer the dlopen call comes from libasan's interceptor, whose RUNPATH is not the tool's.
+  TempDir libs;
+  write_bytes(libs / MPSPACK_LIBZIP_SONAME, "not a shared library\n");
+  ScopedEnv path("LD_LIBRARY_PATH", libs.path.string());
   TempDir tmp;
   auto r = run_mpspack({"build", pt2.string(), "-o", (tmp / "p.mpk").string()});
   INFO(r.err);
