@@ -321,26 +321,17 @@ Status AtomicWriter::write_sparse(const void* data, uint64_t size) {
   // 256 KiB: the kernel then copies bytes the zero check has just brought into the cache.
   constexpr uint64_t kMaxRun = 4 * kBlock;
   const auto* p = static_cast<const uint8_t*>(data);
-  uint64_t run = 0;  // bytes of non-zero blocks at p, not yet written
-  while (run < size) {
-    uint64_t n = std::min(size - run, kBlock);
-    if (!all_zero(p + run, n)) {
-      run += n;
-      if (run >= kMaxRun) {
-        MPK_CHECK(write(p, run));
-        p += run;
-        size -= run;
-        run = 0;
-      }
-      continue;
-    }
-    MPK_CHECK(write(p, run));
-    MPK_CHECK(write_zeros(n));
-    p += run + n;
-    size -= run + n;
-    run = 0;
+  uint64_t pending = 0;  // offset of the first byte not yet written
+  for (uint64_t off = 0; off < size; off += kBlock) {
+    const uint64_t n = std::min(size - off, kBlock);
+    const bool zero = all_zero(p + off, n);
+    const uint64_t end = zero ? off : off + n;  // the non-zero bytes end before a zero block, else after it
+    if (!zero && end - pending < kMaxRun) continue;
+    MPK_CHECK(write(p + pending, end - pending));
+    if (zero) MPK_CHECK(write_zeros(n));
+    pending = off + n;
   }
-  return write(p, run);
+  return write(p + pending, size - pending);
 }
 
 Status AtomicWriter::pwrite(uint64_t offset, const void* data, uint64_t size) {
