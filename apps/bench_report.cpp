@@ -1,7 +1,6 @@
 #include "bench_report.hpp"
 
 #include <fcntl.h>
-#include <nettle/sha2.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -175,29 +174,6 @@ json drop_from_page_cache(const std::string& path) {
   }
   ::close(fd);
   return j;
-}
-
-std::string sha256_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  sha256_ctx ctx;
-  sha256_init(&ctx);
-  std::vector<uint8_t> buf(4 << 20);
-  bool ok = true;
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) ok = false;
-    if (n <= 0) break;
-    sha256_update(&ctx, size_t(n), buf.data());
-  }
-  ::close(fd);
-  if (!ok) return {};
-  uint8_t md[SHA256_DIGEST_SIZE];
-  sha256_digest(&ctx, sizeof md, md);
-  std::string hex;
-  for (uint8_t b : md) hex += fmt::format("{:02x}", b);
-  return hex;
 }
 
 double ms_since_process_start() {

@@ -24,9 +24,6 @@ uint64_t peak_rss_bytes();
 // it is still resident. {"attempted", "ok" (the call succeeded), "resident_fraction_after"}.
 nlohmann::json drop_from_page_cache(const std::string& path);
 
-// SHA-256 (Nettle) of the file, read with plain read() in chunks; "" when unreadable.
-std::string sha256_file(const std::string& path);
-
 // Milliseconds since this process started: from a clock read during static initialisation (before
 // main), plus the time from exec to that read taken from /proc/self/stat starttime (10 ms ticks).
 double ms_since_process_start();

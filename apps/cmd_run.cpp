@@ -445,6 +445,8 @@ int run_bench(const RunArgs& a) {
   }
 
   // 4. report (hashing reads the whole container: after everything timed)
+  auto container_sha256 = format::file_sha256(*container);
+  if (!container_sha256.ok()) return fail(container_sha256.error());
   const auto& t = model->timings();
   const double load_total = t.open_ms + t.checks_ms + t.library_ms + t.weights_ms + t.create_ms + t.constants_ms;
   nlohmann::json r = {
@@ -477,7 +479,7 @@ int run_bench(const RunArgs& a) {
       {"throughput_per_s", total_ms > 0 ? double(times.size()) * 1e3 / total_ms : 0.0},
       {"peak_rss_bytes", peak_rss},
       {"machine", bench::machine_info()},
-      {"container_sha256", bench::sha256_file(a.file)},
+      {"container_sha256", *container_sha256},
       {"mpspack_version", mpspack::version_string()}};
   if (a.cold) r["cold_cache"] = cold_cache;
   if (!device.is_null()) r["device"] = device;

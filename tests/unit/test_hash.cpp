@@ -63,3 +63,18 @@ TEST_CASE("sha256_hex gives the FIPS 180-2 test vectors") {
   // A million 'a's: many blocks through one update.
   CHECK(hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
+
+TEST_CASE("Sha256Stream gives the FIPS 180-2 digest however the bytes are split") {
+  // A million 'a's fed in pieces that straddle the 64-byte block boundary in every way.
+  const std::string a(1000000, 'a');
+  for (size_t piece : std::initializer_list<size_t>{1, 55, 63, 64, 65, 4096, 1u << 20}) {
+    Sha256Stream s;
+    for (size_t done = 0; done < a.size();) {
+      const size_t n = std::min(piece, a.size() - done);
+      s.update(reinterpret_cast<const uint8_t*>(a.data()) + done, n);
+      done += n;
+    }
+    INFO("piece " << piece);
+    CHECK(s.hex_digest() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  }
+}

@@ -1,4 +1,4 @@
-// verify reads segments with pread(): a container that shrinks after it was opened gives one problem
+// verify (and file_sha256) read with pread(): a container that shrinks after it was opened gives one problem
 // line naming the file and the segment, not SIGBUS.
 #include "mpspack/format/container.hpp"
 #include "mpspack/format/writer.hpp"
@@ -26,6 +26,7 @@ TEST_CASE("verify reports a segment it cannot read as a problem", "[format][veri
   const auto intact = format::verify(*c);
   REQUIRE(intact.ok());
   CHECK_FALSE(intact.unreadable);
+  REQUIRE(format::file_sha256(*c).ok());
 
   const SegmentInfo& s = c->manifest().segments[1];
   std::filesystem::resize_file(path, s.offset + s.size / 2);  // cut inside the last segment, after opening
@@ -38,5 +39,9 @@ TEST_CASE("verify reports a segment it cannot read as a problem", "[format][veri
   REQUIRE(report.segments.size() == 2);
   CHECK(report.segments[0].ok);
   CHECK_FALSE(report.segments[1].ok);
+  // The container's SHA-256 (run --bench) reads the same way: an error naming the file, not a digest.
+  const auto sha = format::file_sha256(*c);
+  REQUIRE_FALSE(sha.ok());
+  CHECK(sha.error().message.find(c->name() + ": cannot read the container") == 0);
   std::filesystem::remove_all(dir);
 }

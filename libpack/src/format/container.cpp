@@ -178,33 +178,44 @@ ReadBuffer make_read_buffer() {
   return ReadBuffer(static_cast<uint8_t*>(std::aligned_alloc(4096, kReadStep)), &std::free);
 }
 
-// XXH3 of one segment, fed to `count` in kReadStep pieces. Reads with pread() into a small buffer
-// rather than through the container's mapping: page-cache bytes arrive faster than by faulting the
-// mapping in (5.3 against 4.1 GB/s with the hash, bench/micro/run.sh), and a read error is an
-// error, not SIGBUS. Containers held in memory (no descriptor) are hashed in place.
-Result<uint64_t> hash_segment(const Container& c, const SegmentInfo& s, ReadBuffer& buffer,
-                              const std::function<void(uint64_t)>& count) {
-  Xxh3Stream hasher;
+// Feeds the container's bytes [offset, offset + size) to `sink` in kReadStep pieces. Reads with pread()
+// into a small buffer rather than through the container's mapping: page-cache bytes arrive faster than by
+// faulting the mapping in (5.3 against 4.1 GB/s with the hash, bench/micro/run.sh), the pages read do not
+// stay in the process's memory, and a read error is an error, not SIGBUS. Containers held in memory (no
+// descriptor) are read in place. `what` names the range in errors.
+Status read_range(const Container& c, uint64_t offset, uint64_t size, std::string_view what, ReadBuffer& buffer,
+                  const std::function<void(const uint8_t*, uint64_t)>& sink) {
   const int fd = c.file().fd();
-  for (uint64_t done = 0; done < s.size;) {
-    const uint64_t want = std::min<uint64_t>(s.size - done, kReadStep);
-    const uint8_t* chunk = c.file().data() + s.offset + done;
+  for (uint64_t done = 0; done < size;) {
+    const uint64_t want = std::min<uint64_t>(size - done, kReadStep);
+    const uint8_t* chunk = c.file().data() + offset + done;
     uint64_t got = want;
     if (fd >= 0) {
       if (!buffer) buffer = make_read_buffer();
       if (!buffer) return make_error(Error::Kind::Runtime, "{}: out of memory for a read buffer", c.name());
-      const ssize_t n = ::pread(fd, buffer.get(), want, static_cast<off_t>(s.offset + done));
+      const ssize_t n = ::pread(fd, buffer.get(), want, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0)
-        return make_error(Error::Kind::Io, "{}: cannot read segment '{}' at offset {:#x}: {}", c.name(), s.name,
-                          s.offset + done, n < 0 ? std::strerror(errno) : "the file ended early");
+        return make_error(Error::Kind::Io, "{}: cannot read {} at offset {:#x}: {}", c.name(), what, offset + done,
+                          n < 0 ? std::strerror(errno) : "the file ended early");
       chunk = buffer.get();
       got = static_cast<uint64_t>(n);
     }
-    hasher.update(chunk, got);
+    sink(chunk, got);
     done += got;
-    count(got);
   }
+  return {};
+}
+
+// XXH3 of one segment; `count` hears of every piece read.
+Result<uint64_t> hash_segment(const Container& c, const SegmentInfo& s, ReadBuffer& buffer,
+                              const std::function<void(uint64_t)>& count) {
+  Xxh3Stream hasher;
+  MPK_CHECK(read_range(c, s.offset, s.size, fmt::format("segment '{}'", s.name), buffer,
+                       [&](const uint8_t* p, uint64_t n) {
+                         hasher.update(p, n);
+                         count(n);
+                       }));
   return hasher.digest();
 }
 
@@ -241,6 +252,14 @@ VerifyReport verify(const Container& c, const Progress& progress) {
     cursor = s.offset + s.size;
   }
   return report;
+}
+
+Result<std::string> file_sha256(const Container& c) {
+  Sha256Stream hasher;
+  ReadBuffer buffer(nullptr, &std::free);
+  MPK_CHECK(read_range(c, 0, c.file().size(), "the container", buffer,
+                       [&](const uint8_t* p, uint64_t n) { hasher.update(p, n); }));
+  return hasher.hex_digest();
 }
 
 }  // namespace mpspack::format

@@ -39,17 +39,32 @@ Xxh3Stream::~Xxh3Stream() = default;
 void Xxh3Stream::update(const uint8_t* data, uint64_t size) { xxh3().update(&state_->s, data, size); }
 uint64_t Xxh3Stream::digest() const { return xxh3().digest(&state_->s); }
 
-std::string sha256_hex(std::span<const uint8_t> bytes) {
-  // Nettle picks its SHA-extension code at the first call where the CPU has it (cmake/nettle.cmake says why Nettle).
+// Nettle picks its SHA-extension code at the first call where the CPU has it.
+struct Sha256Stream::State {
   sha256_ctx ctx;
-  sha256_init(&ctx);
-  sha256_update(&ctx, bytes.size(), bytes.data());
+};
+
+Sha256Stream::Sha256Stream() : state_(std::make_unique<State>()) { sha256_init(&state_->ctx); }
+Sha256Stream::~Sha256Stream() = default;
+
+void Sha256Stream::update(const uint8_t* data, uint64_t size) {
+  static_assert(sizeof(size_t) == sizeof(uint64_t), "Nettle takes the length as a size_t");
+  sha256_update(&state_->ctx, size_t(size), data);
+}
+
+std::string Sha256Stream::hex_digest() {
   uint8_t md[SHA256_DIGEST_SIZE];
-  sha256_digest(&ctx, sizeof md, md);
+  sha256_digest(&state_->ctx, sizeof md, md);
   std::string hex;
   hex.reserve(2 * sizeof md);
   for (uint8_t b : md) hex += fmt::format("{:02x}", b);
   return hex;
+}
+
+std::string sha256_hex(std::span<const uint8_t> bytes) {
+  Sha256Stream s;
+  s.update(bytes.data(), bytes.size());
+  return s.hex_digest();
 }
 
 }  // namespace mpspack::format

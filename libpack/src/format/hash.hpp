@@ -23,6 +23,20 @@ class Xxh3Stream {
   std::unique_ptr<State> state_;
 };
 
+// SHA-256 fed in pieces (Nettle; cmake/nettle.cmake says why Nettle).
+class Sha256Stream {
+ public:
+  Sha256Stream();
+  ~Sha256Stream();
+  void update(const uint8_t* data, uint64_t size);
+  // Lowercase hex, as sha256sum prints it. Call once, after the last update.
+  std::string hex_digest();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // Lowercase hex SHA-256 of the bytes.
 std::string sha256_hex(std::span<const uint8_t> bytes);
 

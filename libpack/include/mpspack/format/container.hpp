@@ -60,4 +60,7 @@ struct VerifyReport {
 // zero. Structural problems were already refused by open().
 VerifyReport verify(const Container& c, const Progress& progress = {});
 
+// SHA-256 of the whole container file in lowercase hex, as sha256sum prints it.
+Result<std::string> file_sha256(const Container& c);
+
 }  // namespace mpspack::format
