@@ -97,6 +97,23 @@ TEST_CASE("every name in mpspack_shim_provided_symbols() resolves with dlsym(RTL
   CHECK(dlsym(RTLD_DEFAULT, "cblas_sgemm") == nullptr);
 }
 
+TEST_CASE("shim_provides answers yes for exactly the names mpspack_shim_provided_symbols() lists", "[shim][symbols]") {
+  const auto names = mpspack::shim::mpspack_shim_provided_symbols();
+  const std::set<std::string_view> listed(names.begin(), names.end());
+  size_t wrong = 0;
+  for (auto n : names) {
+    const std::string longer = std::string(n) + "_x", shorter(n.substr(0, n.size() - 1));
+    for (const std::string& probe : {std::string(n), longer, shorter}) {
+      if (mpspack::shim::shim_provides(probe) == (listed.count(probe) == 1)) continue;
+      UNSCOPED_INFO("wrong answer for " << probe);
+      ++wrong;
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK_FALSE(mpspack::shim::shim_provides(""));
+  CHECK_FALSE(mpspack::shim::shim_provides("aoti_torch_cpu_not_a_kernel"));
+}
+
 TEST_CASE("the shim provides every aoti_torch_*/Sleef_* import of every CPU fixture", "[shim][symbols]") {
   const auto names = mpspack::shim::mpspack_shim_provided_symbols();
   const std::set<std::string> provided(names.begin(), names.end());

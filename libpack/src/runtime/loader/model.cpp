@@ -174,10 +174,8 @@ Status refuse(Model::Impl& m, const LoadOptions& o) {
                                "libraries on its own shim: rebuild the container without --keep-libtorch",
                                fmt::join(torch_needed, ", ")));
   std::vector<std::string> missing;
-  const auto provided = shim::mpspack_shim_provided_symbols();
   for (const auto& s : lib.imports)
-    if (!is_driver_import(s) && !std::binary_search(provided.begin(), provided.end(), std::string_view(s)))
-      missing.push_back(s);
+    if (!is_driver_import(s) && !shim::shim_provides(s)) missing.push_back(s);
   if (!missing.empty())
     return m.error(Kind::Unsupported,
                    fmt::format("imports {} function{} this mpspack's shim does not provide: {}", missing.size(),
@@ -188,11 +186,10 @@ Status refuse(Model::Impl& m, const LoadOptions& o) {
 }  // namespace
 
 std::vector<std::string> missing_shim_imports(const LibraryInfo& lib) {
-  const auto provided = shim::mpspack_shim_provided_symbols();
   std::vector<std::string> missing;
   for (const auto& s : lib.imports) {
     bool shim_kind = s.starts_with("aoti_torch_") || s.starts_with("Sleef_");
-    if (shim_kind && !std::binary_search(provided.begin(), provided.end(), std::string_view(s))) missing.push_back(s);
+    if (shim_kind && !shim::shim_provides(s)) missing.push_back(s);
   }
   return missing;
 }

@@ -134,4 +134,15 @@ std::vector<std::string_view> mpspack_shim_provided_symbols() {
   return out;
 }
 
+bool shim_provides(std::string_view name) {
+  auto in = [name](const std::string_view* names, std::size_t count) {
+    return std::binary_search(names, names + count, name);
+  };
+  if (in(std::data(kAotiSymbols), std::size(kAotiSymbols)) || in(std::data(kSleefSymbols), std::size(kSleefSymbols)))
+    return true;
+  for (const auto& [names, count] : registered_symbols())
+    if (in(names, count)) return true;
+  return false;
+}
+
 }  // namespace mpspack::shim

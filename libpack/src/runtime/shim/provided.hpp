@@ -10,6 +10,10 @@ namespace mpspack::shim {
 // the loader opens into the global scope before a model that imports them (model.cpp).
 std::vector<std::string_view> mpspack_shim_provided_symbols();
 
+// Whether `name` is one of those: a binary search of each sorted list, with nothing merged or allocated (the
+// loader asks for every import of a model library before it loads one).
+bool shim_provides(std::string_view name);
+
 // A device part of the shim (the CUDA one) adds the names it provides (its aoti_torch_<device>_* functions
 // and the device runtime functions it exports). `names` must stay alive; returns true (to initialise a static).
 bool register_provided_symbols(const std::string_view* names, std::size_t count);
