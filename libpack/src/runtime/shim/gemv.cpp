@@ -1,8 +1,9 @@
 #include "gemv.hpp"
 
+#include "blas_threads.hpp"
+
 #include <dlfcn.h>
 #include <immintrin.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -109,12 +110,6 @@ class Pool {
   unsigned pending_ = 0;
   uint64_t generation_ = 0;
 };
-
-unsigned usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 // Made at the first large product and kept for the process (its threads sleep between products).
 Pool& pool() {

@@ -1,6 +1,7 @@
 // addmm / mm / bmm / baddbmm. float32 and float64 go to OpenBLAS (cblas_sgemm / cblas_dgemm); operands whose
 // strides BLAS cannot take are packed to contiguous first. Other dtypes use a plain loop.
 #include "aoti_shim.h"
+#include "blas_threads.hpp"
 #include "gemv.hpp"
 #include "tensor.hpp"
 
@@ -47,6 +48,7 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
           int64_t ldb, T beta, T* C, int64_t ldc) {
   for (int64_t v : {M, N, K, lda, ldb, ldc})
     if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
+  start_blas_threads();
   // A single row or column is a matrix-vector product. OpenBLAS's GEMM (0.3.21) does not hand these to its GEMV,
   // which spreads the rows over threads: a batch-1 Linear of 1 GiB of weights took 4x torch's time through GEMM
   // (docs/PERFORMANCE.md, CPU scaling).
