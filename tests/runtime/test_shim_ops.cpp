@@ -1,5 +1,6 @@
 // The shim's fallback ops against plain reference loops.
 #include "gemv.hpp"
+#include "parallel.hpp"
 #include "shim_test_util.hpp"
 
 #include <dlfcn.h>
@@ -106,11 +107,11 @@ TEST_CASE("addmm_out: a batch-1 Linear large enough for the threaded GEMV", "[sh
     require_close(read_f32(nan_out.h.get()), mm, 1e-4, 1e-3);
   };
   // On mpspack's own pool, then on the OpenMP team a model brings (libgomp, as torch's CPU kernels link it).
-  const bool gomp_already_loaded = mpspack::shim::threaded_gemv_on_openmp();
+  const bool gomp_already_loaded = mpspack::shim::threads_on_openmp();
   if (gomp_already_loaded) WARN("skipped the own-pool half: libgomp was already loaded in this process");
   else check();
   REQUIRE(dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr);
-  REQUIRE(mpspack::shim::threaded_gemv_on_openmp());
+  REQUIRE(mpspack::shim::threads_on_openmp());
   check();
 }
 

@@ -1,12 +1,11 @@
-// aten::convolution for 1-D and 2-D inputs on the CPU: im2col, then one GEMM per (image, group) on OpenBLAS.
+// aten::convolution for 1-D and 2-D inputs on the CPU: im2col, then one GEMM per (image, group) on OpenBLAS (blas.hpp).
 // float64 is computed in double; every other floating dtype in float32 and converted back.
 #include "aoti_shim.h"
-#include "blas_threads.hpp"
+#include "blas.hpp"
 #include "conv_shape.hpp"
 #include "tensor.hpp"
 
-#include <cblas.h>
-
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -16,14 +15,8 @@ namespace {
 
 template <class T>
 void gemm_nn(int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C) {
-  start_blas_threads();
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N), int(K), 1.0f, A, int(std::max<int64_t>(K, 1)),
-                B, int(std::max<int64_t>(N, 1)), 0.0f, C, int(std::max<int64_t>(N, 1)));
-  } else {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N), int(K), 1.0, A, int(std::max<int64_t>(K, 1)),
-                B, int(std::max<int64_t>(N, 1)), 0.0, C, int(std::max<int64_t>(N, 1)));
-  }
+  gemm(false, false, M, N, K, T(1), A, std::max<int64_t>(K, 1), B, std::max<int64_t>(N, 1), T(0), C,
+       std::max<int64_t>(N, 1));
 }
 
 // in: [N,C,H,W] contiguous, wt: [O,C/g,KH,KW] contiguous, bias: [O] or null, out: [N,O,OH,OW] contiguous.

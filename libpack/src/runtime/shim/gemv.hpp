@@ -1,7 +1,7 @@
 // A threaded matrix-vector product for large float32 matrices stored by rows, the shape of a batch-1
 // Linear layer: y[i] = alpha * dot(A[i, :], x) + beta * y[i]. Memory-bound; OpenBLAS 0.3.21's GEMV stops
 // scaling after about four threads on the device machine (docs/PERFORMANCE.md), this one gives every
-// thread a contiguous block of rows: the threads of the model's OpenMP team when it has one, else our own.
+// thread a contiguous block of rows, on the threads of parallel.hpp.
 #pragma once
 
 #include <cstdint>
@@ -10,10 +10,6 @@ namespace mpspack::shim {
 
 // Matrices smaller than this (elements) stay with BLAS: there, waking threads costs more than it saves.
 inline constexpr int64_t kThreadedGemvMinElements = int64_t(1) << 22;  // 16 MiB of float32
-
-// Whether the threaded product runs on an OpenMP thread team now (a model library brought libgomp, whose
-// threads would otherwise compete with ours) rather than on mpspack's own pool.
-bool threaded_gemv_on_openmp();
 
 // Computes the product when the shape suits this kernel (float32, x contiguous, large enough, not turned
 // off with MPSPACK_CPU_GEMV=blas) and returns true; returns false, having done nothing, otherwise.

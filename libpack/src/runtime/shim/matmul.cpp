@@ -1,11 +1,9 @@
-// addmm / mm / bmm / baddbmm. float32 and float64 go to OpenBLAS (cblas_sgemm / cblas_dgemm); operands whose
+// addmm / mm / bmm / baddbmm. float32 and float64 go to OpenBLAS (blas.hpp: GEMM, GEMV); operands whose
 // strides BLAS cannot take are packed to contiguous first. Other dtypes use a plain loop.
 #include "aoti_shim.h"
-#include "blas_threads.hpp"
+#include "blas.hpp"
 #include "gemv.hpp"
 #include "tensor.hpp"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <string>
@@ -44,11 +42,10 @@ BlasOperand blas_view(const Mat& m) {
 bool fits_int(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
 template <class T>
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
           int64_t ldb, T beta, T* C, int64_t ldc) {
   for (int64_t v : {M, N, K, lda, ldb, ldc})
     if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
-  start_blas_threads();
   // A single row or column is a matrix-vector product. OpenBLAS's GEMM (0.3.21) does not hand these to its GEMV,
   // which spreads the rows over threads: a batch-1 Linear of 1 GiB of weights took 4x torch's time through GEMM
   // (docs/PERFORMANCE.md, CPU scaling).
@@ -58,24 +55,17 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
     const int64_t ld = row ? ldb : lda;
     // The stored matrix is row-major [K,N] (row, B as is), [N,K] (row, B transposed), [M,K] or [K,M] (column).
     const bool stored_trans = row ? tb : ta;
-    const auto op = (row != stored_trans) ? CblasTrans : CblasNoTrans;
+    const bool trans = row != stored_trans;
     const int64_t rows = row ? (tb ? N : K) : (ta ? K : M), cols = row ? (tb ? K : N) : (ta ? M : K);
     const T* x = row ? A : B;
     const int64_t incx = row ? (ta ? lda : 1) : (tb ? 1 : ldb);
     const int64_t incy = row ? 1 : ldc;  // all of these are among the sizes checked above
-    if constexpr (std::is_same_v<T, float>) {
-      if (op == CblasNoTrans && threaded_gemv_f32(rows, cols, alpha, mat, ld, x, incx, beta, C, incy)) return;
-      cblas_sgemv(CblasRowMajor, op, int(rows), int(cols), alpha, mat, int(ld), x, int(incx), beta, C, int(incy));
-    } else
-      cblas_dgemv(CblasRowMajor, op, int(rows), int(cols), alpha, mat, int(ld), x, int(incx), beta, C, int(incy));
+    if constexpr (std::is_same_v<T, float>)
+      if (!trans && threaded_gemv_f32(rows, cols, alpha, mat, ld, x, incx, beta, C, incy)) return;
+    gemv(trans, rows, cols, alpha, mat, ld, x, incx, beta, C, incy);
     return;
   }
-  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, TA, TB, int(M), int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
-  } else {
-    cblas_dgemm(CblasRowMajor, TA, TB, int(M), int(N), int(K), alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
-  }
+  gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // Packs m into a row-major contiguous buffer.
@@ -127,7 +117,7 @@ void matmul_blas(Mat C, Mat A, Mat B, T alpha, T beta) {
     bp = bbuf.data();
     ob = {true, false, std::max<int64_t>(n, 1)};
   }
-  gemm<T>(oa.trans, ob.trans, m, n, K, alpha, ap, oa.ld, bp, ob.ld, beta, cp, ldc);
+  product<T>(oa.trans, ob.trans, m, n, K, alpha, ap, oa.ld, bp, ob.ld, beta, cp, ldc);
   if (!oc.ok) {
     T* dst = reinterpret_cast<T*>(C.p);
     for (int64_t i = 0; i < m; ++i)

@@ -1,0 +1,82 @@
+// The shim's OpenBLAS (blas.hpp): single-threaded from the start, big GEMMs split over mpspack's threads. Its
+// own executable, since what is checked is the state of a fresh process. ctest runs it twice: as is, and with
+// OPENBLAS_NUM_THREADS=1 (plus MPSPACK_TEST_USER_BLAS_THREADS=1, since inside the process the variable cannot
+// tell the user's choice from the one made at start-up), where the user's setting must be left alone.
+#include "blas.hpp"
+#include "parallel.hpp"
+#include "shim_test_util.hpp"
+
+#include <cblas.h>
+#include <dirent.h>
+
+#include <cstdlib>
+#include <string>
+
+using namespace mpspack::test;
+
+namespace {
+
+int threads_in_process() {
+  int n = 0;
+  DIR* d = ::opendir("/proc/self/task");
+  if (d == nullptr) return -1;
+  while (const dirent* e = ::readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  ::closedir(d);
+  return n;
+}
+
+// op(A)[M,K] @ op(B)[K,N] through shim::gemm with every transpose, against a plain loop in double.
+void check_gemm(int64_t M, int64_t N, int64_t K) {
+  const auto a = random_floats(size_t(M * K), 1), b = random_floats(size_t(K * N), 2), c0 = random_floats(size_t(M * N), 3);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      INFO("M " << M << " N " << N << " K " << K << " ta " << ta << " tb " << tb);
+      auto A = [&](int64_t i, int64_t k) { return double(ta ? a[size_t(k * M + i)] : a[size_t(i * K + k)]); };
+      auto B = [&](int64_t k, int64_t j) { return double(tb ? b[size_t(j * K + k)] : b[size_t(k * N + j)]); };
+      std::vector<double> want(size_t(M * N));
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double s = 0;
+          for (int64_t k = 0; k < K; ++k) s += A(i, k) * B(k, j);
+          want[size_t(i * N + j)] = 2.0 * s + 0.5 * c0[size_t(i * N + j)];
+        }
+      std::vector<float> c = c0;
+      mpspack::shim::gemm<float>(ta, tb, M, N, K, 2.0f, a.data(), ta ? M : K, b.data(), tb ? K : N, 0.5f, c.data(), N);
+      Handle C = from_blob(c.data(), {M, N}, {N, 1}, aoti_torch_dtype_float32());
+      require_close(read_f32(C.get()), want, 1e-4, 1e-4);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack threads", "[shim][blas]") {
+  const unsigned cores = mpspack::shim::usable_cores();
+  if (cores == 1) {
+    WARN("skipped: one usable core, where OpenBLAS would have started one thread anyway and nothing is split");
+    return;
+  }
+  static_assert(64 * 1024 * 256 >= mpspack::shim::kSplitGemmMinMacs, "the products below must be split");
+  if (const char* user = std::getenv("MPSPACK_TEST_USER_BLAS_THREADS")) {
+    INFO("OPENBLAS_NUM_THREADS=" << user << " set by the user");
+    CHECK(openblas_get_num_threads() == std::atoi(user));
+    check_gemm(64, 1024, 256);
+    CHECK(threads_in_process() == 1);  // left to OpenBLAS as the user set it: not split
+    REQUIRE(std::getenv("OPENBLAS_NUM_THREADS") != nullptr);
+    CHECK(std::string(std::getenv("OPENBLAS_NUM_THREADS")) == user);
+    return;
+  }
+  if (std::getenv("GOTO_NUM_THREADS") != nullptr) {
+    WARN("skipped: GOTO_NUM_THREADS is set in this environment, so OpenBLAS takes that count from the start");
+    return;
+  }
+  CHECK(openblas_get_num_threads() == 1);
+  CHECK(threads_in_process() == 1);  // nothing spinning beside the program
+  check_gemm(64, 1024, 256);         // split by columns
+  check_gemm(1024, 64, 256);         // split by rows
+  check_gemm(7, 9, 5);               // too small to split
+  CHECK(openblas_get_num_threads() == 1);
+  REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: the split ran on mpspack's pool
+  CHECK(threads_in_process() == int(cores));
+  CHECK(std::getenv("OPENBLAS_NUM_THREADS") == nullptr);  // programs this one starts choose for themselves
+}
