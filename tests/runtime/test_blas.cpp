@@ -74,6 +74,10 @@ TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack t
   CHECK(threads_in_process() == 1);  // nothing spinning beside the program
   check_gemm(64, 1024, 256);         // split by columns
   check_gemm(1024, 64, 256);         // split by rows
+  // A side one longer than the threads' whole 16-element groups cover: the last block must take the rest.
+  const int64_t odd = int64_t(cores) * 64 + 1, k = int64_t(mpspack::shim::kSplitGemmMinMacs) / (64 * odd) + 1;
+  check_gemm(64, odd, k);
+  check_gemm(odd, 64, k);
   check_gemm(7, 9, 5);               // too small to split
   CHECK(openblas_get_num_threads() == 1);
   REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: the split ran on mpspack's pool

@@ -57,12 +57,14 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
-  // Blocks of the longer side of C, in whole groups of 16 (a cache line of floats), one per thread.
+  // Blocks of the longer side of C, in whole groups of 16 (a cache line of floats), one per thread; the last
+  // block takes whatever is left.
   const bool by_columns = N >= M;
   const int64_t extent = by_columns ? N : M;
   run_parts([&](unsigned t, unsigned parts) {
     const int64_t per = (extent / parts + 15) / 16 * 16;
-    const int64_t begin = std::min(extent, int64_t(t) * per), end = std::min(extent, begin + per);
+    const int64_t begin = std::min(extent, int64_t(t) * per);
+    const int64_t end = t + 1 == parts ? extent : std::min(extent, begin + per);
     if (begin >= end) return;
     if (by_columns)  // op(B)[:, begin:end]: columns of a stored [K,N] B, rows of a stored [N,K] one
       blas_gemm(ta, tb, M, end - begin, K, alpha, A, lda, tb ? B + begin * ldb : B + begin, ldb, beta, C + begin,

@@ -43,7 +43,7 @@ bool fits_int(int64_t v) { return v >= 0 && v <= INT32_MAX; }
 
 template <class T>
 void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-          int64_t ldb, T beta, T* C, int64_t ldc) {
+             int64_t ldb, T beta, T* C, int64_t ldc) {
   for (int64_t v : {M, N, K, lda, ldb, ldc})
     if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
   // A single row or column is a matrix-vector product. OpenBLAS's GEMM (0.3.21) does not hand these to its GEMV,
