@@ -110,12 +110,15 @@ const OpenMp* openmp() {
   return &api;
 }
 
+// The OpenMP team the products run on, or nullptr for mpspack's pool.
+const OpenMp* team() { return gemv_mode() != "pool" ? openmp() : nullptr; }
+
 }  // namespace
 
-bool threads_on_openmp() { return gemv_mode() != "pool" && openmp() != nullptr; }
+bool threads_on_openmp() { return team() != nullptr; }
 
 void run_parts(const std::function<void(unsigned, unsigned)>& part) {
-  const OpenMp* omp = gemv_mode() != "pool" ? openmp() : nullptr;
+  const OpenMp* omp = team();
   if (omp == nullptr) {
     Pool& p = pool();
     p.run([&](unsigned t) { part(t, p.size()); });
@@ -132,6 +135,5 @@ void run_parts(const std::function<void(unsigned, unsigned)>& part) {
       },
       &job, 0, 0);
 }
-
 
 }  // namespace mpspack::shim

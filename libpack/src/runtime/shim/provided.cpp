@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <span>
 #include <string>
 
 namespace mpspack::shim {
@@ -119,30 +120,35 @@ bool register_provided_symbols(const std::string_view* names, std::size_t count)
   return true;
 }
 
+namespace {
+// Calls f on each sorted list of provided names (aoti_torch_*, Sleef_*, each registered one) until it returns true.
+template <class F>
+bool any_name_list(F&& f) {
+  using List = std::span<const std::string_view>;
+  if (f(List(kAotiSymbols)) || f(List(kSleefSymbols))) return true;
+  for (const auto& [names, count] : registered_symbols())
+    if (f(List(names, count))) return true;
+  return false;
+}
+}  // namespace
+
 std::vector<std::string_view> mpspack_shim_provided_symbols() {
   // Every list is written or generated sorted, so they are merged rather than sorted: sorting ~1,500 names
   // with long common prefixes was a sixth of what `inspect` cost (test_shim_symbols checks the order).
   std::vector<std::string_view> out;
-  auto append_sorted = [&out](const std::string_view* names, std::size_t count) {
-    const auto middle = out.insert(out.end(), names, names + count);
+  any_name_list([&out](std::span<const std::string_view> list) {
+    const auto middle = out.insert(out.end(), list.begin(), list.end());
     std::inplace_merge(out.begin(), middle, out.end());
-  };
-  append_sorted(std::data(kAotiSymbols), std::size(kAotiSymbols));
-  append_sorted(std::data(kSleefSymbols), std::size(kSleefSymbols));
-  for (const auto& [names, count] : registered_symbols()) append_sorted(names, count);
+    return false;
+  });
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
 bool shim_provides(std::string_view name) {
-  auto in = [name](const std::string_view* names, std::size_t count) {
-    return std::binary_search(names, names + count, name);
-  };
-  if (in(std::data(kAotiSymbols), std::size(kAotiSymbols)) || in(std::data(kSleefSymbols), std::size(kSleefSymbols)))
-    return true;
-  for (const auto& [names, count] : registered_symbols())
-    if (in(names, count)) return true;
-  return false;
+  return any_name_list([name](std::span<const std::string_view> list) {
+    return std::binary_search(list.begin(), list.end(), name);
+  });
 }
 
 }  // namespace mpspack::shim
