@@ -128,3 +128,37 @@ TEST_CASE("vaddr_to_offset maps through PT_LOAD file parts only", "[elf][fixture
   REQUIRE_FALSE(far.ok());
   CHECK_THAT(far.error().message, Catch::Contains("far away"));
 }
+
+TEST_CASE("dynamic relocations: both tables, entry for entry, with the allocator's PLT slots", "[elf][fixtures]") {
+  auto libs = all_fixture_libraries();
+  MPK_REQUIRE_FIXTURE(fixtures_dir() / "rebuilt-bookworm");
+  for (const auto& path : libs) {
+    INFO(case_name(path));
+    auto bytes = read_bytes(path);
+    auto elf = elf::ElfFile::parse(view_of(bytes));
+    REQUIRE(elf.ok());
+    auto relocs = elf->dynamic_relocations();
+    REQUIRE(relocs.ok());
+    // Read through the dynamic section; the section headers say independently how many there are.
+    const elf::Section* dyn = elf->section(".rela.dyn");
+    const elf::Section* plt = elf->section(".rela.plt");
+    REQUIRE(plt);
+    CHECK(relocs->size() == ((dyn ? dyn->size : 0) + plt->size) / elf::kRelaSize);
+    auto syms = elf->dynamic_symbols();
+    REQUIRE(syms.ok());
+    std::vector<std::string> slotted;
+    for (const elf::Relocation& r : *relocs) {
+      REQUIRE(r.symbol <= syms->size());
+      if (r.type != R_X86_64_JUMP_SLOT) continue;
+      const elf::Section* got = elf->section_containing(r.offset, 8);
+      REQUIRE(got);
+      CHECK(got->name == ".got.plt");
+      CHECK(r.addend == 0);
+      REQUIRE(r.symbol > 0);
+      slotted.push_back((*syms)[r.symbol - 1].name);
+    }
+    CHECK(slotted.size() == plt->size / elf::kRelaSize);  // .rela.plt holds PLT slots only
+    for (const char* f : {"malloc", "free"})
+      CHECK(std::find(slotted.begin(), slotted.end(), f) != slotted.end());
+  }
+}

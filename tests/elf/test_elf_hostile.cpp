@@ -38,6 +38,7 @@ void run_everything(const std::vector<uint8_t>& bytes) {
     (void)elf->dynamic_symbols();
     (void)elf->static_symbols();
     (void)elf->version_needed_files();
+    (void)elf->dynamic_relocations();
   }
   auto a = aoti::analyze_library(v);
   if (!a.ok()) return;
@@ -252,6 +253,44 @@ TEST_CASE("damaged symbol and dynamic tables", "[elf][hostile]") {
       if (dyn->entries[i].tag == DT_STRTAB)
         poke<uint64_t>(b, dyn->file_offset + i * elf::kDynSize + 8, 0x7fff0000);
     CHECK_THAT(analyze_error(b).message, Catch::Contains("DT_STRTAB"));
+  }
+  SECTION("relocation tables past the file, of the wrong entry size, or of the REL kind") {
+    auto dyn = elf->dynamic();
+    REQUIRE(dyn.ok());
+    auto poke_tag = [&](int64_t tag, uint64_t value) {
+      bool found = false;
+      for (uint64_t i = 0; i < dyn->entries.size(); ++i)
+        if (dyn->entries[i].tag == tag) {
+          poke<uint64_t>(b, dyn->file_offset + i * elf::kDynSize + 8, value);
+          found = true;
+        }
+      REQUIRE(found);
+    };
+    auto relocation_error = [&] {
+      auto damaged = elf::ElfFile::parse(view_of(b, "hostile.so"));
+      REQUIRE(damaged.ok());
+      auto r = damaged->dynamic_relocations();
+      REQUIRE_FALSE(r.ok());
+      return r.error();
+    };
+    SECTION("DT_RELASZ") {
+      poke_tag(DT_RELASZ, 0x7fffffff0ull * elf::kRelaSize);
+      CHECK_THAT(relocation_error().message, Catch::Contains("DT_RELA"));
+    }
+    SECTION("DT_PLTRELSZ") {
+      poke_tag(DT_PLTRELSZ, 25);
+      CHECK_THAT(relocation_error().message, Catch::Contains("DT_JMPREL size 0x19"));
+    }
+    SECTION("DT_RELAENT") {
+      poke_tag(DT_RELAENT, 16);
+      CHECK_THAT(relocation_error().message, Catch::Contains("DT_RELAENT"));
+    }
+    SECTION("DT_PLTREL") {
+      poke_tag(DT_PLTREL, DT_REL);
+      auto e = relocation_error();
+      CHECK(e.kind == Error::Kind::Unsupported);
+      CHECK_THAT(e.message, Catch::Contains("hostile.so") && Catch::Contains("DT_REL"));
+    }
   }
   SECTION("a DT_NEEDED name past the string table") {
     auto dyn = elf->dynamic();

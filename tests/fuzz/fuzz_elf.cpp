@@ -34,6 +34,7 @@ void read_tables(ByteView bytes) {
   (void)elf->needed();
   (void)elf->version_needed_files();
   (void)elf->dynamic_symbols();
+  (void)elf->dynamic_relocations();
   (void)elf->static_symbols();
   (void)elf->section(".dynsym");
 }

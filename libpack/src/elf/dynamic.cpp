@@ -1,5 +1,5 @@
-// The dynamic section: its entries, DT_NEEDED names and the DT_VERNEED file names, read the way
-// ld.so reads them (PT_DYNAMIC, strings through DT_STRTAB mapped by the PT_LOADs).
+// The dynamic section: its entries, DT_NEEDED names, the DT_VERNEED file names and the relocation tables
+// (DT_RELA, DT_JMPREL), read the way ld.so reads them (PT_DYNAMIC, tables through the PT_LOADs).
 #include "mpspack/elf/elf_file.hpp"
 
 namespace mpspack::elf {
@@ -97,6 +97,36 @@ Result<std::vector<std::string>> ElfFile::version_needed_files() const {
       return make_error(Kind::Corrupt, "{}: DT_VERNEED entry {} vn_next {:#x} overflows", what(), i,
                         next);
   }
+  return out;
+}
+
+Result<std::vector<Relocation>> ElfFile::dynamic_relocations() const {
+  MPK_TRY(DynamicTable dyn, dynamic());
+  const DynamicEntry* pltrel = find_tag(dyn, DT_PLTREL);
+  if (find_tag(dyn, DT_REL) || (pltrel && pltrel->value != uint64_t(DT_RELA)))
+    return make_error(Kind::Unsupported, "{}: has DT_REL relocations (only DT_RELA is read)", what());
+  if (const DynamicEntry* ent = find_tag(dyn, DT_RELAENT); ent && ent->value != kRelaSize)
+    return make_error(Kind::Corrupt, "{}: DT_RELAENT is {:#x}, expected {:#x}", what(), ent->value, kRelaSize);
+  std::vector<Relocation> out;
+  auto read_table = [&](int64_t at_tag, int64_t size_tag, std::string_view name) -> Status {
+    const DynamicEntry* at = find_tag(dyn, at_tag);
+    const DynamicEntry* size = find_tag(dyn, size_tag);
+    if (!at || !size || size->value == 0) return {};
+    if (size->value % kRelaSize != 0)
+      return make_error(Kind::Corrupt, "{}: {} size {:#x} is not a multiple of {:#x}", what(), name, size->value,
+                        kRelaSize);
+    MPK_TRY(uint64_t offset, vaddr_to_offset(at->value, size->value, name));
+    MPK_TRY(ByteView table, bytes_.slice(offset, size->value, name));
+    for (uint64_t i = 0; i < size->value / kRelaSize; ++i) {
+      const uint8_t* p = table.data() + i * kRelaSize;
+      const uint64_t info = load_u64le(p + offsetof(Elf64_Rela, r_info));
+      out.push_back({load_u64le(p + offsetof(Elf64_Rela, r_offset)), uint32_t(ELF64_R_TYPE(info)),
+                     uint32_t(ELF64_R_SYM(info)), int64_t(load_u64le(p + offsetof(Elf64_Rela, r_addend)))});
+    }
+    return {};
+  };
+  MPK_CHECK(read_table(DT_RELA, DT_RELASZ, "DT_RELA"));
+  MPK_CHECK(read_table(DT_JMPREL, DT_PLTRELSZ, "DT_JMPREL"));
   return out;
 }
 

@@ -29,6 +29,7 @@ inline constexpr uint64_t kPhdrSize = sizeof(Elf64_Phdr);  // 56
 inline constexpr uint64_t kShdrSize = sizeof(Elf64_Shdr);  // 64
 inline constexpr uint64_t kSymSize = sizeof(Elf64_Sym);    // 24
 inline constexpr uint64_t kDynSize = sizeof(Elf64_Dyn);    // 16
+inline constexpr uint64_t kRelaSize = sizeof(Elf64_Rela);  // 24
 
 struct ProgramHeader {
   uint32_t index = 0;   // position in the program header table
@@ -86,6 +87,15 @@ struct Symbol {
   bool defined() const { return section_index != SHN_UNDEF; }
 };
 
+// One entry of a dynamic relocation table (Elf64_Rela): the loader writes a value computed from `symbol`
+// (an index into .dynsym; 0 for none) and `addend` at vaddr `offset` of the loaded image.
+struct Relocation {
+  uint64_t offset = 0;
+  uint32_t type = 0;    // R_X86_64_*, R_AARCH64_*
+  uint32_t symbol = 0;
+  int64_t addend = 0;
+};
+
 // "x86_64", "aarch64", or "EM <n>" for machines mpspack does not name.
 std::string machine_name(uint16_t e_machine);
 
@@ -132,7 +142,12 @@ class ElfFile {
   // The file names of DT_VERNEED entries (libraries whose symbol versions are required).
   Result<std::vector<std::string>> version_needed_files() const;
 
+  // The relocations the dynamic loader applies: the DT_RELA table, then the DT_JMPREL one (PLT slots), read
+  // through the PT_LOADs as ld.so reads them. DT_REL tables (not used on x86_64 or aarch64) -> Unsupported.
+  Result<std::vector<Relocation>> dynamic_relocations() const;
+
   // .dynsym, resolved through the string table its sh_link names. Empty when there is none.
+  // Entry i of the result is symbol index i + 1 (index 0, the null symbol, is left out).
   Result<std::vector<Symbol>> dynamic_symbols() const;
   // .symtab (absent from stripped libraries: then empty).
   Result<std::vector<Symbol>> static_symbols() const;
