@@ -47,6 +47,7 @@ struct RunArgs {
   bool include_transfers = false;
   bool cuda_graph = false;
   std::string embedded_weights;  // hidden: memcpy (default), memcpy-willneed, pread, mmap, mmap-populate
+  std::string large_blocks;      // hidden: prefault (default), libc
 };
 
 runtime::EmbeddedWeights embedded_mechanism(const std::string& name) {
@@ -218,6 +219,7 @@ runtime::LoadOptions load_options(const RunArgs& a) {
   runtime::LoadOptions lo;
   lo.copy_weights = a.copy_weights;
   if (!a.embedded_weights.empty()) lo.embedded = embedded_mechanism(a.embedded_weights);
+  if (a.large_blocks == "libc") lo.prefault_large_blocks = false;
   return lo;
 }
 
@@ -458,6 +460,7 @@ int run_bench(const RunArgs& a) {
       {"cuda_graph", a.cuda_graph},
       {"weights_mode", runtime::to_string(model->weights_mode())},
       {"embedded_weights", runtime::to_string(load_options(a).embedded)},
+      {"large_blocks", load_options(a).prefault_large_blocks ? "prefault" : "libc"},
       {"cold", a.cold},
       {"load_ms",
        {{"open_ms", t.open_ms},
@@ -535,6 +538,10 @@ Action add_run(CLI::App& app) {
   // For benchmarks of the loader (docs/PERFORMANCE.md), not a user choice: hidden from --help.
   app.add_option("--embedded-weights", a->embedded_weights, "How embedded weights reach the constants region")
       ->check(CLI::IsMember({"memcpy", "memcpy-willneed", "pread", "mmap", "mmap-populate"}))
+      ->group("");
+  app.add_option("--large-blocks", a->large_blocks,
+                 "The model's mallocs of 32 MiB or more: prefault (default, faulted in on several threads) or libc")
+      ->check(CLI::IsMember({"prefault", "libc"}))
       ->group("");
   app.add_flag("--include-transfers", a->include_transfers,
                "--bench: time each run with its input and output copies (default: the model alone, inputs already "

@@ -9,6 +9,11 @@
 #include "mpspack/runtime/model.hpp"
 #include "mpspack/tensor_io.hpp"
 
+#include "large_blocks.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -55,7 +60,85 @@ bool inside(const void* p, uint64_t n, const MappedFile& f) {
   return a >= lo && a + n <= lo + f.size();
 }
 
+// Whether every page of [p, p + n) is resident now (mincore).
+bool resident(const void* p, size_t n) {
+  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in((n + page - 1) / page);
+  REQUIRE(::mincore(const_cast<void*>(p), n, in.data()) == 0);
+  return std::all_of(in.begin(), in.end(), [](unsigned char v) { return (v & 1) != 0; });
+}
+
 }  // namespace
+
+TEST_CASE("large blocks: routed_malloc faults big blocks in and tracks them, small ones go to the C library",
+          "[loader][large_blocks]") {
+  REQUIRE(runtime::routed_blocks_live() == 0);
+  void* small = runtime::routed_malloc(runtime::kLargeBlock - 1);
+  REQUIRE(small);
+  CHECK(runtime::routed_blocks_live() == 0);
+
+  const size_t n = runtime::kLargeBlock + 12345;  // not a whole number of pages
+  auto* big = static_cast<uint8_t*>(runtime::routed_malloc(n));
+  REQUIRE(big);
+  CHECK(runtime::routed_blocks_live() == 1);
+  CHECK(resident(big, n));  // before anything wrote to it
+  CHECK(big[0] == 0);
+  CHECK(big[n - 1] == 0);
+  for (size_t i = 0; i < n; i += 4096) big[i] = uint8_t((i >> 12) | 1);
+
+  // Grown: the bytes come along, the old block is gone, the new one is tracked instead.
+  auto* grown = static_cast<uint8_t*>(runtime::routed_realloc(big, 2 * n));
+  REQUIRE(grown);
+  CHECK(runtime::routed_blocks_live() == 1);
+  CHECK(resident(grown, 2 * n));
+  bool same = true;
+  for (size_t i = 0; i < n; i += 4096) same = same && grown[i] == uint8_t((i >> 12) | 1);
+  CHECK(same);
+  // Shrunk below the threshold: the C library's block from then on.
+  auto* shrunk = static_cast<uint8_t*>(runtime::routed_realloc(grown, 4096));
+  REQUIRE(shrunk);
+  CHECK(runtime::routed_blocks_live() == 0);
+  CHECK(shrunk[0] == 1);
+
+  // The C library's blocks pass through realloc and free untouched.
+  small = runtime::routed_realloc(small, runtime::kLargeBlock + 1);
+  REQUIRE(small);
+  CHECK(runtime::routed_blocks_live() == 0);
+  runtime::routed_free(small);
+  runtime::routed_free(shrunk);
+  runtime::routed_free(nullptr);
+  CHECK(runtime::routed_blocks_live() == 0);
+}
+
+TEST_CASE("large blocks: a model library's malloc, realloc and free reach the routed functions", "[loader][large_blocks]") {
+  TempDir tmp;
+  const fs::path so = binary_dir() / "tests" / "runtime" / "fake_models" / "large_block.so";
+  REQUIRE(fs::exists(so));
+  pack::BuildOptions o;
+  o.inputs = {so};
+  o.output = tmp / "m.mpk";
+  auto built = pack::build(o);
+  INFO((built.ok() ? "" : built.error().message));
+  REQUIRE(built.ok());
+  auto c = format::Container::open(o.output);
+  REQUIRE(c.ok());
+
+  for (bool prefault : {true, false}) {
+    INFO("prefault_large_blocks = " << prefault);
+    REQUIRE(runtime::routed_blocks_live() == 0);
+    runtime::LoadOptions lo;
+    lo.prefault_large_blocks = prefault;
+    {
+      // Create mallocs 40 MiB, fills it, reallocs it to 48 MiB and checks the bytes (it fails otherwise).
+      auto m = runtime::Model::load(*c, 0, lo);
+      INFO((m.ok() ? "" : m.error().message));
+      REQUIRE(m.ok());
+      CHECK(runtime::routed_blocks_live() == (prefault ? 1u : 0u));
+    }
+    // Delete freed it through the library's free: a routed block handed to the C library's free would abort.
+    CHECK(runtime::routed_blocks_live() == 0);
+  }
+}
 
 TEST_CASE("loader: an embedded library gets its weights back before Create and runs", "[loader]") {
   const auto dir = rebuilt("cpu_cnn_embedded");

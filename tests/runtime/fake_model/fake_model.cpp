@@ -5,10 +5,15 @@
 //                        loader must refuse it before dlopen).
 //   FAKE_MODEL_SLEEF:    fails like FAIL_RUN, printing exp(1) from Sleef_expf_u10: torch's
 //                        vectorized CPU kernels import SLEEF (the loader must provide libsleef).
+//   FAKE_MODEL_LARGE_BLOCK: 33 MiB of constants (CMakeLists.txt), more than the loader routes Create's block for.
+//                        Create mallocs a block of their size (as AOTInductor's Create mallocs one block for all
+//                        its constants), copies them in, grows it by 8 MiB with realloc and checks the bytes
+//                        came along; Delete frees it. Run fails like FAIL_RUN.
 // One input, one output; Create accepts "cpu" only.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #define FAKE_API extern "C" __attribute__((visibility("default")))
@@ -24,18 +29,43 @@ int32_t aoti_torch_does_not_exist(void);
 float Sleef_expf_u10(float);
 #endif
 extern uint8_t _binary_constants_bin_start[];
+extern uint8_t _binary_constants_bin_end[];
 }
 
 namespace {
 int g_container = 0;  // the handle points here; no state
 }
 
+#ifdef FAKE_MODEL_LARGE_BLOCK
+void* g_block = nullptr;
+
+int32_t make_block() {
+  const size_t n = size_t(_binary_constants_bin_end - _binary_constants_bin_start);
+  auto* p = static_cast<uint8_t*>(std::malloc(n));
+  if (!p) return 1;
+  std::memcpy(p, _binary_constants_bin_start, n);
+  auto* q = static_cast<uint8_t*>(std::realloc(p, n + (size_t(8) << 20)));
+  if (!q) return std::free(p), 1;
+  g_block = q;
+  return std::memcmp(q, _binary_constants_bin_start, n) == 0 ? 0 : 1;
+}
+#endif
+
 FAKE_API int32_t AOTInductorModelContainerCreateWithDevice(void** h, size_t, const char* device, const char*) {
   if (!h || !device || std::strcmp(device, "cpu") != 0) return 1;
+#ifdef FAKE_MODEL_LARGE_BLOCK
+  if (make_block() != 0) return 1;
+#endif
   *h = &g_container;
   return 0;
 }
-FAKE_API int32_t AOTInductorModelContainerDelete(void*) { return 0; }
+FAKE_API int32_t AOTInductorModelContainerDelete(void*) {
+#ifdef FAKE_MODEL_LARGE_BLOCK
+  std::free(g_block);
+  g_block = nullptr;
+#endif
+  return 0;
+}
 FAKE_API int32_t AOTInductorModelContainerGetNumInputs(void*, size_t* n) { return *n = 1, 0; }
 FAKE_API int32_t AOTInductorModelContainerGetNumOutputs(void*, size_t* n) { return *n = 1, 0; }
 FAKE_API int32_t AOTInductorModelContainerRun(void*, AtenTensorHandle* in, size_t n_in, AtenTensorHandle*, size_t,

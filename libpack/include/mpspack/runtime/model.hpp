@@ -49,6 +49,11 @@ struct LoadOptions {
   // result, warm and cold, and needs a third less peak memory (docs/PERFORMANCE.md); it falls back
   // to memcpy when the segment is not page-congruent with the region or the container has no file.
   EmbeddedWeights embedded = EmbeddedWeights::Mmap;
+  // For a library with 32 MiB of constants or more: its mallocs of 32 MiB or more (Create's block for all its
+  // constants) get memory faulted in up front by several threads instead of one page fault per 4 KiB during
+  // Create's copy (large_blocks.hpp). False leaves every allocation to the C library, as when the library is
+  // opened directly.
+  bool prefault_large_blocks = true;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;
 };

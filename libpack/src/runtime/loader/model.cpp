@@ -1,10 +1,11 @@
 // The loader as a list of steps over one Impl (see mpspack/runtime/model.hpp):
-//   refuse -> library into memory -> resolve the C API -> weights before Create -> Create
-//   -> weights after Create -> what the model says about itself.
+//   refuse -> library into memory -> its large allocations routed -> resolve the C API -> weights before Create
+//   -> Create -> weights after Create -> what the model says about itself.
 #include "mpspack/runtime/model.hpp"
 
 #include "aoti_api.hpp"
 #include "backend.hpp"
+#include "large_blocks.hpp"
 #include "provided.hpp"
 #include "shared_library.hpp"
 
@@ -282,6 +283,20 @@ Status library_to_memory(Model::Impl& m) {
   return {};
 }
 
+// --- step 2b: the library's large allocations faulted in by several threads (large_blocks.hpp) ------
+
+// Only for a library whose constants fill a large block: Create mallocs one block of their size. Below that,
+// reading the library's relocations would cost more (~0.3 ms) than it could save.
+void route_allocations(Model::Impl& m, const LoadOptions& o) {
+  if (!o.prefault_large_blocks || m.lib.weights < 0) return;
+  const auto& manifest = m.container->manifest();
+  if (manifest.segments[manifest.weights[size_t(m.lib.weights)].segment].size < kLargeBlock) return;
+  struct link_map* lm = nullptr;
+  auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));
+  if (!elf.ok() || ::dlinfo(m.dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm) return;  // built from it: cannot fail
+  route_large_blocks(*elf, lm->l_addr, m.what().c_str());
+}
+
 // --- step 4: embedded weights go back where the linker put them -----------------------------------
 
 struct PhdrQuery {
@@ -533,6 +548,7 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   t0 = Clock::now();
   MPK_CHECK(provide_sleef(*m));
   MPK_CHECK(library_to_memory(*m));
+  route_allocations(*m, options);
   auto api = resolve_api(m->dl);
   if (!api.ok()) return api.error().context(m->what());
   m->api = *api;
@@ -546,6 +562,7 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   t0 = Clock::now();
   MPK_CHECK(write_cubins(*m));
   const std::string device = m->backend->create_device();
+  const size_t blocks_before = routed_blocks_live();
   if (m->api.create(&m->handle, 1, device.c_str(), m->cubin_dir.empty() ? nullptr : m->cubin_dir.c_str()) != 0 ||
       !m->handle) {
     m->handle = nullptr;
@@ -553,6 +570,8 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
                                    "error (see above)");
   }
   m->t.create_ms = ms_since(t0);
+  if (routed_blocks_live() > blocks_before)
+    spdlog::debug("{}: Create took {} block(s) faulted in up front", m->what(), routed_blocks_live() - blocks_before);
 
   t0 = Clock::now();
   if (m->lib.flavour == Flavour::ExternalBlob) MPK_CHECK(load_external_blob(*m, options));

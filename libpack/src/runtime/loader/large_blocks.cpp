@@ -1,0 +1,199 @@
+// Large blocks for the model library, faulted in by several threads; its GOT slots for malloc, free and realloc
+// pointed at them (large_blocks.hpp says why).
+#include "large_blocks.hpp"
+
+#include "parallel.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14
+#endif
+
+namespace mpspack::runtime {
+namespace {
+
+struct Block {
+  void* p;
+  size_t n;
+};
+
+std::mutex g_mutex;
+std::vector<Block> g_blocks;     // the large blocks handed out, under g_mutex
+std::atomic<size_t> g_live{0};   // g_blocks.size(), read without the lock: free() of a small block stays lock-free
+
+size_t page_size() { return size_t(::sysconf(_SC_PAGESIZE)); }
+
+// Faults [p, p + n) in for writing. MADV_POPULATE_WRITE does it without a trap per page; where the kernel lacks it
+// (before 5.14), one write per page does it the slow way, still on every thread.
+void fault_in_part(uint8_t* p, size_t n) {
+  if (::madvise(p, n, MADV_POPULATE_WRITE) == 0) return;
+  for (size_t at = 0; at < n; at += page_size()) p[at] = 0;
+}
+
+void fault_in(uint8_t* p, size_t n) {
+  const size_t huge = size_t(2) << 20;  // parts on 2 MiB boundaries, so no two threads share a huge page
+  const unsigned threads = std::min(kFaultThreads, shim::usable_cores());
+  const size_t part = std::max(huge, (n / threads + huge - 1) / huge * huge);
+  std::vector<std::thread> helpers;
+  for (size_t at = part; at < n; at += part) {
+    try {
+      helpers.emplace_back(fault_in_part, p + at, std::min(part, n - at));
+    } catch (const std::system_error&) {  // no thread to be had: this one does that part
+      fault_in_part(p + at, std::min(part, n - at));
+    }
+  }
+  fault_in_part(p, std::min(part, n));
+  for (std::thread& t : helpers) t.join();
+}
+
+// The block at p, taken out of the list; {nullptr, 0} when p is not one of them.
+Block take_block(void* p) {
+  if (g_live.load(std::memory_order_acquire) == 0) return {nullptr, 0};
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = std::find_if(g_blocks.begin(), g_blocks.end(), [p](const Block& b) { return b.p == p; });
+  if (it == g_blocks.end()) return {nullptr, 0};
+  Block b = *it;
+  g_blocks.erase(it);
+  g_live.store(g_blocks.size(), std::memory_order_release);
+  return b;
+}
+
+}  // namespace
+
+void* routed_malloc(size_t n) {
+  if (n < kLargeBlock) return std::malloc(n);
+  const size_t len = (n + page_size() - 1) / page_size() * page_size();
+  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  fault_in(static_cast<uint8_t*>(p), len);
+  try {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_blocks.push_back({p, len});
+    g_live.store(g_blocks.size(), std::memory_order_release);
+  } catch (const std::bad_alloc&) {
+    ::munmap(p, len);
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return p;
+}
+
+void routed_free(void* p) {
+  if (!p) return;
+  if (Block b = take_block(p); b.p) {
+    ::munmap(b.p, b.n);
+    return;
+  }
+  std::free(p);
+}
+
+void* routed_realloc(void* p, size_t n) {
+  Block old{nullptr, 0};
+  if (p && g_live.load(std::memory_order_acquire) != 0) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    for (const Block& b : g_blocks)
+      if (b.p == p) old = b;
+  }
+  if (!old.p) return std::realloc(p, n);  // the C library's block (or none): it stays the C library's
+  if (n == 0) {                           // as glibc: realloc(p, 0) frees p
+    routed_free(p);
+    return nullptr;
+  }
+  void* q = routed_malloc(n);
+  if (!q) return nullptr;  // p is left as it was
+  std::memcpy(q, p, std::min(n, old.n));
+  routed_free(p);
+  return q;
+}
+
+size_t routed_blocks_live() { return g_live.load(std::memory_order_acquire); }
+
+namespace {
+
+struct Routed {
+  std::string_view name;
+  void* function;
+  std::vector<uint64_t> slots;  // vaddrs of the GOT slots naming it
+};
+
+bool is_slot_relocation(uint16_t machine, uint32_t type) {
+  if (machine == EM_X86_64) return type == R_X86_64_GLOB_DAT || type == R_X86_64_JUMP_SLOT;
+  if (machine == EM_AARCH64) return type == R_AARCH64_GLOB_DAT || type == R_AARCH64_JUMP_SLOT;
+  return false;
+}
+
+// Writes a GOT slot. ld.so made the whole pages of PT_GNU_RELRO read-only after relocating; a slot there is
+// written through a moment of PROT_WRITE.
+bool write_slot(const elf::ElfFile& lib, uintptr_t base, uint64_t vaddr, void* value) {
+  const uintptr_t at = base + vaddr, page = page_size();
+  for (const elf::ProgramHeader& ph : lib.program_headers()) {
+    if (ph.type != PT_GNU_RELRO) continue;
+    const uintptr_t lo = (base + ph.vaddr) / page * page, hi = (base + ph.vaddr + ph.memsz) / page * page;
+    if (at < lo || at + sizeof(void*) > hi) continue;
+    void* slot_page = reinterpret_cast<void*>(at / page * page);
+    if (::mprotect(slot_page, page, PROT_READ | PROT_WRITE) != 0) return false;
+    __atomic_store_n(reinterpret_cast<void**>(at), value, __ATOMIC_RELEASE);
+    return ::mprotect(slot_page, page, PROT_READ) == 0;
+  }
+  __atomic_store_n(reinterpret_cast<void**>(at), value, __ATOMIC_RELEASE);
+  return true;
+}
+
+}  // namespace
+
+bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* what) {
+  auto not_routed = [&](std::string_view why) {
+    spdlog::debug("{}: large allocations left to the C library: {}", what, why);
+    return false;
+  };
+  auto relocations = lib.dynamic_relocations();
+  if (!relocations.ok()) return not_routed(relocations.error().message);
+  auto symbols = lib.dynamic_symbols();
+  if (!symbols.ok()) return not_routed(symbols.error().message);
+  // free and realloc before malloc: until malloc's slot is written no block of ours exists to reach them.
+  Routed routed[] = {{"free", reinterpret_cast<void*>(&routed_free), {}},
+                     {"realloc", reinterpret_cast<void*>(&routed_realloc), {}},
+                     {"malloc", reinterpret_cast<void*>(&routed_malloc), {}}};
+  for (const elf::Relocation& r : *relocations) {
+    if (r.symbol == 0 || r.symbol > symbols->size()) continue;
+    const std::string& name = (*symbols)[r.symbol - 1].name;
+    if (name == "reallocarray" || name == "malloc_usable_size")
+      return not_routed(fmt::format("it imports {}, which would get a block it cannot handle", name));
+    Routed* target = nullptr;
+    for (Routed& t : routed)
+      if (t.name == name) target = &t;
+    if (!target) continue;
+    if (!is_slot_relocation(lib.machine_code(), r.type))
+      return not_routed(fmt::format("it stores the address of {} in its data (relocation type {})", name, r.type));
+    const elf::ProgramHeader* seg = lib.load_containing(r.offset, sizeof(void*));
+    if (!seg || !(seg->flags & PF_W))
+      return not_routed(fmt::format("the slot of {} at {:#x} is in no writable segment", name, r.offset));
+    target->slots.push_back(r.offset);
+  }
+  if (routed[2].slots.empty()) return not_routed("it does not import malloc");
+  for (const Routed& t : routed)
+    for (uint64_t slot : t.slots)
+      if (!write_slot(lib, base, slot, t.function))
+        return not_routed(fmt::format("the slot of {} could not be written: {}", t.name, std::strerror(errno)));
+  spdlog::debug("{}: blocks of {} MiB or more it mallocs are faulted in up front on {} threads", what,
+                kLargeBlock >> 20, std::min(kFaultThreads, shim::usable_cores()));
+  return true;
+}
+
+}  // namespace mpspack::runtime
