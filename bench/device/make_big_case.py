@@ -6,6 +6,8 @@
 #   GIB=4 OUT=/tmp/big python3 make_big_case.py                    (CUDA, batch 8, D=16384)
 #   MIB=64 DEVICE=cpu BATCH=1 OUT=/tmp/s64 python3 make_big_case.py  (D = the largest power of two <= 16384
 #                                                                   that one layer of MIB MiB can hold)
+#   EMBEDDED=1 ...: the weights embedded in the library instead (AOTInductor's default flavour; its Create
+#                   mallocs one block for them all and copies them in)
 import os, sys, time
 import torch
 
@@ -37,15 +39,17 @@ x = torch.randn(batch, D, device=device)
 with torch.no_grad():
     ref = m(x)
 ep = torch.export.export(m, (x,))
-opts = {"aot_inductor.package_constants_in_so": False,
-        "aot_inductor.package_constants_on_disk_format": "binary_blob",
-        "aot_inductor.link_libtorch": False}
+opts = {"aot_inductor.link_libtorch": False}
+if os.environ.get("EMBEDDED") != "1":
+    opts.update({"aot_inductor.package_constants_in_so": False,
+                 "aot_inductor.package_constants_on_disk_format": "binary_blob"})
 if device == "cuda":
     opts["aot_inductor.embed_kernel_binary"] = True
 path = torch._inductor.aoti_compile_and_package(ep, package_path=f"{out}/big.pt2", inductor_configs=opts)
 x.cpu().contiguous().numpy().tofile(f"{out}/input0.bin")
 ref.cpu().contiguous().numpy().tofile(f"{out}/expected0.bin")
-print(f"big.pt2: {layers} x Linear({D},{D}) on {device}, batch {batch}, {os.path.getsize(path) / 2**30:.2f} GiB, "
+print(f"big.pt2: {layers} x Linear({D},{D}) on {device}, batch {batch}, "
+      f"{'embedded' if os.environ.get('EMBEDDED') == '1' else 'external blob'}, {os.path.getsize(path) / 2**30:.2f} GiB, "
       f"made in {time.time() - t0:.0f} s", flush=True)
 with open(f"{out}/shape.txt", "w") as f:
     f.write(f"{batch}x{D}\n")

@@ -3,7 +3,9 @@
 // page-cached FILE (what both the original .so and an mpspack container give it) and the block is fresh
 // anonymous memory, as malloc returns for a large size. Each part is timed alone, then the whole copy as Create
 // does it, then the same copy with the destination already faulted in (what is left of it without page faults).
-//   copy_faults FILE   (bench/micro/run.sh)
+// Last, the destination faulted in up front by T threads (MADV_POPULATE_WRITE over a part each; 4 KiB pages,
+// then transparent huge pages) and the copy after it: what a loader that hands Create its block could save.
+//   copy_faults FILE [THREADS...]   (bench/micro/run.sh)
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -12,6 +14,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -27,6 +32,20 @@ unsigned char* fresh(size_t n) {
 const unsigned char* mapped(int fd, size_t n) {
   void* p = mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
   return p == MAP_FAILED ? nullptr : static_cast<const unsigned char*>(p);
+}
+
+// MADV_POPULATE_WRITE (Linux 5.14) faults every page of [p, p+n) in for writing, without touching the bytes.
+bool populate(unsigned char* p, size_t n, unsigned threads) {
+  const size_t page = 2u << 20;  // parts on huge-page boundaries
+  const size_t part = (n / threads + page - 1) / page * page;
+  std::vector<std::thread> team;
+  bool ok = true;
+  for (size_t at = 0; at < n; at += part)
+    team.emplace_back([&, at] {
+      if (madvise(p + at, std::min(part, n - at), 23 /* MADV_POPULATE_WRITE */) != 0) ok = false;
+    });
+  for (auto& t : team) t.join();
+  return ok;
 }
 
 }  // namespace
@@ -66,5 +85,23 @@ int main(int argc, char** argv) {
     report("memcpy from a new file mapping into fresh memory", seconds_since(t));
     munmap(dst, n);
     munmap(const_cast<unsigned char*>(src), n);
+
+    for (int arg = 2; arg < argc; ++arg)
+      for (bool huge : {false, true}) {
+        const unsigned threads = unsigned(std::atoi(argv[arg]));
+        dst = fresh(n);
+        src = mapped(fd, n);
+        if (dst == nullptr || src == nullptr || threads == 0) return 2;
+        if (huge) madvise(dst, n, MADV_HUGEPAGE);
+        t = std::chrono::steady_clock::now();
+        if (!populate(dst, n, threads)) return 3;
+        const double faults = seconds_since(t);
+        std::memcpy(dst, src, n);
+        char what[80];
+        std::snprintf(what, sizeof what, "populate on %2u threads%s, then memcpy", threads, huge ? " (THP)" : "");
+        std::printf("%-52s %7.3f s per GiB (populate %.3f)\n", what, seconds_since(t) / gib, faults / gib);
+        munmap(dst, n);
+        munmap(const_cast<unsigned char*>(src), n);
+      }
   }
 }

@@ -4,7 +4,8 @@
 #   2. hashing a page-cached file through a mapping vs pread() into an aligned / misaligned buffer (why verify
 #      reads with pread into an aligned buffer);
 #   3. what Create's copy of embedded constants costs, in parts: faulting in fresh memory, faulting in the
-#      page-cached source, the memcpy itself (why the embedded load is not 2x faster than opening the .so).
+#      page-cached source, the memcpy itself; then the destination faulted in up front by 1, 2, 4 (and all)
+#      threads (why the loader hands Create a block faulted in on up to 4 threads: loader/large_blocks.hpp).
 #   4. start-up cost of each shared library mpspack carries in lib/: an empty program linked against each (why
 #      none is linked into mpspack any more: each is opened when a command needs it), next to `mpspack --version`.
 #      Needs hyperfine.
@@ -26,7 +27,8 @@ echo "== 2. hashing a ${mib} MiB page-cached file"
 head -c "$((mib << 20))" /dev/urandom > "$work/file" && cat "$work/file" > /dev/null
 g++ -O2 -mavx2 "$here/read_hash.cpp" -o "$work/read_hash" && "$work/read_hash" "$work/file"
 echo "== 3. Create's copy of ${mib} MiB of constants, in parts"
-g++ -O2 "$here/copy_faults.cpp" -o "$work/copy_faults" && "$work/copy_faults" "$work/file"
+threads="1 2 4"; [ "$(nproc)" -gt 4 ] && threads="$threads $(nproc)"
+g++ -O2 -pthread "$here/copy_faults.cpp" -o "$work/copy_faults" && "$work/copy_faults" "$work/file" $threads
 rm -f "$work/file"
 
 echo "== 4. start-up per library (empty main linked against it)"

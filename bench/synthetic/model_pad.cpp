@@ -1,7 +1,7 @@
 // SYNTHETIC benchmark model: examples/tiny_mlp with a large extra constant. The constants region
 // (constants.S, TINY_MLP_CONSTANTS) holds tiny_mlp's blob followed by PAD bytes; Create copies
-// the whole region out like AOTInductor's CPU Create copies every constant (aligned malloc +
-// memcpy), Run ignores the extra bytes. Built by bench/synthetic/make.sh into a folder under /tmp,
+// the whole region out like AOTInductor's CPU Create copies every constant (one std::malloc, as
+// its RAII_cpuMalloc, then memcpy), Run ignores the extra bytes. Built by bench/synthetic/make.sh into a folder under /tmp,
 // never into the committed examples. Results from it are labelled "synthetic".
 #define AOTInductorModelContainerCreateWithDevice tiny_mlp_create_inner
 #define AOTInductorModelContainerDelete tiny_mlp_delete_inner
@@ -23,7 +23,7 @@ TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerCreateWithDevice(AOTInduc
   const uint64_t region = uint64_t(_binary_constants_bin_end - _binary_constants_bin_start);
   const uint64_t extra = (region - kBlobSize + kAlign - 1) / kAlign * kAlign;
   if (extra == 0) return kSuccess;
-  void* copy = std::aligned_alloc(kAlign, extra);
+  void* copy = std::malloc(extra);
   if (!copy) return fail("Create: out of memory for the extra constant");
   std::memcpy(copy, _binary_constants_bin_start + kBlobSize, region - kBlobSize);
   g_pad[*h] = copy;
