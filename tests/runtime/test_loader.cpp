@@ -11,8 +11,12 @@
 
 #include "large_blocks.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cmath>
 #include <cstring>
@@ -110,7 +114,51 @@ TEST_CASE("large blocks: routed_malloc faults big blocks in and tracks them, sma
   CHECK(runtime::routed_blocks_live() == 0);
 }
 
-TEST_CASE("large blocks: a model library's malloc, realloc and free reach the routed functions", "[loader][large_blocks]") {
+TEST_CASE("large blocks: routed_memcpy copies every byte, in parts or not", "[loader][large_blocks]") {
+  const size_t n = runtime::kLargeBlock + (size_t(3) << 20) + 4099;  // parts of 2 MiB multiples and a ragged end
+  std::vector<uint8_t> src(n + 16), dst(n + 16, 0xee);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t(i * 2654435761u >> 13);
+  for (size_t size : {size_t(0), size_t(1), size_t(4096), runtime::kLargeBlock - 1, runtime::kLargeBlock, n}) {
+    INFO("size " << size);
+    std::fill(dst.begin(), dst.end(), 0xee);
+    const size_t before = runtime::routed_copies_made();
+    CHECK(runtime::routed_memcpy(dst.data() + 5, src.data() + 3, size) == dst.data() + 5);
+    CHECK(runtime::routed_copies_made() - before == (size >= runtime::kLargeBlock ? 1u : 0u));
+    CHECK(std::memcmp(dst.data() + 5, src.data() + 3, size) == 0);
+    CHECK(std::all_of(dst.begin(), dst.begin() + 5, [](uint8_t v) { return v == 0xee; }));  // nothing around it
+    CHECK(std::all_of(dst.begin() + 5 + long(size), dst.end(), [](uint8_t v) { return v == 0xee; }));
+  }
+}
+
+TEST_CASE("large blocks: routed_memcpy_chk copies like routed_memcpy, and aborts on an overflow as glibc does",
+          "[loader][large_blocks]") {
+  const size_t n = runtime::kLargeBlock + 77;
+  std::vector<uint8_t> src(n), dst(n, 0);
+  for (size_t i = 0; i < n; ++i) src[i] = uint8_t(i * 7 + 1);
+  const size_t before = runtime::routed_copies_made();
+  CHECK(runtime::routed_memcpy_chk(dst.data(), src.data(), n, n) == dst.data());
+  CHECK(runtime::routed_copies_made() - before == 1);
+  CHECK(dst == src);
+  CHECK(runtime::routed_memcpy_chk(dst.data(), src.data(), 100, 100) == dst.data());
+  CHECK(runtime::routed_copies_made() - before == 1);
+
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::signal(SIGABRT, SIG_DFL);  // not Catch's handler: it would report a failure from this process too
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, STDERR_FILENO);  // glibc's "buffer overflow detected"
+    runtime::routed_memcpy_chk(dst.data(), src.data(), n, n - 1);  // one byte too many
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGABRT);
+}
+
+TEST_CASE("large blocks: a model library's malloc, realloc, memcpy and free reach the routed functions",
+          "[loader][large_blocks]") {
   TempDir tmp;
   const fs::path so = binary_dir() / "tests" / "runtime" / "fake_models" / "large_block.so";
   REQUIRE(fs::exists(so));
@@ -128,12 +176,15 @@ TEST_CASE("large blocks: a model library's malloc, realloc and free reach the ro
     REQUIRE(runtime::routed_blocks_live() == 0);
     runtime::LoadOptions lo;
     lo.prefault_large_blocks = prefault;
+    const size_t copies = runtime::routed_copies_made();
     {
-      // Create mallocs 40 MiB, fills it, reallocs it to 48 MiB and checks the bytes (it fails otherwise).
+      // Create mallocs a block of its 33 MiB of constants, memcpys them in, reallocs it 8 MiB larger and checks
+      // the bytes, copies them in again with __memcpy_chk (it fails if a byte is wrong).
       auto m = runtime::Model::load(*c, 0, lo);
       INFO((m.ok() ? "" : m.error().message));
       REQUIRE(m.ok());
       CHECK(runtime::routed_blocks_live() == (prefault ? 1u : 0u));
+      CHECK(runtime::routed_copies_made() - copies == (prefault ? 2u : 0u));
     }
     // Delete freed it through the library's free: a routed block handed to the C library's free would abort.
     CHECK(runtime::routed_blocks_live() == 0);

@@ -8,7 +8,8 @@
 //   FAKE_MODEL_LARGE_BLOCK: 33 MiB of constants (CMakeLists.txt), more than the loader routes Create's block for.
 //                        Create mallocs a block of their size (as AOTInductor's Create mallocs one block for all
 //                        its constants), copies them in, grows it by 8 MiB with realloc and checks the bytes
-//                        came along; Delete frees it. Run fails like FAIL_RUN.
+//                        came along, copies them in once more with __memcpy_chk; Delete frees it. Run fails like
+//                        FAIL_RUN.
 // One input, one output; Create accepts "cpu" only.
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,7 @@ float Sleef_expf_u10(float);
 #endif
 extern uint8_t _binary_constants_bin_start[];
 extern uint8_t _binary_constants_bin_end[];
+void* __memcpy_chk(void* dst, const void* src, size_t n, size_t dst_size);  // glibc's fortified memcpy
 }
 
 namespace {
@@ -47,6 +49,10 @@ int32_t make_block() {
   auto* q = static_cast<uint8_t*>(std::realloc(p, n + (size_t(8) << 20)));
   if (!q) return std::free(p), 1;
   g_block = q;
+  if (std::memcmp(q, _binary_constants_bin_start, n) != 0) return 1;
+  // Copied again the way a build with _FORTIFY_SOURCE copies when it knows the destination's size.
+  std::memset(q, 0, n);
+  __memcpy_chk(q, _binary_constants_bin_start, n, n + (size_t(8) << 20));
   return std::memcmp(q, _binary_constants_bin_start, n) == 0 ? 0 : 1;
 }
 #endif

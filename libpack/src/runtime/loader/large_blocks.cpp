@@ -1,5 +1,5 @@
-// Large blocks for the model library, faulted in by several threads; its GOT slots for malloc, free and realloc
-// pointed at them (large_blocks.hpp says why).
+// Large blocks for the model library, faulted in by several threads, and large copies on several threads; its
+// GOT slots for malloc, free, realloc and memcpy pointed at them (large_blocks.hpp says why).
 #include "large_blocks.hpp"
 
 #include "parallel.hpp"
@@ -22,6 +22,8 @@
 #define MADV_POPULATE_WRITE 23  // Linux 5.14
 #endif
 
+extern "C" void* __memcpy_chk(void* dst, const void* src, size_t n, size_t dst_size);  // glibc, GLIBC_2.3.4
+
 namespace mpspack::runtime {
 namespace {
 
@@ -36,28 +38,35 @@ std::atomic<size_t> g_live{0};   // g_blocks.size(), read without the lock: free
 
 size_t page_size() { return size_t(::sysconf(_SC_PAGESIZE)); }
 
-// Faults [p, p + n) in for writing. MADV_POPULATE_WRITE does it without a trap per page; where the kernel lacks it
-// (before 5.14), one write per page does it the slow way, still on every thread.
-void fault_in_part(uint8_t* p, size_t n) {
-  if (::madvise(p, n, MADV_POPULATE_WRITE) == 0) return;
-  for (size_t at = 0; at < n; at += page_size()) p[at] = 0;
-}
-
-void fault_in(uint8_t* p, size_t n) {
-  const size_t huge = size_t(2) << 20;  // parts on 2 MiB boundaries, so no two threads share a huge page
-  const unsigned threads = std::min(kFaultThreads, shim::usable_cores());
-  const size_t part = std::max(huge, (n / threads + huge - 1) / huge * huge);
+// Runs part(at, len) over [0, n) cut into up to min(kLargeBlockThreads, cores) parts on 2 MiB boundaries (no two
+// threads share a huge page), one part on this thread, and returns when all are done.
+template <class Part>
+void on_threads(size_t n, Part part) {
+  const size_t huge = size_t(2) << 20;
+  const unsigned threads = std::min(kLargeBlockThreads, shim::usable_cores());
+  const size_t len = std::max(huge, (n / threads + huge - 1) / huge * huge);
   std::vector<std::thread> helpers;
-  for (size_t at = part; at < n; at += part) {
+  for (size_t at = len; at < n; at += len) {
     try {
-      helpers.emplace_back(fault_in_part, p + at, std::min(part, n - at));
+      helpers.emplace_back(part, at, std::min(len, n - at));
     } catch (const std::system_error&) {  // no thread to be had: this one does that part
-      fault_in_part(p + at, std::min(part, n - at));
+      part(at, std::min(len, n - at));
     }
   }
-  fault_in_part(p, std::min(part, n));
+  part(0, std::min(len, n));
   for (std::thread& t : helpers) t.join();
 }
+
+// Faults [p, p + n) in for writing. MADV_POPULATE_WRITE does it without a trap per page; where the kernel lacks it
+// (before 5.14), one write per page does it the slow way, still on every thread.
+void fault_in(uint8_t* p, size_t n) {
+  on_threads(n, [p](size_t at, size_t len) {
+    if (::madvise(p + at, len, MADV_POPULATE_WRITE) == 0) return;
+    for (size_t i = 0; i < len; i += page_size()) p[at + i] = 0;
+  });
+}
+
+std::atomic<size_t> g_copies{0};
 
 // The block at p, taken out of the list; {nullptr, 0} when p is not one of them.
 Block take_block(void* p) {
@@ -122,13 +131,34 @@ void* routed_realloc(void* p, size_t n) {
   return q;
 }
 
+void* routed_memcpy(void* dst, const void* src, size_t n) {
+  if (n < kLargeBlock) return std::memcpy(dst, src, n);
+  auto* d = static_cast<uint8_t*>(dst);
+  auto* s = static_cast<const uint8_t*>(src);
+  on_threads(n, [d, s](size_t at, size_t len) { std::memcpy(d + at, s + at, len); });
+  g_copies.fetch_add(1, std::memory_order_relaxed);
+  return dst;
+}
+
+// The fortified memcpy (_FORTIFY_SOURCE, the default of Ubuntu's compilers) where the compiler knows the
+// destination's size: the same, after its check. A copy that would overflow goes to the C library's, which
+// reports it and aborts.
+void* routed_memcpy_chk(void* dst, const void* src, size_t n, size_t dst_size) {
+  if (n < kLargeBlock || n > dst_size) return __memcpy_chk(dst, src, n, dst_size);
+  return routed_memcpy(dst, src, n);
+}
+
 size_t routed_blocks_live() { return g_live.load(std::memory_order_acquire); }
+size_t routed_copies_made() { return g_copies.load(std::memory_order_relaxed); }
 
 namespace {
 
 struct Routed {
   std::string_view name;
   void* function;
+  // A routed block may reach this function: then every reference to it must be a GOT slot we rewrite. (A
+  // reference elsewhere to malloc or memcpy only reaches the C library's, which is safe.)
+  bool every_reference;
   std::vector<uint64_t> slots;  // vaddrs of the GOT slots naming it
 };
 
@@ -167,9 +197,11 @@ bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* wha
   auto symbols = lib.dynamic_symbols();
   if (!symbols.ok()) return not_routed(symbols.error().message);
   // free and realloc before malloc: until malloc's slot is written no block of ours exists to reach them.
-  Routed routed[] = {{"free", reinterpret_cast<void*>(&routed_free), {}},
-                     {"realloc", reinterpret_cast<void*>(&routed_realloc), {}},
-                     {"malloc", reinterpret_cast<void*>(&routed_malloc), {}}};
+  Routed routed[] = {{"free", reinterpret_cast<void*>(&routed_free), true, {}},
+                     {"realloc", reinterpret_cast<void*>(&routed_realloc), true, {}},
+                     {"malloc", reinterpret_cast<void*>(&routed_malloc), false, {}},
+                     {"memcpy", reinterpret_cast<void*>(&routed_memcpy), false, {}},
+                     {"__memcpy_chk", reinterpret_cast<void*>(&routed_memcpy_chk), false, {}}};
   for (const elf::Relocation& r : *relocations) {
     if (r.symbol == 0 || r.symbol > symbols->size()) continue;
     const std::string& name = (*symbols)[r.symbol - 1].name;
@@ -179,8 +211,10 @@ bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* wha
     for (Routed& t : routed)
       if (t.name == name) target = &t;
     if (!target) continue;
-    if (!is_slot_relocation(lib.machine_code(), r.type))
+    if (!is_slot_relocation(lib.machine_code(), r.type)) {
+      if (!target->every_reference) continue;
       return not_routed(fmt::format("it stores the address of {} in its data (relocation type {})", name, r.type));
+    }
     const elf::ProgramHeader* seg = lib.load_containing(r.offset, sizeof(void*));
     if (!seg || !(seg->flags & PF_W))
       return not_routed(fmt::format("the slot of {} at {:#x} is in no writable segment", name, r.offset));
@@ -191,8 +225,8 @@ bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* wha
     for (uint64_t slot : t.slots)
       if (!write_slot(lib, base, slot, t.function))
         return not_routed(fmt::format("the slot of {} could not be written: {}", t.name, std::strerror(errno)));
-  spdlog::debug("{}: blocks of {} MiB or more it mallocs are faulted in up front on {} threads", what,
-                kLargeBlock >> 20, std::min(kFaultThreads, shim::usable_cores()));
+  spdlog::debug("{}: blocks of {} MiB or more it mallocs are faulted in up front, and copies that large made, "
+                "on {} threads", what, kLargeBlock >> 20, std::min(kLargeBlockThreads, shim::usable_cores()));
   return true;
 }
 

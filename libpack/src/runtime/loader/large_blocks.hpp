@@ -4,9 +4,11 @@
 // fresh block in, 4 KiB per page fault during the copy, is 75-90% of Create (docs/PERFORMANCE.md, "Where Create's
 // time goes"), and how mpspack brings the source bytes in cannot change it. So after dlopen the loader points the
 // library's own GOT slots for malloc, free and realloc at the functions here (nothing else in the process is
-// affected): a block of kLargeBlock bytes or more is mapped and faulted in by up to kFaultThreads threads at once
+// affected): a block of kLargeBlock bytes or more is mapped and faulted in by up to kLargeBlockThreads threads at once
 // (MADV_POPULATE_WRITE) before the library sees it; every other call goes on to the C library's allocator. A block
-// handed out here is freed only through these functions, as the library's free and realloc reach them.
+// handed out here is freed only through these functions, as the library's free and realloc reach them. Create's
+// memcpy into that block, single-threaded, is then most of what is left: the library's memcpy slot is pointed here
+// too, and a copy of kLargeBlock bytes or more is split over the same threads.
 #pragma once
 
 #include "mpspack/elf/elf_file.hpp"
@@ -19,19 +21,23 @@ namespace mpspack::runtime {
 // Below glibc's largest mmap threshold (32 MiB) malloc may hand back heap memory that is already faulted in.
 inline constexpr size_t kLargeBlock = size_t(32) << 20;
 // 4 threads faulted 1 GiB in fastest on the 16-core device machine (more contend in the kernel's page
-// allocator): bench/micro/copy_faults, docs/PERFORMANCE.md.
-inline constexpr unsigned kFaultThreads = 4;
+// allocator): bench/micro/copy_faults, docs/PERFORMANCE.md. Large copies use as many.
+inline constexpr unsigned kLargeBlockThreads = 4;
 
-// Points the GOT slots of `lib` (its bytes as loaded at `base`) for malloc, free and realloc at routed_malloc,
-// routed_free and routed_realloc. Leaves the library as it is, and says why on the debug log, when it could hand a
-// block to an allocator function not routed (it imports reallocarray or malloc_usable_size, or stores free's
-// address in its data) or a slot cannot be written. Returns whether the library's allocations are routed.
+// Points the GOT slots of `lib` (its bytes as loaded at `base`) for malloc, free, realloc, memcpy and
+// __memcpy_chk at the routed_ functions below. Leaves the library as it is, and says why on the
+// debug log, when it could hand a block to an allocator function not routed (it imports reallocarray or
+// malloc_usable_size, or stores the address of free or realloc in its data) or a slot cannot be written. Returns
+// whether the library's allocations are routed.
 bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* what);
 
 // The functions the slots point at; public for the tests.
 void* routed_malloc(size_t n);
 void routed_free(void* p);
 void* routed_realloc(void* p, size_t n);
+void* routed_memcpy(void* dst, const void* src, size_t n);
+void* routed_memcpy_chk(void* dst, const void* src, size_t n, size_t dst_size);  // for __memcpy_chk
 size_t routed_blocks_live();  // large blocks handed out and not yet freed
+size_t routed_copies_made();  // copies of kLargeBlock bytes or more made so far
 
 }  // namespace mpspack::runtime
