@@ -16,6 +16,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
+export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # direct_load finds libsleef there when the folder is moved
 sizes="${2:-1 64 1024}"
 runs="${3:-3}"
 fixtures="$root/../shared/fixtures/aoti-2.11/rebuilt-bookworm"
