@@ -1,5 +1,5 @@
 // Large blocks for the model library, faulted in by several threads, and large copies on several threads; its
-// GOT slots for malloc, free, realloc and memcpy pointed at them (large_blocks.hpp says why).
+// GOT slots for malloc, free, realloc, memcpy and __memcpy_chk pointed at them (large_blocks.hpp says why).
 #include "large_blocks.hpp"
 
 #include "parallel.hpp"
@@ -35,6 +35,7 @@ struct Block {
 std::mutex g_mutex;
 std::vector<Block> g_blocks;     // the large blocks handed out, under g_mutex
 std::atomic<size_t> g_live{0};   // g_blocks.size(), read without the lock: free() of a small block stays lock-free
+std::atomic<size_t> g_copies{0};  // large copies made
 
 size_t page_size() { return size_t(::sysconf(_SC_PAGESIZE)); }
 
@@ -65,8 +66,6 @@ void fault_in(uint8_t* p, size_t n) {
     for (size_t i = 0; i < len; i += page_size()) p[at + i] = 0;
   });
 }
-
-std::atomic<size_t> g_copies{0};
 
 // The block at p, taken out of the list; {nullptr, 0} when p is not one of them.
 Block take_block(void* p) {
