@@ -540,7 +540,7 @@ Action add_run(CLI::App& app) {
       ->check(CLI::IsMember({"memcpy", "memcpy-willneed", "pread", "mmap", "mmap-populate"}))
       ->group("");
   app.add_option("--large-blocks", a->large_blocks,
-                 "The model's mallocs of 32 MiB or more: prefault (default, faulted in on several threads) or libc")
+                 "The model's mallocs and copies of 32 MiB or more: prefault (default: on several threads) or libc")
       ->check(CLI::IsMember({"prefault", "libc"}))
       ->group("");
   app.add_flag("--include-transfers", a->include_transfers,

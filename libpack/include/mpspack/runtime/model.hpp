@@ -51,8 +51,8 @@ struct LoadOptions {
   EmbeddedWeights embedded = EmbeddedWeights::Mmap;
   // For a library with 32 MiB of constants or more: its mallocs of 32 MiB or more (Create's block for all its
   // constants) get memory faulted in up front by several threads instead of one page fault per 4 KiB during
-  // Create's copy (large_blocks.hpp). False leaves every allocation to the C library, as when the library is
-  // opened directly.
+  // Create's copy, and its copies that large run on the same threads (large_blocks.hpp). False leaves every
+  // allocation and copy to the C library, as when the library is opened directly.
   bool prefault_large_blocks = true;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;

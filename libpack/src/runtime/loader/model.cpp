@@ -283,7 +283,7 @@ Status library_to_memory(Model::Impl& m) {
   return {};
 }
 
-// --- step 2b: the library's large allocations faulted in by several threads (large_blocks.hpp) ------
+// --- step 2b: the library's large mallocs and copies on several threads (large_blocks.hpp) ---------
 
 // Only for a library whose constants fill a large block: Create mallocs one block of their size. Below that,
 // reading the library's relocations would cost more (~0.3 ms) than it could save.
