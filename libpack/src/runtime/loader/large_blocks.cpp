@@ -67,15 +67,17 @@ void fault_in(uint8_t* p, size_t n) {
   });
 }
 
-// The block at p, taken out of the list; {nullptr, 0} when p is not one of them.
-Block take_block(void* p) {
-  if (g_live.load(std::memory_order_acquire) == 0) return {nullptr, 0};
+// The block at p, or {nullptr, 0} when p is not one of them; taken out of the list when `take`.
+Block find_block(void* p, bool take) {
+  if (!p || g_live.load(std::memory_order_acquire) == 0) return {nullptr, 0};
   std::lock_guard<std::mutex> lock(g_mutex);
   auto it = std::find_if(g_blocks.begin(), g_blocks.end(), [p](const Block& b) { return b.p == p; });
   if (it == g_blocks.end()) return {nullptr, 0};
   Block b = *it;
-  g_blocks.erase(it);
-  g_live.store(g_blocks.size(), std::memory_order_release);
+  if (take) {
+    g_blocks.erase(it);
+    g_live.store(g_blocks.size(), std::memory_order_release);
+  }
   return b;
 }
 
@@ -104,7 +106,7 @@ void* routed_malloc(size_t n) {
 
 void routed_free(void* p) {
   if (!p) return;
-  if (Block b = take_block(p); b.p) {
+  if (Block b = find_block(p, /*take=*/true); b.p) {
     ::munmap(b.p, b.n);
     return;
   }
@@ -112,12 +114,7 @@ void routed_free(void* p) {
 }
 
 void* routed_realloc(void* p, size_t n) {
-  Block old{nullptr, 0};
-  if (p && g_live.load(std::memory_order_acquire) != 0) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    for (const Block& b : g_blocks)
-      if (b.p == p) old = b;
-  }
+  const Block old = find_block(p, /*take=*/false);
   if (!old.p) return std::realloc(p, n);  // the C library's block (or none): it stays the C library's
   if (n == 0) {                           // as glibc: realloc(p, 0) frees p
     routed_free(p);
@@ -219,7 +216,8 @@ bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* wha
       return not_routed(fmt::format("the slot of {} at {:#x} is in no writable segment", name, r.offset));
     target->slots.push_back(r.offset);
   }
-  if (routed[2].slots.empty()) return not_routed("it does not import malloc");
+  const Routed& malloc_entry = *std::ranges::find(routed, std::string_view("malloc"), &Routed::name);
+  if (malloc_entry.slots.empty()) return not_routed("it does not import malloc");
   for (const Routed& t : routed)
     for (uint64_t slot : t.slots)
       if (!write_slot(lib, base, slot, t.function))

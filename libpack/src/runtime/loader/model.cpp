@@ -103,6 +103,7 @@ struct Model::Impl {
   std::unique_ptr<Backend> backend;
   int memfd = -1;
   void* dl = nullptr;
+  uintptr_t base = 0;  // where dl's vaddr 0 lies in memory (its link map's l_addr)
   AotiApi api;
   AOTInductorModelContainerHandle handle = nullptr;
   StagedWeights staged;          // external weights on the device (GPU), freed after the model
@@ -280,6 +281,10 @@ Status library_to_memory(Model::Impl& m) {
     const char* why = ::dlerror();
     return m.error(Kind::Runtime, fmt::format("dlopen failed: {}", why ? why : "unknown reason"));
   }
+  struct link_map* lm = nullptr;
+  if (::dlinfo(m.dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+    return m.error(Kind::Runtime, "dlinfo(RTLD_DI_LINKMAP) failed");
+  m.base = lm->l_addr;
   return {};
 }
 
@@ -291,10 +296,9 @@ void route_allocations(Model::Impl& m, const LoadOptions& o) {
   if (!o.prefault_large_blocks || m.lib.weights < 0) return;
   const auto& manifest = m.container->manifest();
   if (manifest.segments[manifest.weights[size_t(m.lib.weights)].segment].size < kLargeBlock) return;
-  struct link_map* lm = nullptr;
   auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));
-  if (!elf.ok() || ::dlinfo(m.dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm) return;  // built from it: cannot fail
-  route_large_blocks(*elf, lm->l_addr, m.what().c_str());
+  if (!elf.ok()) return;  // the container was built from it: cannot fail
+  route_large_blocks(*elf, m.base, m.what().c_str());
 }
 
 // --- step 4: embedded weights go back where the linker put them -----------------------------------
@@ -329,14 +333,11 @@ Status place_embedded(Model::Impl& m, const LoadOptions& o) {
   if (end - start != weights.size())
     return m.error(Kind::Corrupt, fmt::format("constants region {:#x}..{:#x} does not match the weights segment "
                                               "({:#x} bytes)", start, end, weights.size()));
-  struct link_map* lm = nullptr;
-  if (::dlinfo(m.dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
-    return m.error(Kind::Runtime, "dlinfo(RTLD_DI_LINKMAP) failed");
-  PhdrQuery q{lm->l_addr, start, end};
+  PhdrQuery q{m.base, start, end};
   ::dl_iterate_phdr(find_load, &q);
   if (!q.found)
     return m.error(Kind::Corrupt, fmt::format("constants region {:#x}..{:#x} is in no loaded segment", start, end));
-  auto* dst = reinterpret_cast<uint8_t*>(lm->l_addr + start);
+  auto* dst = reinterpret_cast<uint8_t*>(m.base + start);
   if (void* sym = ::dlsym(m.dl, "_binary_constants_bin_start"); sym && sym != dst)
     return m.error(Kind::Corrupt, "_binary_constants_bin_start is not at base + region.start_vaddr");
   if (weights.size() == 0) return {};
