@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -32,6 +33,20 @@ std::string printable(std::string_view s) {
 }
 
 void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }
+
+namespace {
+
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const override {
+    if (group == kHiddenGroup) return {};
+    return CLI::Formatter::make_group(std::move(group), is_positional, std::move(opts));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<CLI::FormatterBase> help_formatter() { return std::make_shared<HelpFormatter>(); }
 
 namespace {
 

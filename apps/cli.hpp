@@ -6,7 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <string>
+
+namespace CLI {
+class FormatterBase;
+}
 
 namespace mpspack::cli {
 
@@ -31,6 +36,13 @@ int fail(const Error& e, int code = kError);
 // A progress reporter for long work: a bar on a terminal, nothing when stderr is piped or with
 // --quiet. `label` is the verb ("build", "verify").
 format::Progress progress_bar(std::string label);
+
+// Options for benchmarks of mpspack itself, not a user's choice, go in this group: --help leaves it out. (CLI11's
+// own way to hide an option, the group "", also drops the option's name from its errors: ": bogus not in {...}".)
+inline constexpr const char* kHiddenGroup = "Hidden";
+
+// CLI11's help, less kHiddenGroup. Set on the top-level app before its subcommands are added: they take it over.
+std::shared_ptr<CLI::FormatterBase> help_formatter();
 
 // Help of --fsync, which build and unpack share.
 inline constexpr const char* kFsyncHelp =

@@ -538,11 +538,11 @@ Action add_run(CLI::App& app) {
   // For benchmarks of the loader (docs/PERFORMANCE.md), not a user choice: hidden from --help.
   app.add_option("--embedded-weights", a->embedded_weights, "How embedded weights reach the constants region")
       ->check(CLI::IsMember({"memcpy", "memcpy-willneed", "pread", "mmap", "mmap-populate"}))
-      ->group("");
+      ->group(kHiddenGroup);
   app.add_option("--large-blocks", a->large_blocks,
                  "The model's mallocs and copies of 32 MiB or more: prefault (default: on several threads) or libc")
       ->check(CLI::IsMember({"prefault", "libc"}))
-      ->group("");
+      ->group(kHiddenGroup);
   app.add_flag("--include-transfers", a->include_transfers,
                "--bench: time each run with its input and output copies (default: the model alone, inputs already "
                "on the device, outputs left there)");

@@ -28,6 +28,7 @@ void set_up_logging() {
 
 int main(int argc, char** argv) {
   CLI::App app{"mpspack: package, inspect, verify and unpack AOTInductor model libraries"};
+  app.formatter(help_formatter());
   app.set_version_flag("--version", "mpspack " + mpspack::version_string());
   app.require_subcommand(1);
   auto& g = mutable_globals();

@@ -288,3 +288,32 @@ TEST_CASE("inspect and verify refuse files that are not containers", "[cli][bad-
   check_one_line_error(run_mpspack({"inspect", (tmp / "dir.mpk").string()}), "dir.mpk");
   check_one_line_error(run_mpspack({"verify", (tmp / "missing.mpk").string()}), "missing.mpk");
 }
+
+TEST_CASE("a value outside an option's set is refused and the error names the option", "[cli][bad-input]") {
+  // The hidden options (benchmarks of the loader) included: CLI11 drops the name of an option hidden its own way.
+  const std::vector<std::vector<std::string>> cases = {
+      {"run", "x.mpk", "--format", "bogus"},
+      {"run", "x.mpk", "--embedded-weights", "bogus"},
+      {"run", "x.mpk", "--large-blocks", "bogus"},
+      {"--log-level", "bogus", "inspect", "x.mpk"},
+  };
+  for (const auto& args : cases) {
+    const std::string& option = args[0] == "run" ? args[2] : args[0];
+    DYNAMIC_SECTION(option) {
+      auto r = run_mpspack(args);
+      INFO("stderr: " << r.err);
+      CHECK(r.exit_code == 2);
+      REQUIRE(!r.err_lines().empty());
+      CHECK(r.err_lines()[0].rfind(option + ": bogus", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("run --help leaves the benchmark-only options out", "[cli]") {
+  auto r = run_mpspack({"run", "--help"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--format") != std::string::npos);
+  CHECK(r.out.find("--embedded-weights") == std::string::npos);
+  CHECK(r.out.find("--large-blocks") == std::string::npos);
+  CHECK(r.out.find("Hidden") == std::string::npos);
+}
