@@ -9,6 +9,8 @@
 #   4. start-up cost of each shared library mpspack carries in lib/: an empty program linked against each (why
 #      none is linked into mpspack any more: each is opened when a command needs it), next to `mpspack --version`.
 #      Needs hyperfine.
+#   5. OpenBLAS's kernel sets on one thread, on the products the CPU shim hands OpenBLAS (why shim/blas.hpp names
+#      the kernel set by what the CPU can run instead of leaving OpenBLAS to pick it by model number).
 #   bash bench/micro/run.sh [build-dir] [FILE_MIB=2048]
 # Not run here: gemv_kernels.cpp (the shim's GEMV row kernel against its variants), which wants the device
 # machine's 16 cores; its header says how to build and run it.
@@ -41,3 +43,17 @@ for lib in "$build"/lib/*.so.*; do
   cmds+=("$work/with_$name")
 done
 hyperfine -N --warmup 5 --runs 60 "${cmds[@]}" "$build/bin/mpspack --version" 2>&1 | grep -E "Benchmark|Time"
+
+echo "== 5. OpenBLAS's kernel sets, one thread"
+openblas=$(sed -n 's/^MPSPACK_OPENBLAS_STATIC:FILEPATH=//p' "$build/CMakeCache.txt")
+g++ -O2 "$here/blas_kernels.cpp" -I/usr/include/x86_64-linux-gnu/openblas-pthread "$openblas" -pthread \
+  -o "$work/blas_kernels"
+sets="Prescott"
+grep -qw avx2 /proc/cpuinfo && sets="$sets Haswell"
+grep -qw avx512bw /proc/cpuinfo && sets="$sets SkylakeX"
+echo "-- unset (OpenBLAS's own pick)"
+OPENBLAS_NUM_THREADS=1 "$work/blas_kernels"
+for s in $sets; do
+  echo "-- OPENBLAS_CORETYPE=$s"
+  OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=$s "$work/blas_kernels"
+done
