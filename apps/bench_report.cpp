@@ -1,5 +1,7 @@
 #include "bench_report.hpp"
 
+#include "mpspack/runtime/model.hpp"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -135,7 +137,8 @@ json machine_info() {
           {"cores", std::max(1u, std::thread::hardware_concurrency())},
           {"os", os},
           {"kernel", fmt::format("{} {}", u.sysname, u.release)},
-          {"arch", u.machine}};
+          {"arch", u.machine},
+          {"blas_kernels", std::string(runtime::cpu_blas_kernels())}};
 }
 
 uint64_t peak_rss_bytes() {

@@ -79,6 +79,7 @@ TEST_CASE("run --bench --format json: every documented field, and --export-times
   CHECK_FALSE(j.at("machine").at("cpu").get<std::string>().empty());
   CHECK(j.at("machine").at("cores").get<int>() >= 1);
   CHECK_FALSE(j.at("machine").at("os").get<std::string>().empty());
+  CHECK_FALSE(j.at("machine").at("blas_kernels").get<std::string>().empty());
 
   const json t = json::parse(std::ifstream(times));
   REQUIRE(t.is_array());

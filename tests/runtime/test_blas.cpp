@@ -1,7 +1,8 @@
 // The shim's OpenBLAS (blas.hpp): single-threaded from the start, big GEMMs split over mpspack's threads. Its
 // own executable, since what is checked is the state of a fresh process. ctest runs it twice: as is, and with
 // OPENBLAS_NUM_THREADS=1 (plus MPSPACK_TEST_USER_BLAS_THREADS=1, since inside the process the variable cannot
-// tell the user's choice from the one made at start-up), where the user's setting must be left alone.
+// tell the user's choice from the one made at start-up), where the user's setting must be left alone; on x86-64
+// with OPENBLAS_CORETYPE=Prescott too (plus MPSPACK_TEST_USER_BLAS_KERNELS), the same for OpenBLAS's kernels.
 #include "blas.hpp"
 #include "parallel.hpp"
 #include "shim_test_util.hpp"
@@ -9,8 +10,10 @@
 #include <cblas.h>
 #include <dirent.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 using namespace mpspack::test;
 
@@ -83,4 +86,29 @@ TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack t
   REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: the split ran on mpspack's pool
   CHECK(threads_in_process() == int(cores));
   CHECK(std::getenv("OPENBLAS_NUM_THREADS") == nullptr);  // programs this one starts choose for themselves
+}
+
+TEST_CASE("OpenBLAS runs the kernels of the CPU's vector instructions unless the user named others", "[shim][blas]") {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  const std::string running = lower(mpspack::shim::openblas_kernels());
+  if (const char* user = std::getenv("MPSPACK_TEST_USER_BLAS_KERNELS")) {
+    INFO("OPENBLAS_CORETYPE=" << user << " set by the user");
+    CHECK(running == lower(user));
+    check_gemm(7, 9, 5);
+    REQUIRE(std::getenv("OPENBLAS_CORETYPE") != nullptr);
+    CHECK(std::string(std::getenv("OPENBLAS_CORETYPE")) == user);
+    return;
+  }
+  const std::string_view want = mpspack::shim::kernels_for_this_cpu();
+  if (want.empty()) {
+    WARN("skipped: this CPU has neither AVX-512 nor AVX2 with FMA; OpenBLAS's own pick (" << running << ") stands");
+    return;
+  }
+  CHECK(running == lower(want));
+  check_gemm(7, 9, 5);
+  CHECK(std::getenv("OPENBLAS_CORETYPE") == nullptr);  // programs this one starts choose for themselves
 }

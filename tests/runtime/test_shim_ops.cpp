@@ -1,5 +1,4 @@
 // The shim's fallback ops against plain reference loops.
-#include "gemv.hpp"
 #include "parallel.hpp"
 #include "shim_test_util.hpp"
 
@@ -80,11 +79,11 @@ TEST_CASE("addmm_out: beta*self + alpha*mat1@mat2 for every operand layout", "[s
       }
 }
 
-TEST_CASE("addmm_out: a batch-1 Linear large enough for the threaded GEMV", "[shim][ops]") {
+TEST_CASE("addmm_out: a batch-1 Linear large enough for the GEMV split over threads", "[shim][ops]") {
   // x[1,K] @ W^T[K,N] + bias with W stored [N,K] by rows, as AOTInductor calls it for nn.Linear. K*N is past
-  // the threaded kernel's threshold (16 MiB of float32, gemv.hpp); N is not a multiple of 4 and K not of 8, so
-  // the 4-row blocks, the last block and the vector tails all run. beta 0 over a NaN output checks that the
-  // output's old value is ignored.
+  // the split's threshold (16 MiB of float32, blas.hpp); N is not a multiple of 16, so the last block is ragged,
+  // and K not of 16, so are the kernel's vector tails. beta 0 over a NaN output checks that the output's old
+  // value is ignored.
   const int64_t K = 4099, N = 1027;
   const auto x = random_floats(K, 11), w = random_floats(N * K, 12), bias = random_floats(N, 13);
   std::vector<double> want(N), mm(N);

@@ -104,6 +104,10 @@ struct LiveConstant {
 // The host machine name as the container writes it ("x86_64", "aarch64").
 std::string_view host_machine();
 
+// The OpenBLAS kernel set the CPU shim's matrix products run on ("SkylakeX", "Haswell", ...), for benchmark
+// reports: OpenBLAS picks its kernels at start-up (shim/blas.hpp).
+std::string_view cpu_blas_kernels();
+
 // The shim functions (aoti_torch_*, Sleef_*) `lib` imports that this mpspack's shim does not
 // provide, sorted. Device runtime imports (cuda*, cu*) are a backend's business and not listed.
 std::vector<std::string> missing_shim_imports(const LibraryInfo& lib);

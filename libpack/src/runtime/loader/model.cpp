@@ -4,6 +4,7 @@
 #include "mpspack/runtime/model.hpp"
 
 #include "aoti_api.hpp"
+#include "blas.hpp"
 #include "backend.hpp"
 #include "large_blocks.hpp"
 #include "provided.hpp"
@@ -74,6 +75,8 @@ std::string_view host_machine() {
   return "unknown";
 #endif
 }
+
+std::string_view cpu_blas_kernels() { return shim::openblas_kernels(); }
 
 Result<uint32_t> find_library(const format::Container& c, std::string_view name_or_index) {
   const auto& libs = c.manifest().libraries;

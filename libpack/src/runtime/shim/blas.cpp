@@ -7,30 +7,46 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 namespace mpspack::shim {
 namespace {
 
-constexpr const char* kVariable = "OPENBLAS_NUM_THREADS";
-bool g_split = false;  // mpspack made OpenBLAS single-threaded (before main; read after): split big products
+constexpr const char* kThreadsVariable = "OPENBLAS_NUM_THREADS";
+constexpr const char* kKernelsVariable = "OPENBLAS_CORETYPE";
+bool g_split = false;        // mpspack made OpenBLAS single-threaded (before main; read after): split big products
+bool g_kernels_set = false;  // mpspack named OpenBLAS's kernels (before main)
 
-// Priority 101 (the first a program may use) runs before OpenBLAS's own constructor, which has none and reads
-// the variable to size its thread pool.
-__attribute__((constructor(101))) void single_threaded_openblas() {
-  // OpenBLAS's own variables: the user's choice for OpenBLAS. OMP_NUM_THREADS (which OpenBLAS also reads, after
-  // these) sizes the model's OpenMP team, which the split products then run on.
-  for (const char* chosen : {kVariable, "GOTO_NUM_THREADS"})
-    if (std::getenv(chosen) != nullptr) return;
-  g_split = ::setenv(kVariable, "1", 0) == 0;
+// OpenBLAS's own variables: the user's choice for OpenBLAS. OMP_NUM_THREADS (which OpenBLAS also reads, after
+// these) sizes the model's OpenMP team, which the split products then run on.
+bool single_threaded_openblas() {
+  for (const char* chosen : {kThreadsVariable, "GOTO_NUM_THREADS"})
+    if (std::getenv(chosen) != nullptr) return false;
+  return ::setenv(kThreadsVariable, "1", 0) == 0;
 }
 
-// The first call takes the variable out of the environment again (OpenBLAS read it at start-up), so programs
-// this one starts choose their own count. It runs on the thread that calls the model, between its loops.
+bool name_openblas_kernels() {
+  const std::string_view kernels = kernels_for_this_cpu();
+  if (kernels.empty() || std::getenv(kKernelsVariable) != nullptr) return false;
+  return ::setenv(kKernelsVariable, std::string(kernels).c_str(), 0) == 0;
+}
+
+// Priority 101 (the first a program may use) runs before OpenBLAS's own constructor, which has none and reads
+// both variables: one to size its thread pool, the other to pick its kernels.
+__attribute__((constructor(101))) void configure_openblas() {
+  g_split = single_threaded_openblas();
+  g_kernels_set = name_openblas_kernels();
+}
+
+// The first call takes the variables out of the environment again (OpenBLAS read them at start-up), so programs
+// this one starts choose for themselves. It runs on the thread that calls the model, between its loops.
 void settle() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (g_split) ::unsetenv(kVariable);
+    if (g_split) ::unsetenv(kThreadsVariable);
+    if (g_kernels_set) ::unsetenv(kKernelsVariable);
   });
 }
 
@@ -47,7 +63,37 @@ void blas_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const
                 int(ldc));
 }
 
+template <class T>
+void blas_gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
+               T beta, T* y, int64_t incy) {
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemv(CblasRowMajor, op(trans), int(rows), int(cols), alpha, a, int(lda), x, int(incx), beta, y, int(incy));
+  else
+    cblas_dgemv(CblasRowMajor, op(trans), int(rows), int(cols), alpha, a, int(lda), x, int(incx), beta, y, int(incy));
+}
+
+// Part t of [0, extent) cut in `parts` blocks of whole groups of 16 (a cache line of floats); the last block takes
+// whatever is left, and a block may be empty.
+std::pair<int64_t, int64_t> part_of(int64_t extent, unsigned t, unsigned parts) {
+  const int64_t per = (extent / parts + 15) / 16 * 16;
+  const int64_t begin = std::min(extent, int64_t(t) * per);
+  return {begin, t + 1 == parts ? extent : std::min(extent, begin + per)};
+}
+
 }  // namespace
+
+std::string_view kernels_for_this_cpu() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();  // needed before __builtin_cpu_supports in a constructor
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return {};
+}
+
+std::string_view openblas_kernels() { return openblas_get_corename(); }
 
 template <class T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
@@ -57,14 +103,10 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
-  // Blocks of the longer side of C, in whole groups of 16 (a cache line of floats), one per thread; the last
-  // block takes whatever is left.
+  // Blocks of the longer side of C.
   const bool by_columns = N >= M;
-  const int64_t extent = by_columns ? N : M;
   run_parts([&](unsigned t, unsigned parts) {
-    const int64_t per = (extent / parts + 15) / 16 * 16;
-    const int64_t begin = std::min(extent, int64_t(t) * per);
-    const int64_t end = t + 1 == parts ? extent : std::min(extent, begin + per);
+    const auto [begin, end] = part_of(by_columns ? N : M, t, parts);
     if (begin >= end) return;
     if (by_columns)  // op(B)[:, begin:end]: columns of a stored [K,N] B, rows of a stored [N,K] one
       blas_gemm(ta, tb, M, end - begin, K, alpha, A, lda, tb ? B + begin * ldb : B + begin, ldb, beta, C + begin,
@@ -79,10 +121,17 @@ template <class T>
 void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
           T beta, T* y, int64_t incy) {
   settle();
-  if constexpr (std::is_same_v<T, float>)
-    cblas_sgemv(CblasRowMajor, op(trans), int(rows), int(cols), alpha, a, int(lda), x, int(incx), beta, y, int(incy));
-  else
-    cblas_dgemv(CblasRowMajor, op(trans), int(rows), int(cols), alpha, a, int(lda), x, int(incx), beta, y, int(incy));
+  // A transposed product would sum across the parts: it stays whole. MPSPACK_CPU_GEMV=blas: never split.
+  if (!g_split || trans || double(rows) * double(cols) < kSplitGemvMinElements || gemv_mode() == "blas") {
+    blas_gemv(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
+    return;
+  }
+  // Blocks of rows: each thread streams its own rows of the matrix.
+  run_parts([&](unsigned t, unsigned parts) {
+    const auto [begin, end] = part_of(rows, t, parts);
+    if (begin < end)
+      blas_gemv(false, end - begin, cols, alpha, a + begin * lda, lda, x, incx, beta, y + begin * incy, incy);
+  });
 }
 
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,

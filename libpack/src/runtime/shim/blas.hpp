@@ -8,14 +8,37 @@
 // (docs/PERFORMANCE.md, "OpenBLAS's threads"). So a constructor that runs before OpenBLAS's sets
 // OPENBLAS_NUM_THREADS=1, unless the user chose a count for OpenBLAS (OPENBLAS_NUM_THREADS or GOTO_NUM_THREADS
 // set), which is then left to OpenBLAS as it is, unsplit.
+//
+// Matrix-vector products (batch-1 Linear layers) are split by rows the same way: OpenBLAS's own threaded GEMV
+// stopped scaling after about four threads on the device machine. Until the kernels below were named, the shim had
+// an AVX2 row kernel of its own for them; OpenBLAS's AVX-512 kernel on each block was as fast at 64 MiB and faster
+// at 1 and 4 GiB (in 8 of 9 and 4 of 5 rounds), so it went (docs/PERFORMANCE.md, "OpenBLAS's kernels").
+//
+// OpenBLAS 0.3.21 (Debian 12's) picks its kernels by the CPU's model number, and a model it does not know gets
+// its oldest x86-64 kernels (Prescott: SSE3). Our build machines' Xeon (family 6, model 207) is one: single-threaded
+// SGEMMs ran 2.7-4.6x slower there than with the AVX-512 kernels (docs/PERFORMANCE.md, "OpenBLAS's kernels"). So the
+// same constructor names the kernel set by what the CPU can run (OPENBLAS_CORETYPE, kernels_for_this_cpu), unless
+// the user named one.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace mpspack::shim {
 
+// The OpenBLAS kernel set for this CPU's vector instructions, as OPENBLAS_CORETYPE names it: "SkylakeX" with
+// AVX-512 (F, CD, BW, DQ, VL), "Haswell" with AVX2 and FMA; empty otherwise (OpenBLAS's own pick stands).
+std::string_view kernels_for_this_cpu();
+
+// The kernel set OpenBLAS runs ("SkylakeX", "Haswell", "Prescott", ...).
+std::string_view openblas_kernels();
+
 // GEMMs of at least this many multiply-adds are split over the threads; smaller ones run on the calling thread.
 inline constexpr double kSplitGemmMinMacs = double(1 << 24);
+
+// Matrix-vector products with a matrix this large (elements: 16 MiB of float32) or larger are split over the
+// threads by rows; below it, waking threads costs more than it saves.
+inline constexpr double kSplitGemvMinElements = double(1 << 22);
 
 // C[M,N] = alpha * op(A)[M,K] @ op(B)[K,N] + beta * C, row-major, as cblas_sgemm/cblas_dgemm (T float or
 // double); ta/tb: op transposes. Sizes and leading dimensions must fit in an int.
@@ -23,7 +46,8 @@ template <class T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
           int64_t ldb, T beta, T* C, int64_t ldc);
 
-// y = alpha * op(A)[rows or cols] @ x + beta * y, row-major A [rows, cols], as cblas_sgemv/cblas_dgemv.
+// y = alpha * op(A)[rows or cols] @ x + beta * y, row-major A [rows, cols], as cblas_sgemv/cblas_dgemv: the
+// shape of a batch-1 Linear layer, bound by memory bandwidth, which one thread cannot use up.
 template <class T>
 void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
           T beta, T* y, int64_t incy);

@@ -2,7 +2,6 @@
 // strides BLAS cannot take are packed to contiguous first. Other dtypes use a plain loop.
 #include "aoti_shim.h"
 #include "blas.hpp"
-#include "gemv.hpp"
 #include "tensor.hpp"
 
 #include <algorithm>
@@ -47,8 +46,8 @@ void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T
   for (int64_t v : {M, N, K, lda, ldb, ldc})
     if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
   // A single row or column is a matrix-vector product. OpenBLAS's GEMM (0.3.21) does not hand these to its GEMV,
-  // which spreads the rows over threads: a batch-1 Linear of 1 GiB of weights took 4x torch's time through GEMM
-  // (docs/PERFORMANCE.md, CPU scaling).
+  // which reads the matrix once (and which gemv() splits over threads): a batch-1 Linear of 1 GiB of weights took
+  // 4x torch's time through GEMM (docs/PERFORMANCE.md, CPU scaling).
   if ((M == 1 || N == 1) && K > 0) {  // K == 0 stays with GEMM, which still applies beta
     const bool row = M == 1;  // C[1,N] = x[1,K] @ op(B): y = op(B)^T x; else C[M,1] = op(A) @ x: y = op(A) x
     const T* mat = row ? B : A;
@@ -60,8 +59,6 @@ void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T
     const T* x = row ? A : B;
     const int64_t incx = row ? (ta ? lda : 1) : (tb ? 1 : ldb);
     const int64_t incy = row ? 1 : ldc;  // all of these are among the sizes checked above
-    if constexpr (std::is_same_v<T, float>)
-      if (!trans && threaded_gemv_f32(rows, cols, alpha, mat, ld, x, incx, beta, C, incy)) return;
     gemv(trans, rows, cols, alpha, mat, ld, x, incx, beta, C, incy);
     return;
   }
