@@ -37,10 +37,15 @@ std::vector<Block> g_blocks;     // the large blocks handed out, under g_mutex
 std::atomic<size_t> g_live{0};   // g_blocks.size(), read without the lock: free() of a small block stays lock-free
 std::atomic<size_t> g_copies{0};  // large copies made
 
-size_t page_size() { return size_t(::sysconf(_SC_PAGESIZE)); }
+size_t page_size() {
+  static const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  return page;
+}
 
 // Runs part(at, len) over [0, n) cut into up to min(kLargeBlockThreads, cores) parts on 2 MiB boundaries (no two
-// threads share a huge page), one part on this thread, and returns when all are done.
+// threads share a huge page), one part on this thread, and returns when all are done. Threads of its own, not
+// shim::run_parts: this runs inside the library's malloc and memcpy, which its OpenMP loops (the team run_parts
+// uses) may call, and wants kLargeBlockThreads threads, not one per core.
 template <class Part>
 void on_threads(size_t n, Part part) {
   const size_t huge = size_t(2) << 20;
@@ -198,14 +203,16 @@ bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* wha
                      {"malloc", reinterpret_cast<void*>(&routed_malloc), false, {}},
                      {"memcpy", reinterpret_cast<void*>(&routed_memcpy), false, {}},
                      {"__memcpy_chk", reinterpret_cast<void*>(&routed_memcpy_chk), false, {}}};
+  auto entry = [&routed](std::string_view name) -> Routed* {
+    auto it = std::ranges::find(routed, name, &Routed::name);
+    return it == std::end(routed) ? nullptr : &*it;
+  };
   for (const elf::Relocation& r : *relocations) {
     if (r.symbol == 0 || r.symbol > symbols->size()) continue;
     const std::string& name = (*symbols)[r.symbol - 1].name;
     if (name == "reallocarray" || name == "malloc_usable_size")
       return not_routed(fmt::format("it imports {}, which would get a block it cannot handle", name));
-    Routed* target = nullptr;
-    for (Routed& t : routed)
-      if (t.name == name) target = &t;
+    Routed* target = entry(name);
     if (!target) continue;
     if (!is_slot_relocation(lib.machine_code(), r.type)) {
       if (!target->every_reference) continue;
@@ -216,8 +223,7 @@ bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* wha
       return not_routed(fmt::format("the slot of {} at {:#x} is in no writable segment", name, r.offset));
     target->slots.push_back(r.offset);
   }
-  const Routed& malloc_entry = *std::ranges::find(routed, std::string_view("malloc"), &Routed::name);
-  if (malloc_entry.slots.empty()) return not_routed("it does not import malloc");
+  if (entry("malloc")->slots.empty()) return not_routed("it does not import malloc");
   for (const Routed& t : routed)
     for (uint64_t slot : t.slots)
       if (!write_slot(lib, base, slot, t.function))
