@@ -4,7 +4,7 @@
 # each of ROUNDS rounds, page cache warm:
 #   container         `mpspack run big.mpk --bench --iterations 1 --warmup 0` (Create's block faulted in up front)
 #   container, libc   the same with `--large-blocks libc` (Create's block from the C library's malloc)
-#   dlopen            the original .so taken out of the same .pt2, opened where it lies (bench/direct_load)
+#   dlopen            the original .so (mpspack unpack of the container), opened where it lies (bench/direct_load)
 # Outputs are checked against torch eager's (the container runs with --expect).
 #   bash bench/embedded_real.sh BUILD_DIR [MIB=1024] [ROUNDS=3]
 # BUILD_DIR holds bin/mpspack and bin/direct_load (-DMPSPACK_BUILD_BENCH=ON); WORK (default /tmp/embedded_real)
@@ -16,13 +16,10 @@ EMBEDDED=1 MIB="$mib" DEVICE=cpu BATCH=1 OUT="$work" python3 "$here/device/make_
 shape=$(cat "$work/shape.txt")
 export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # direct_load finds libsleef there
 "$build/bin/mpspack" -q build "$work/big.pt2" -o "$work/big.mpk"
-python3 - "$work" <<'PY'
-import sys, zipfile
-z = zipfile.ZipFile(f"{sys.argv[1]}/big.pt2")
-name = next(n for n in z.namelist() if n.endswith(".so"))
-open(f"{sys.argv[1]}/model.so", "wb").write(z.read(name))
-PY
-cat "$work/big.mpk" "$work/model.so" > /dev/null
+# The original .so: unpack writes it byte for byte as the .pt2 holds it (docs/CLI.md, unpack).
+rm -rf "$work/unpacked" && "$build/bin/mpspack" -q unpack "$work/big.mpk" -o "$work/unpacked"
+so=$(ls "$work"/unpacked/*.so | head -1)
+cat "$work/big.mpk" "$so" > /dev/null
 echo "| round | container ms | container, libc malloc ms | dlopen ms | dlopen / container |"
 echo "|---|---|---|---|---|"
 for r in $(seq "$rounds"); do
@@ -34,7 +31,7 @@ for r in $(seq "$rounds"); do
 print("%.1f (Create %.1f; from exec %.0f)" % (l["load_to_first_result_ms"], l["create_ms"], j["time_to_first_result_ms"]))')"
     [ "$blocks" = prefault ] && mine=${row##*| } && mine=${mine%% *}
   done
-  d=$("$build/bin/direct_load" "$work/model.so" "$work/input0.bin" f32 "$shape" |
+  d=$("$build/bin/direct_load" "$so" "$work/input0.bin" f32 "$shape" |
       python3 -c 'import json,sys; j=json.load(sys.stdin)
 print("%.1f (Create %.1f; from exec %.0f)" % (j["load_to_first_result_ms"], j["create_ms"], j["time_to_first_result_ms"]))')
   echo "$row | $d | x$(python3 -c "print('%.2f' % (${d%% *} / $mine))") |"
