@@ -19,9 +19,22 @@ void gemm_nn(int64_t M, int64_t N, int64_t K, const T* A, const T* B, T* C) {
        std::max<int64_t>(N, 1));
 }
 
+// A 1-D or 2-D convolution's numbers, 1-D ones as 2-D with H = KH = 1.
+struct Plane {
+  int64_t N, C, H, W, O, KH, KW, OH, OW, groups, sh, sw, ph, pw, dh, dw;
+};
+
+Plane plane_of(const ConvShape& c) {
+  if (c.spatial > 2 || c.transposed) fail("convolution: not supported by the mpspack CPU shim: " + c.describe());
+  const int h = c.spatial == 2 ? 0 : -1, w = c.spatial - 1;  // index of the H and W dims; -1: absent
+  auto at = [](const std::array<int64_t, 3>& v, int i, int64_t absent) { return i < 0 ? absent : v[i]; };
+  return {c.N, c.C, at(c.in, h, 1), c.in[w], c.O, at(c.kernel, h, 1), c.kernel[w], at(c.out, h, 1), c.out[w],
+          c.groups, at(c.stride, h, 1), c.stride[w], at(c.pad, h, 0), c.pad[w], at(c.dilation, h, 1), c.dilation[w]};
+}
+
 // in: [N,C,H,W] contiguous, wt: [O,C/g,KH,KW] contiguous, bias: [O] or null, out: [N,O,OH,OW] contiguous.
 template <class T>
-void conv2d(const ConvShape& s, const T* in, const T* wt, const T* bias, T* out) {
+void conv2d(const Plane& s, const T* in, const T* wt, const T* bias, T* out) {
   const int64_t Cg = s.C / s.groups, Og = s.O / s.groups;
   const int64_t rows = Cg * s.KH * s.KW, cols = s.OH * s.OW;
   std::vector<T> col(static_cast<std::size_t>(std::max<int64_t>(rows * cols, 1)));
@@ -74,7 +87,8 @@ extern "C" AOTITorchError aoti_torch_cpu_convolution(
     require_cpu(w, "convolution");
     if (b) require_cpu(*b, "convolution");
     const ConvShape s = convolution_shape(x, w, b, stride, stride_len_, padding, padding_len_, dilation,
-                                          dilation_len_, transposed, groups);
+                                          dilation_len_, transposed, output_padding, output_padding_len_, groups);
+    const Plane p = plane_of(s);
     const int32_t dt = x.dtype;
     const auto& out_sizes = s.out_sizes;
     TensorPtr out(new_tensor(out_sizes, s.out_strides, dt));
@@ -83,10 +97,10 @@ extern "C" AOTITorchError aoti_torch_cpu_convolution(
     TensorPtr bc = b ? contiguous_as(*b, ct) : nullptr;
     TensorPtr yc(new_contiguous(out_sizes, ct));
     if (ct == static_cast<int32_t>(DType::f64)) {
-      conv2d<double>(s, reinterpret_cast<const double*>(xc->data()), reinterpret_cast<const double*>(wc->data()),
+      conv2d<double>(p, reinterpret_cast<const double*>(xc->data()), reinterpret_cast<const double*>(wc->data()),
                      bc ? reinterpret_cast<const double*>(bc->data()) : nullptr, reinterpret_cast<double*>(yc->data()));
     } else {
-      conv2d<float>(s, reinterpret_cast<const float*>(xc->data()), reinterpret_cast<const float*>(wc->data()),
+      conv2d<float>(p, reinterpret_cast<const float*>(xc->data()), reinterpret_cast<const float*>(wc->data()),
                     bc ? reinterpret_cast<const float*>(bc->data()) : nullptr, reinterpret_cast<float*>(yc->data()));
     }
     copy_into(*out, *yc);

@@ -16,6 +16,14 @@ struct Geometry {
   int64_t C, H, W, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw;
 };
 
+// 1-D convolutions as 2-D ones with H = KH = 1.
+Geometry geometry_of(const ConvShape& c) {
+  const int h = c.spatial == 2 ? 0 : -1, w = c.spatial - 1;  // index of the H and W dims; -1: absent
+  auto at = [](const std::array<int64_t, 3>& v, int i, int64_t absent) { return i < 0 ? absent : v[i]; };
+  return {c.C, at(c.in, h, 1), c.in[w], at(c.kernel, h, 1), c.kernel[w], at(c.out, h, 1), c.out[w],
+          at(c.stride, h, 1), c.stride[w], at(c.pad, h, 0), c.pad[w], at(c.dilation, h, 1), c.dilation[w]};
+}
+
 template <class T>
 __global__ void im2col_kernel(const T* x, T* col, Geometry s, int64_t c0, int64_t Cg, int64_t total) {
   const int64_t L = s.OH * s.OW, rows = Cg * s.KH * s.KW;
@@ -35,7 +43,7 @@ void im2col(const Tensor& x, Tensor& col, const ConvShape& s, int64_t c0, int64_
   if (total == 0) return;
   const int threads = 256;
   const int blocks = int(std::min<int64_t>(ceil_div(total, threads), 65535));
-  const Geometry k{s.C, s.H, s.W, s.KH, s.KW, s.OH, s.OW, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw};
+  const Geometry k = geometry_of(s);
   cudaStream_t st = current_stream();
   switch (x.itemsize()) {
     case 2: im2col_kernel<<<blocks, threads, 0, st>>>((const uint16_t*)x.data(), (uint16_t*)col.data(), k, c0, Cg, total); break;
@@ -77,8 +85,10 @@ extern "C" AOTITorchError aoti_torch_cuda_convolution(
     require_cuda(w, "convolution");
     if (b) require_cuda(*b, "convolution");
     const ConvShape s = convolution_shape(x, w, b, stride, stride_len_, padding, padding_len_, dilation,
-                                          dilation_len_, transposed, groups);
-    const int64_t Cg = s.C / s.groups, Og = s.O / s.groups, rows = Cg * s.KH * s.KW, L = s.OH * s.OW;
+                                          dilation_len_, transposed, output_padding, output_padding_len_, groups);
+    if (s.spatial > 2 || s.transposed) fail("convolution: not supported by the mpspack CUDA shim: " + s.describe());
+    const Geometry geo = geometry_of(s);
+    const int64_t Cg = s.C / s.groups, Og = s.O / s.groups, rows = Cg * geo.KH * geo.KW, L = geo.OH * geo.OW;
     TensorPtr xc = contiguous(x), wc = contiguous(w);
     TensorPtr y(new_tensor_on(kCuda, x.storage->device_index, s.out_sizes, contiguous_strides(s.out_sizes), x.dtype));
     // y viewed as [N, O, L]
