@@ -1,68 +1,94 @@
-// aoti_torch_cuda_convolution: 1-D and 2-D, not transposed. im2col on the GPU, then per group one batched
-// cuBLAS product over the images; the bias enters as the product's beta term (the output first holds the
-// bias broadcast). The shape rules are the CPU shim's (conv_shape.hpp), so both answer alike.
+// aoti_torch_cuda_convolution on cuDNN (cudnn_conv_plan.hpp): 1-, 2- and 3-D, plain and transposed, any groups,
+// f32/f16/bf16/f64. As torch's cuDNN path does it: the input and the weight are made dense in one layout
+// (channels-last when either is, else contiguous; conv_shape.hpp), the output is made in that layout, and the
+// bias is added afterwards (so a bf16/f16 result is rounded after the convolution and again after the bias).
 #include "aoti_shim_cuda.h"
 #include "conv_shape.hpp"
 #include "cuda_common.hpp"
+#include "cudnn_conv_plan.hpp"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <climits>
 #include <string>
 
 namespace mpspack::shim::cuda {
 namespace {
 
-// col[n][(c*KH + kh)*KW + kw][oh*OW + ow] = x[n][c0 + c][oh*sh - ph + kh*dh][ow*sw - pw + kw*dw], 0 outside.
-// The numbers of a ConvShape, as a kernel argument (trivially copyable).
-struct Geometry {
-  int64_t C, H, W, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw;
-};
-
-// 1-D convolutions as 2-D ones with H = KH = 1.
-Geometry geometry_of(const ConvShape& c) {
-  const int h = c.spatial == 2 ? 0 : -1, w = c.spatial - 1;  // index of the H and W dims; -1: absent
-  auto at = [](const std::array<int64_t, 3>& v, int i, int64_t absent) { return i < 0 ? absent : v[i]; };
-  return {c.C, at(c.in, h, 1), c.in[w], at(c.kernel, h, 1), c.kernel[w], at(c.out, h, 1), c.out[w],
-          at(c.stride, h, 1), c.stride[w], at(c.pad, h, 0), c.pad[w], at(c.dilation, h, 1), c.dilation[w]};
+// `t` itself when it is dense in the layout, else a copy that is (torch's contiguous(memory_format)). Strides of
+// size-1 dims do not matter: they are never stepped.
+TensorPtr dense_in_layout(const Tensor& t, bool channels_last) {
+  const std::vector<int64_t> want = layout_strides(t.sizes, channels_last);
+  bool dense = true;
+  for (std::size_t d = 0; d < want.size(); ++d) dense = dense && (t.sizes[d] == 1 || t.strides[d] == want[d]);
+  if (dense) return std::make_unique<Tensor>(t);
+  TensorPtr out(new_tensor_on(kCuda, t.storage->device_index, t.sizes, want, t.dtype));
+  copy_any(*out, t);
+  return out;
 }
 
-template <class T>
-__global__ void im2col_kernel(const T* x, T* col, Geometry s, int64_t c0, int64_t Cg, int64_t total) {
-  const int64_t L = s.OH * s.OW, rows = Cg * s.KH * s.KW;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t l = i % L, r = (i / L) % rows, n = i / (L * rows);
-    const int64_t ow = l % s.OW, oh = l / s.OW;
-    const int64_t kw = r % s.KW, kh = (r / s.KW) % s.KH, c = r / (s.KW * s.KH);
-    const int64_t ih = oh * s.sh - s.ph + kh * s.dh, iw = ow * s.sw - s.pw + kw * s.dw;
-    T v{};
-    if (ih >= 0 && ih < s.H && iw >= 0 && iw < s.W) v = x[((n * s.C + c0 + c) * s.H + ih) * s.W + iw];
-    col[i] = v;
-  }
+// y[i] += bias[channel of i] over a dense y with `inner` elements per channel and image (1 when channels-last).
+template <class T, class Acc>
+__global__ void add_bias_kernel(T* y, const T* bias, int64_t n, int64_t channels, int64_t inner) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = T(Acc(y[i]) + Acc(bias[(i / inner) % channels]));
 }
 
-void im2col(const Tensor& x, Tensor& col, const ConvShape& s, int64_t c0, int64_t Cg) {
-  const int64_t total = col.numel();
-  if (total == 0) return;
+template <class T, class Acc>
+void launch_add_bias(Tensor& y, const Tensor& bias, int64_t inner) {
+  const int64_t n = y.numel();
   const int threads = 256;
-  const int blocks = int(std::min<int64_t>(ceil_div(total, threads), 65535));
-  const Geometry k = geometry_of(s);
-  cudaStream_t st = current_stream();
-  switch (x.itemsize()) {
-    case 2: im2col_kernel<<<blocks, threads, 0, st>>>((const uint16_t*)x.data(), (uint16_t*)col.data(), k, c0, Cg, total); break;
-    case 4: im2col_kernel<<<blocks, threads, 0, st>>>((const uint32_t*)x.data(), (uint32_t*)col.data(), k, c0, Cg, total); break;
-    case 8: im2col_kernel<<<blocks, threads, 0, st>>>((const uint64_t*)x.data(), (uint64_t*)col.data(), k, c0, Cg, total); break;
-    default: fail("convolution: unsupported element size");
-  }
-  check(cudaGetLastError(), "im2col kernel launch");
+  const int blocks = int(std::min<int64_t>(ceil_div(n, threads), 65535));
+  add_bias_kernel<T, Acc><<<blocks, threads, 0, current_stream()>>>(
+      reinterpret_cast<T*>(y.data()), reinterpret_cast<const T*>(bias.data()), n, bias.sizes[0], inner);
+  check(cudaGetLastError(), "convolution: bias kernel launch");
 }
 
-// A view of `base`'s storage with the given geometry.
-Tensor view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
-  Tensor t;
-  t.storage = base.storage;
-  t.dtype = base.dtype;
-  t.storage_offset = offset;
-  t.sizes = std::move(sizes);
-  t.strides = std::move(strides);
-  return t;
+void add_bias(Tensor& y, const Tensor& bias, const ConvShape& s) {
+  TensorPtr b = contiguous(bias);
+  int64_t inner = 1;
+  if (!s.channels_last)
+    for (int d = 0; d < s.spatial; ++d) inner *= s.out[std::size_t(d)];
+  switch (static_cast<DType>(y.dtype)) {
+    case DType::f32: return launch_add_bias<float, float>(y, *b, inner);
+    case DType::f64: return launch_add_bias<double, double>(y, *b, inner);
+    case DType::f16: return launch_add_bias<__half, float>(y, *b, inner);
+    case DType::bf16: return launch_add_bias<__nv_bfloat16, float>(y, *b, inner);
+    default: fail(std::string("convolution: bias of dtype ") + dtype_name(y.dtype) + " on cuda");
+  }
+}
+
+// cuDNN's legacy API counts in 32-bit ints.
+void require_int_sized(const ConvShape& s, const Tensor& x, const Tensor& w, const Tensor& y) {
+  for (const Tensor* t : {&x, &w, &y})
+    if (t->numel() > INT_MAX)
+      fail("convolution: a tensor of more than 2^31-1 elements is beyond cuDNN's 32-bit sizes: " + s.describe());
+}
+
+// y <- conv(x, w) + b with x, w and y in s's layout (y already is).
+void convolve_in_layout(const Tensor& x, const Tensor& w, const Tensor* b, const ConvShape& s, Tensor& y) {
+  if (x.numel() == 0 || w.numel() == 0) {  // no input channels: every output is the bias, or zero
+    check(cudaMemsetAsync(y.data(), 0, std::size_t(y.numel()) * y.itemsize(), current_stream()), "convolution");
+  } else {
+    require_int_sized(s, x, w, y);
+    const TensorPtr xd = dense_in_layout(x, s.channels_last), wd = dense_in_layout(w, s.channels_last);
+    run_cudnn_convolution(s, x.dtype, x.storage->device_index, xd->data(), wd->data(), y.data());
+  }
+  if (b) add_bias(y, *b, s);
+}
+
+void convolve(const Tensor& x, const Tensor& w, const Tensor* b, const ConvShape& s, Tensor& y) {
+  if (y.numel() == 0) return;
+  // float64 is convolved contiguous, as torch does (cuDNN's channels-last kernels are for the other dtypes); the
+  // result then goes into the channels-last output.
+  if (!s.channels_last || x.dtype != static_cast<int32_t>(DType::f64)) return convolve_in_layout(x, w, b, s, y);
+  ConvShape contiguous_shape = s;
+  contiguous_shape.channels_last = false;
+  contiguous_shape.out_strides = contiguous_strides(s.out_sizes);
+  TensorPtr dense(new_tensor_on(kCuda, x.storage->device_index, s.out_sizes, contiguous_shape.out_strides, y.dtype));
+  convolve_in_layout(x, w, b, contiguous_shape, *dense);
+  copy_any(y, *dense);
 }
 
 }  // namespace
@@ -72,10 +98,9 @@ using namespace mpspack::shim;
 using namespace mpspack::shim::cuda;
 
 extern "C" AOTITorchError aoti_torch_cuda_convolution(
-    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
-    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,
-    int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_, int64_t groups,
-    AtenTensorHandle* ret0) {
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
+    const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+    const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
     const Tensor& x = deref(input, "input");
     const Tensor& w = deref(weight, "weight");
@@ -84,37 +109,13 @@ extern "C" AOTITorchError aoti_torch_cuda_convolution(
     require_cuda(x, "convolution");
     require_cuda(w, "convolution");
     if (b) require_cuda(*b, "convolution");
-    const ConvShape s = convolution_shape(x, w, b, stride, stride_len_, padding, padding_len_, dilation,
-                                          dilation_len_, transposed, output_padding, output_padding_len_, groups);
-    if (s.spatial > 2 || s.transposed) fail("convolution: not supported by the mpspack CUDA shim: " + s.describe());
-    const Geometry geo = geometry_of(s);
-    const int64_t Cg = s.C / s.groups, Og = s.O / s.groups, rows = Cg * geo.KH * geo.KW, L = geo.OH * geo.OW;
-    TensorPtr xc = contiguous(x), wc = contiguous(w);
-    TensorPtr y(new_tensor_on(kCuda, x.storage->device_index, s.out_sizes, contiguous_strides(s.out_sizes), x.dtype));
-    // y viewed as [N, O, L]
-    const Tensor y3 = view(*y, {s.N, s.O, L}, {s.O * L, L, 1}, 0);
-    double beta = 0;
-    if (b) {  // y <- bias broadcast over images and positions
-      Tensor yb = y3;
-      const Tensor bias3 = view(*b, {s.N, s.O, L}, {0, b->strides[0], 0}, b->storage_offset);
-      copy_any(yb, bias3);
-      beta = 1;
-    }
-    TensorPtr col(new_tensor_on(kCuda, x.storage->device_index, std::vector<int64_t>{s.N, rows, L},
-                                std::vector<int64_t>{rows * L, L, 1}, x.dtype));
-    for (int64_t g = 0; g < s.groups; ++g) {
-      im2col(*xc, *col, s, g * Cg, Cg);
-      // y[n, g*Og:(g+1)*Og, :] (+)= W_g [Og, rows] @ col[n] [rows, L], W_g broadcast over n (batch stride 0)
-      Tensor yg = view(*y, {s.N, Og, L}, {s.O * L, L, 1}, g * Og * L);
-      const Tensor wg = view(*wc, {s.N, Og, rows}, {0, rows, 1}, wc->storage_offset + g * Og * rows);
-      gemm(yg, wg, *col, 1.0, beta, "convolution");
-    }
-    if (s.out_strides == contiguous_strides(s.out_sizes)) {
-      *ret0 = y.release();
-      return;
-    }
-    TensorPtr out(new_tensor_on(kCuda, x.storage->device_index, s.out_sizes, s.out_strides, x.dtype));
-    copy_any(*out, *y);
-    *ret0 = out.release();
+    const int device = x.storage->device_index;
+    if (w.storage->device_index != device || (b && b->storage->device_index != device))
+      fail("convolution: input, weight and bias are on different cuda devices");
+    const ConvShape s = convolution_shape(x, w, b, stride, stride_len_, padding, padding_len_, dilation, dilation_len_,
+                                          transposed, output_padding, output_padding_len_, groups);
+    TensorPtr y(new_tensor_on(kCuda, device, s.out_sizes, s.out_strides, x.dtype));
+    convolve(x, w, b, s, *y);
+    *ret0 = y.release();
   });
 }
