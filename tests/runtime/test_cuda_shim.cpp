@@ -1,13 +1,18 @@
-// The CUDA part of the shim against the CPU shim on the same data: matrix products (transposed operands,
-// broadcast bias, batches), convolution (stride, padding, groups, channels-last), attention (causal, bias),
+// The CUDA part of the shim: matrix products (transposed operands, broadcast bias, batches) and attention
+// (causal, bias) against the CPU shim on the same data; convolution (cuDNN) against a direct loop in double;
 // copies between host and device and within the device. Needs an NVIDIA GPU: without one every case says
 // why it skipped (tests/device/run.sh runs it on the device machine).
 #include "aoti_shim_cuda.h"
+#include "provided.hpp"
 #include "shim_test_util.hpp"
+#include "tensor.hpp"
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 using namespace mpspack::test;
@@ -141,27 +146,323 @@ TEST_CASE("cuda mm, addmm and bmm match the CPU shim", "[cuda]") {
   }
 }
 
-TEST_CASE("cuda convolution matches the CPU shim", "[cuda]") {
-  REQUIRE_GPU();
-  struct Case { int64_t C, O, groups, stride, padding; bool channels_last; };
-  for (Case c : {Case{3, 4, 1, 1, 1, false}, Case{4, 6, 2, 2, 1, false}, Case{3, 8, 1, 2, 0, true}}) {
-    INFO("C " << c.C << " O " << c.O << " groups " << c.groups << " channels_last " << c.channels_last);
-    Pair x = make({2, c.C, 9, 9}, 8), w = make({c.O, c.C / c.groups, 3, 3}, 9), b = make({c.O}, 10);
-    Handle xc = view(x.cpu.get(), {2, c.C, 9, 9}, {81 * c.C, 1, 9 * c.C, c.C});
-    Handle xg = view(x.gpu.get(), {2, c.C, 9, 9}, {81 * c.C, 1, 9 * c.C, c.C});
-    AtenTensorHandle in_cpu = c.channels_last ? xc.get() : x.cpu.get();
-    AtenTensorHandle in_gpu = c.channels_last ? xg.get() : x.gpu.get();
-    const int64_t stride[] = {c.stride, c.stride}, padding[] = {c.padding, c.padding}, dilation[] = {1, 1}, op[] = {0, 0};
-    AtenTensorHandle bc = b.cpu.get(), bg = b.gpu.get();
-    Handle yc, yg;
-    REQUIRE(aoti_torch_cpu_convolution(in_cpu, w.cpu.get(), &bc, stride, 2, padding, 2, dilation, 2, 0, op, 2, c.groups,
-                                       yc.out()) == 0);
-    REQUIRE(aoti_torch_cuda_convolution(in_gpu, w.gpu.get(), &bg, stride, 2, padding, 2, dilation, 2, 0, op, 2,
-                                        c.groups, yg.out()) == 0);
-    REQUIRE(sizes_of(yg.get()) == sizes_of(yc.get()));
-    REQUIRE(strides_of(yg.get()) == strides_of(yc.get()));
-    require_close(host(yg.get()), host(yc.get()));
+// ---- convolution (cuDNN) against a direct loop in double ---------------------------------------------------------
+
+namespace {
+
+constexpr int32_t kU8 = 0, kI32 = 3, kF16 = 5, kF64 = 7, kBF16 = 15;
+
+// Dense strides with C innermost: channels-last for 4-D and 5-D tensors; for a 3-D [N, C, L] one, the memory of an
+// [N, L, C] tensor transposed.
+std::vector<int64_t> channels_last(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> st(sizes.size());
+  int64_t step = sizes[1];
+  st[1] = 1;
+  for (size_t d = sizes.size(); d-- > 2;) {
+    st[d] = step;
+    step *= sizes[d];
   }
+  st[0] = step;
+  return st;
+}
+
+enum ConvFlags : unsigned { kTransposed = 1, kNoBias = 2, kInputChannelsLast = 4, kWeightChannelsLast = 8 };
+
+struct ConvCase {
+  const char* name;
+  int64_t N, C, O, groups;
+  std::vector<int64_t> in, kernel, stride, pad, dilation;
+  unsigned flags = 0;
+  std::vector<int64_t> out_pad = {};  // transposed only; empty: zeros
+  bool transposed() const { return flags & kTransposed; }
+  bool bias() const { return !(flags & kNoBias); }
+  bool x_channels_last() const { return flags & kInputChannelsLast; }
+  bool w_channels_last() const { return flags & kWeightChannelsLast; }
+};
+
+// Every shape kind AOTInductor hands the op; odd sizes throughout.
+const std::vector<ConvCase>& conv_cases() {
+  static const std::vector<ConvCase> cases = {
+      {"depthwise 3x3", 2, 8, 8, 8, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+      {"depthwise 5x5 stride 2, channels-last", 2, 16, 16, 16, {14, 13}, {5, 5}, {2, 2}, {2, 2}, {1, 1},
+       kInputChannelsLast},
+      {"depthwise with 2 outputs per channel", 1, 4, 8, 4, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+      {"grouped, no bias", 2, 6, 9, 3, {8, 7}, {3, 3}, {1, 1}, {0, 0}, {1, 1}, kNoBias},
+      {"dilation 2", 2, 3, 4, 1, {11, 10}, {3, 3}, {1, 1}, {2, 2}, {2, 2}},
+      {"stride larger than the kernel", 2, 3, 5, 1, {13, 10}, {2, 2}, {3, 3}, {0, 0}, {1, 1}},
+      {"1x1", 2, 16, 8, 1, {5, 6}, {1, 1}, {1, 1}, {0, 0}, {1, 1}},
+      {"1x1 stride 2, channels-last", 2, 12, 10, 1, {7, 8}, {1, 1}, {2, 2}, {0, 0}, {1, 1}, kInputChannelsLast},
+      {"7x7 stride 2", 2, 3, 5, 1, {23, 19}, {7, 7}, {2, 2}, {3, 3}, {1, 1}},
+      {"one channel", 2, 1, 1, 1, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+      {"batch 1", 1, 4, 6, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+      {"batch 32, channels-last", 32, 4, 4, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, kInputChannelsLast},
+      {"weight channels-last only", 2, 4, 6, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, kWeightChannelsLast},
+      {"grouped, both channels-last", 2, 8, 8, 2, {7, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1},
+       kInputChannelsLast | kWeightChannelsLast},
+      {"1-D", 2, 4, 6, 1, {17}, {5}, {2}, {2}, {1}},
+      {"1-D depthwise, dilation 2, input [N, L, C] transposed", 2, 6, 6, 6, {20}, {3}, {1}, {2}, {2},
+       kInputChannelsLast},
+      {"3-D", 2, 3, 4, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}},
+      {"3-D grouped, channels-last", 1, 4, 6, 2, {4, 5, 6}, {3, 1, 3}, {1, 1, 2}, {1, 0, 1}, {1, 1, 1},
+       kInputChannelsLast},
+      {"transposed, grouped, output_padding", 2, 4, 6, 2, {5, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, kTransposed,
+       {1, 1}},
+      {"transposed 1-D, stride 3, output_padding 2", 2, 3, 5, 1, {7}, {4}, {3}, {0}, {1}, kTransposed, {2}},
+      {"transposed 3-D, no bias", 1, 4, 2, 1, {3, 4, 3}, {2, 3, 3}, {2, 1, 2}, {0, 1, 1}, {1, 1, 1},
+       kTransposed | kNoBias, {1, 0, 0}},
+      {"transposed depthwise, channels-last", 2, 6, 6, 6, {6, 5}, {4, 4}, {2, 2}, {1, 1}, {1, 1},
+       kTransposed | kInputChannelsLast},
+      {"transposed, dilation 2", 1, 3, 4, 1, {5, 5}, {3, 3}, {2, 2}, {1, 1}, {2, 2}, kTransposed, {1, 1}},
+  };
+  return cases;
+}
+
+// A case in three spatial dims (a 1-D or 2-D one has leading dims of size 1), with its output size.
+struct Geometry {
+  int64_t N, C, O, G;
+  std::array<int64_t, 3> in, k, out, stride, pad, dil;
+};
+
+std::array<int64_t, 3> padded(const std::vector<int64_t>& v, int64_t filler) {
+  std::array<int64_t, 3> a{filler, filler, filler};
+  std::copy(v.begin(), v.end(), a.end() - v.size());
+  return a;
+}
+
+Geometry geometry(const ConvCase& c) {
+  Geometry g{c.N, c.C, c.O, c.groups, padded(c.in, 1), padded(c.kernel, 1), {}, padded(c.stride, 1),
+             padded(c.pad, 0), padded(c.dilation, 1)};
+  const auto out_pad = padded(c.out_pad, 0);
+  for (size_t d = 0; d < 3; ++d) {
+    const int64_t reach = g.dil[d] * (g.k[d] - 1) + 1;
+    g.out[d] = c.transposed() ? (g.in[d] - 1) * g.stride[d] - 2 * g.pad[d] + reach + out_pad[d]
+                            : (g.in[d] + 2 * g.pad[d] - reach) / g.stride[d] + 1;
+  }
+  return g;
+}
+
+int64_t volume(const std::array<int64_t, 3>& dims) { return dims[0] * dims[1] * dims[2]; }
+
+// Index of [row][p0][p1][p2] in a dense array of rows of `dims`.
+int64_t flat(int64_t row, const std::array<int64_t, 3>& p, const std::array<int64_t, 3>& dims) {
+  return ((row * dims[0] + p[0]) * dims[1] + p[1]) * dims[2] + p[2];
+}
+
+std::array<int64_t, 3> unravel(int64_t i, const std::array<int64_t, 3>& dims) {
+  return {i / (dims[1] * dims[2]), i / dims[2] % dims[1], i % dims[2]};
+}
+
+// Calls f(x index, w index, y index) for every product the convolution sums. A convolution reads input position
+// p*stride - pad + k*dilation for output position p and tap k; a transposed one writes output position
+// p*stride - pad + k*dilation from input position p.
+template <class F>
+void for_each_term(const Geometry& g, bool transposed, F f) {
+  const int64_t Cg = g.C / g.G, Og = g.O / g.G;
+  const auto& from = transposed ? g.in : g.out;
+  const auto& to = transposed ? g.out : g.in;
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t o = 0; o < g.O; ++o)
+      for (int64_t c = 0; c < Cg; ++c) {
+        const int64_t ci = o / Og * Cg + c;
+        const int64_t w_row = transposed ? ci * Og + o % Og : o * Cg + c;  // [C, O/G, k] or [O, C/G, k]
+        for (int64_t pi = 0; pi < volume(from); ++pi)
+          for (int64_t ki = 0; ki < volume(g.k); ++ki) {
+            const auto p = unravel(pi, from), k = unravel(ki, g.k);
+            std::array<int64_t, 3> q{};
+            bool inside = true;
+            for (size_t d = 0; d < 3; ++d) {
+              q[d] = p[d] * g.stride[d] - g.pad[d] + k[d] * g.dil[d];
+              inside = inside && q[d] >= 0 && q[d] < to[d];
+            }
+            if (!inside) continue;
+            const auto& xp = transposed ? p : q;
+            const auto& yp = transposed ? q : p;
+            f(flat(n * g.C + ci, xp, g.in), flat(w_row, k, g.k), flat(n * g.O + o, yp, g.out));
+          }
+      }
+}
+
+// The output in double, and per element the sum of the magnitudes of its terms (what rounding errors scale with).
+struct Reference {
+  std::vector<double> y, magnitude;
+};
+
+Reference reference(const Geometry& g, bool transposed, const std::vector<double>& x, const std::vector<double>& w,
+                    const std::vector<double>* bias) {
+  const size_t n = size_t(g.N * g.O * volume(g.out));
+  Reference r{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)};
+  for_each_term(g, transposed, [&](int64_t xi, int64_t wi, int64_t yi) {
+    r.y[size_t(yi)] += x[size_t(xi)] * w[size_t(wi)];
+    r.magnitude[size_t(yi)] += std::fabs(x[size_t(xi)] * w[size_t(wi)]);
+  });
+  if (bias)
+    for (size_t i = 0; i < n; ++i) {
+      const double b = (*bias)[size_t(int64_t(i) / volume(g.out) % g.O)];
+      r.y[i] += b;
+      r.magnitude[i] += std::fabs(b);
+    }
+  return r;
+}
+
+// A cuda tensor of `dtype` with those sizes and strides, holding `values` (row-major) rounded to the dtype.
+Handle upload(const std::vector<double>& values, const std::vector<int64_t>& sizes,
+              const std::vector<int64_t>& strides, int32_t dtype) {
+  Handle h = from_blob(const_cast<double*>(values.data()), sizes, contiguous(sizes), kF64);
+  Handle g = empty_on(aoti_torch_device_type_cuda(), sizes, strides, dtype);
+  REQUIRE(aoti_torch_copy_(g.get(), h.get(), 0) == 0);
+  return g;
+}
+
+// Any tensor's values in double, row-major.
+std::vector<double> doubles(AtenTensorHandle t) {
+  const auto sizes = sizes_of(t);
+  Handle h = empty(sizes, contiguous(sizes), kF64);
+  REQUIRE(aoti_torch_copy_(h.get(), t, 0) == 0);
+  void* p = nullptr;
+  REQUIRE(aoti_torch_get_data_ptr(h.get(), &p) == 0);
+  const double* d = static_cast<const double*>(p);
+  return std::vector<double>(d, d + numel(sizes));
+}
+
+std::vector<double> random_doubles(int64_t n, uint32_t seed) {
+  const auto f = random_floats(size_t(n), seed);
+  return std::vector<double>(f.begin(), f.end());
+}
+
+// Leaves `bytes` of 0xFF (NaN in every float dtype) in the allocator's pool, which the next allocation of that
+// size on this stream draws from: an output element the convolution does not write reads back as NaN.
+void poison_pool(int64_t bytes) {
+  Handle p = empty_on(aoti_torch_device_type_cuda(), {bytes}, {1}, kU8);
+  void* d = nullptr;
+  REQUIRE(aoti_torch_get_data_ptr(p.get(), &d) == 0);
+  REQUIRE(cudaMemset(d, 0xFF, size_t(bytes)) == cudaSuccess);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+}
+
+bool tf32_allowed() {
+  const char* v = std::getenv("MPSPACK_CUDNN_TF32");
+  return !(v != nullptr && std::string(v) == "0");
+}
+
+// How far a result may be from the double reference, as a bound over its terms' magnitudes: f16/bf16 round the
+// convolution's result and again after the bias; f32 inputs lose up to 2^-10 each as TF32 (torch's default for
+// convolutions) unless MPSPACK_CUDNN_TF32=0; FFT and Winograd algorithms lose a little more. f64 is exact but for
+// the order of the sums.
+double tolerance(int32_t dtype, double magnitude) {
+  switch (dtype) {
+    case kF64: return 1e-12 * magnitude + 1e-12;
+    case kF32: return (tf32_allowed() ? 2.5e-3 : 5e-5) * magnitude + 1e-6;
+    case kF16: return 3e-3 * magnitude + 1e-3;
+    default: return 2e-2 * magnitude + 1e-2;  // bf16
+  }
+}
+
+std::vector<int64_t> concat(std::vector<int64_t> a, const std::vector<int64_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// One case, called twice (the second call runs the plan the first one made), each time against the reference:
+// output sizes, strides by torch's rule (channels-last when the input or the weight is, 2-D and 3-D), values.
+void check_convolution(const ConvCase& c, int32_t dtype, uint32_t seed) {
+  INFO(c.name << ", " << mpspack::shim::dtype_name(dtype));
+  const Geometry g = geometry(c);
+  const size_t sp = c.in.size();
+  const std::vector<int64_t> out(g.out.end() - sp, g.out.end());
+  const auto xs = concat({c.N, c.C}, c.in), ys = concat({c.N, c.O}, out);
+  const auto ws = concat(c.transposed() ? std::vector<int64_t>{c.C, c.O / c.groups}
+                                        : std::vector<int64_t>{c.O, c.C / c.groups},
+                         c.kernel);
+  Handle x = upload(random_doubles(numel(xs), seed), xs, c.x_channels_last() ? channels_last(xs) : contiguous(xs),
+                    dtype);
+  Handle w = upload(random_doubles(numel(ws), seed + 1), ws, c.w_channels_last() ? channels_last(ws) : contiguous(ws),
+                    dtype);
+  Handle b = upload(random_doubles(c.O, seed + 2), {c.O}, {1}, dtype);
+  const std::vector<double> bias = doubles(b.get());
+  const Reference r = reference(g, c.transposed(), doubles(x.get()), doubles(w.get()), c.bias() ? &bias : nullptr);
+  const bool cl_out = sp >= 2 && (c.x_channels_last() || c.w_channels_last());
+  const std::vector<int64_t> out_pad = c.out_pad.empty() ? std::vector<int64_t>(sp, 0) : c.out_pad;
+  const size_t itemsize = dtype == kF64 ? 8 : dtype == kF32 ? 4 : 2;
+  for (int call = 0; call < 2; ++call) {
+    INFO("call " << call + 1);
+    poison_pool(numel(ys) * int64_t(itemsize));
+    AtenTensorHandle bh = b.get();
+    Handle y;
+    const AOTITorchError rc = aoti_torch_cuda_convolution(
+        x.get(), w.get(), c.bias() ? &bh : nullptr, c.stride.data(), int64_t(sp), c.pad.data(), int64_t(sp),
+        c.dilation.data(), int64_t(sp), c.transposed(), out_pad.data(), int64_t(sp), c.groups, y.out());
+    INFO("error: " << mpspack::shim::last_error());
+    REQUIRE(rc == 0);
+    CHECK(sizes_of(y.get()) == ys);
+    CHECK(strides_of(y.get()) == (cl_out ? channels_last(ys) : contiguous(ys)));
+    const std::vector<double> got = doubles(y.get());
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!(std::fabs(got[i] - r.y[i]) <= tolerance(dtype, r.magnitude[i])) && bad++ == 0) first = i;
+    INFO(bad << " of " << got.size() << " elements off; the first, " << first << ": " << got[first] << " for "
+              << r.y[first] << " (tolerance " << tolerance(dtype, r.magnitude[first]) << ")");
+    CHECK(bad == 0);
+  }
+}
+
+void check_all_convolutions(int32_t dtype) {
+  uint32_t seed = 100;
+  for (const ConvCase& c : conv_cases()) check_convolution(c, dtype, seed += 3);
+}
+
+}  // namespace
+
+TEST_CASE("cuda convolution in float64 matches a direct loop in double", "[cuda][convolution]") {
+  REQUIRE_GPU();
+  check_all_convolutions(kF64);
+}
+
+TEST_CASE("cuda convolution in float32 matches a direct loop in double (TF32 unless MPSPACK_CUDNN_TF32=0)",
+          "[cuda][convolution]") {
+  REQUIRE_GPU();
+  WARN("float32 convolutions " << (tf32_allowed() ? "may use TF32 (the default): checked at 2.5e-3 of the terms' "
+                                                    "magnitude"
+                                                  : "without TF32 (MPSPACK_CUDNN_TF32=0): checked at 5e-5 of the "
+                                                    "terms' magnitude"));
+  check_all_convolutions(kF32);
+}
+
+TEST_CASE("cuda convolution in float16 matches a direct loop in double", "[cuda][convolution]") {
+  REQUIRE_GPU();
+  check_all_convolutions(kF16);
+}
+
+TEST_CASE("cuda convolution in bfloat16 matches a direct loop in double", "[cuda][convolution]") {
+  REQUIRE_GPU();
+  check_all_convolutions(kBF16);
+}
+
+TEST_CASE("cuda convolution runs on the stream the stream guard sets", "[cuda][convolution]") {
+  REQUIRE_GPU();
+  // A non-blocking stream does not wait for the legacy default stream: work the convolution left there would
+  // race with the copies on this one and the poisoned output would show.
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  CUDAStreamGuardHandle guard = nullptr;
+  REQUIRE(aoti_torch_create_cuda_stream_guard(stream, 0, &guard) == 0);
+  check_convolution(conv_cases()[1], kF32, 7);
+  check_convolution(conv_cases()[18], kF16, 8);
+  REQUIRE(aoti_torch_delete_cuda_stream_guard(guard) == 0);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
+}
+
+TEST_CASE("cuda convolution refuses an unsupported dtype in one line", "[cuda][convolution]") {
+  REQUIRE_GPU();
+  const std::vector<int64_t> xs{1, 2, 5, 5}, ws{3, 2, 3, 3};
+  Handle x = empty_on(aoti_torch_device_type_cuda(), xs, contiguous(xs), kI32);
+  Handle w = empty_on(aoti_torch_device_type_cuda(), ws, contiguous(ws), kI32);
+  const int64_t one[] = {1, 1}, zero[] = {0, 0};
+  Handle y;
+  REQUIRE(aoti_torch_cuda_convolution(x.get(), w.get(), nullptr, one, 2, zero, 2, one, 2, 0, zero, 2, 1, y.out()) != 0);
+  CHECK(y.get() == nullptr);
+  CHECK(std::string(mpspack::shim::last_error()) ==
+        "aoti_torch_cuda_convolution: convolution: dtype int32 is not supported");
 }
 
 TEST_CASE("cuda efficient attention matches the CPU shim's attention", "[cuda]") {
