@@ -15,6 +15,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 
@@ -46,6 +47,7 @@ struct RunArgs {
   std::string export_times;
   bool include_transfers = false;
   bool cuda_graph = false;
+  bool no_tf32 = false;
   std::string embedded_weights;  // hidden: memcpy (default), memcpy-willneed, pread, mmap, mmap-populate
   std::string large_blocks;      // hidden: prefault (default), libc
 };
@@ -214,6 +216,12 @@ Status write_outputs(const std::string& dir, const std::vector<HostTensor>& outs
 
 int run_bench(const RunArgs& a);
 
+// Whether float32 convolutions on a GPU may use TF32: the variable the CUDA shim reads (--no-tf32 sets it).
+bool cudnn_tf32_allowed() {
+  const char* v = std::getenv("MPSPACK_CUDNN_TF32");
+  return !(v != nullptr && std::string(v) == "0");
+}
+
 // The load options the command line chose.
 runtime::LoadOptions load_options(const RunArgs& a) {
   runtime::LoadOptions lo;
@@ -259,6 +267,9 @@ Result<Model> load_model(const RunArgs& a, const format::Container& c, uint32_t 
 }
 
 int run_run(const RunArgs& a) {
+  // The CUDA shim reads this at its first convolution (the backend is a plugin; the environment reaches it
+  // without an API between the two).
+  if (a.no_tf32) setenv("MPSPACK_CUDNN_TF32", "0", 1);
   if (a.bench) return run_bench(a);
   using Clock = std::chrono::steady_clock;
   // 1. open and pick the library
@@ -458,6 +469,7 @@ int run_bench(const RunArgs& a) {
       {"backend", model->device()},
       {"include_transfers", a.include_transfers},
       {"cuda_graph", a.cuda_graph},
+      {"cudnn_tf32", cudnn_tf32_allowed()},
       {"weights_mode", runtime::to_string(model->weights_mode())},
       {"embedded_weights", runtime::to_string(load_options(a).embedded)},
       {"large_blocks", load_options(a).prefault_large_blocks ? "prefault" : "libc"},
@@ -548,6 +560,9 @@ Action add_run(CLI::App& app) {
                "on the device, outputs left there)");
   app.add_flag("--cuda-graph", a->cuda_graph,
                "--bench on a GPU: after the first warm-up run, capture one run in a CUDA graph and time its replays");
+  app.add_flag("--no-tf32", a->no_tf32,
+               "On a GPU: float32 convolutions without TF32 (torch's default allows it for convolutions, as "
+               "torch.backends.cudnn.allow_tf32; same as MPSPACK_CUDNN_TF32=0)");
   app.add_option("--export-times", a->export_times, "--bench: write every timed iteration (JSON array of ms) to FILE");
   return [a] { return run_run(*a); };
 }

@@ -173,3 +173,16 @@ TEST_CASE("run --bench --include-transfers times full runs; --cuda-graph is refu
   CHECK(bad.err.find("--cuda-graph needs a CUDA library") != std::string::npos);
   CHECK(bad.out.empty());
 }
+
+TEST_CASE("run --bench reports whether float32 convolutions may use TF32; --no-tf32 turns it off",
+          "[run][cli][bench]") {
+  MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  const char* env = std::getenv("MPSPACK_CUDNN_TF32");
+  const bool by_default = !(env != nullptr && std::string(env) == "0");
+  CHECK(json::parse(bench({mpk.string(), "--format", "json", "--iterations", "1"}).out).at("cudnn_tf32") ==
+        by_default);
+  CHECK(json::parse(bench({mpk.string(), "--format", "json", "--iterations", "1", "--no-tf32"}).out)
+            .at("cudnn_tf32") == false);
+}
