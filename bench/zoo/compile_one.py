@@ -8,10 +8,10 @@
 #   meta.json                                  dtypes and shapes, seconds per step, versions; or the step that
 #                                              failed and why (the exit status is then 1)
 #   python3 compile_one.py MODEL cpu|cuda CASE_DIR
-# Environment: ZOO_CPU_THREADS (default: torch's default thread count) is the thread count AOTInductor bakes into a CPU package's
-# OpenMP loops (inductor's cpp.threads; left alone it would take this worker's own, smaller, torch thread count);
-# ZOO_WORKER_THREADS (default 2) is this process's own torch thread count; ZOO_TF32=0 computes CUDA references
-# with TF32 convolutions off (torch's default is on).
+# Environment: ZOO_CPU_THREADS (default: torch's default thread count) is the thread count AOTInductor bakes
+# into a CPU package's OpenMP loops (inductor's cpp.threads; left alone it would take this worker's own, smaller,
+# torch thread count); ZOO_WORKER_THREADS (default 2) is this process's own torch thread count; ZOO_TF32=0
+# computes CUDA references with TF32 convolutions off (torch's default is on).
 import json
 import os
 import sys

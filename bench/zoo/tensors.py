@@ -44,13 +44,24 @@ def save_raw(t, path):
     t.reshape(-1).view(torch.uint8).numpy().tofile(path)
 
 
+def largest_magnitude(t):
+    """max |t| over its finite elements (None for an empty or non-floating tensor)."""
+    import torch
+    if not t.is_floating_point() or t.numel() == 0:
+        return None
+    a = t.detach().float().abs()
+    a = a[torch.isfinite(a)]
+    return float(a.max()) if a.numel() else None
+
+
 def save_all(tensors, folder, stem):
-    """Writes FOLDER/STEM<i>.bin for each tensor; returns their descriptions (file, dtype, shape)."""
+    """Writes FOLDER/STEM<i>.bin for each tensor; returns their descriptions (file, dtype, shape, max |value|)."""
     described = []
     for i, t in enumerate(tensors):
         name = f"{stem}{i}.bin"
         save_raw(t, os.path.join(folder, name))
-        described.append({"file": name, "dtype": dtype_name(t), "shape": [int(d) for d in t.shape]})
+        described.append({"file": name, "dtype": dtype_name(t), "shape": [int(d) for d in t.shape],
+                          "max_abs": largest_magnitude(t)})
     return described
 
 
@@ -75,7 +86,7 @@ def compare(got, want, rtol, atol):
     ok = bool(torch.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True).all())
     agree = (g.isnan() & w.isnan()) | (torch.isinf(g) & (g == w))
     diff = (g - w).abs().masked_fill(agree, 0.0)
-    nonzero = w != 0
+    nonzero = (w != 0) & torch.isfinite(w)
     return {"ok": ok,
             "max_abs": float(diff.max()) if diff.numel() else 0.0,
             "max_rel": float((diff[nonzero] / w[nonzero].abs()).max()) if bool(nonzero.any()) else 0.0}

@@ -64,13 +64,13 @@ def main():
     if device == "cuda":
         torch.backends.cudnn.allow_tf32 = os.environ.get("ZOO_TF32", "1") != "0"
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    inputs = [x.to(device) for x in torch.load(os.path.join(case_dir, "inputs.pt"))]
+    if mode == "package":
+        call, runner = package_runner(torch, case_dir, inputs)
+    else:
+        call, runner = eager_runner(torch, meta, device, inputs)
+    loaded = time.perf_counter()
     with torch.inference_mode():
-        inputs = [x.to(device) for x in torch.load(os.path.join(case_dir, "inputs.pt"))]
-        if mode == "package":
-            call, runner = package_runner(torch, case_dir, inputs)
-        else:
-            call, runner = eager_runner(torch, meta, device, inputs)
-        loaded = time.perf_counter()
         first = [t.detach().cpu() for t in tensors.flat_outputs(call())]
         sync()
         print(FIRST_RESULT_MARK, flush=True)

@@ -247,7 +247,9 @@ def check(s, row, meta, env):
         row["errors"].append("mpspack run: " + r.why(180))
         return ""
     try:
-        outs = json.loads(r.stdout)["outputs"]
+        j = json.loads(r.stdout)
+        outs = j["outputs"]
+        row["mpspack_timings_ms"] = j.get("timings")
     except (ValueError, KeyError) as e:
         row["errors"].append(f"mpspack run --json gave no report ({e})")
         return ""
@@ -308,7 +310,9 @@ def torch_side(s, row, mpspack_out, modes, env=None, prefix=()):
 def time_row(s, row, env):
     meta = read_meta(case_dir(s, row))
     entry = models.get(row["model"])
-    row["rtol"], row["atol"], row["tolerance_note"] = models.tolerance(entry, row["device"], s.tf32)
+    scales = [o.get("max_abs") for o in meta["outputs"] if o.get("max_abs")]
+    row["rtol"], row["atol"], row["tolerance_note"] = models.tolerance(entry, row["device"], s.tf32,
+                                                                       max(scales) if scales else None)
     row["commands"] = {}
     folder = case_dir(s, row)
     build = [s.mpspack, "-q", "build", os.path.join(folder, "model.pt2"), "-o", os.path.join(folder, "model.mpk")]
