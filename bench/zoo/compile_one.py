@@ -10,8 +10,9 @@
 #   python3 compile_one.py MODEL cpu|cuda CASE_DIR
 # Environment: ZOO_CPU_THREADS (default: torch's default thread count) is the thread count AOTInductor bakes
 # into a CPU package's OpenMP loops (inductor's cpp.threads; left alone it would take this worker's own, smaller,
-# torch thread count); ZOO_WORKER_THREADS (default 2) is this process's own torch thread count; ZOO_TF32=0
-# computes CUDA references with TF32 convolutions off (torch's default is on).
+# torch thread count); ZOO_CPU_DYNAMIC_THREADS=1 makes those loops take OMP_NUM_THREADS at run time instead
+# (inductor's cpp.dynamic_threads); ZOO_WORKER_THREADS (default 2) is this process's own torch thread count;
+# ZOO_TF32=0 computes CUDA references with TF32 convolutions off (torch's default is on).
 import json
 import os
 import sys
@@ -50,6 +51,11 @@ def make_case(name, device, case_dir, meta):
     inductor_config.cpp.threads = int(os.environ.get("ZOO_CPU_THREADS") or torch.get_num_threads())
     torch.set_num_threads(int(os.environ.get("ZOO_WORKER_THREADS", "2")))
     meta["cpu_threads_baked"] = inductor_config.cpp.threads if device == "cpu" else None
+    if os.environ.get("ZOO_CPU_DYNAMIC_THREADS") == "1":
+        if not hasattr(inductor_config.cpp, "dynamic_threads"):
+            raise RuntimeError("ZOO_CPU_DYNAMIC_THREADS=1, but this torch has no inductor cpp.dynamic_threads")
+        inductor_config.cpp.dynamic_threads = True
+        meta["cpu_threads_baked"] = "dynamic (OMP_NUM_THREADS at run time)" if device == "cpu" else None
     tf32 = os.environ.get("ZOO_TF32", "1") != "0"
     if device == "cuda":
         if not torch.cuda.is_available():

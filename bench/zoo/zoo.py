@@ -39,7 +39,8 @@ import tensors  # noqa: E402
 
 DEFAULT_MODELS = "resnet18,convnext_tiny,audio_encoder,gpt2,llama,mlp_bf16"
 SETTINGS_VARS = ("MODELS", "DEVICES", "JOBS", "TIME_BUDGET_S", "COMPILE_DEADLINE_S", "TOTAL_BUDGET_S", "ITERATIONS",
-                 "WARMUP", "ZOO_TWO_CORE", "ZOO_TF32", "TORCH_RUNNER", "OUT", "WORK", "REUSE", "ZOO_CPU_THREADS")
+                 "WARMUP", "ZOO_TWO_CORE", "ZOO_TF32", "TORCH_RUNNER", "OUT", "WORK", "REUSE", "ZOO_CPU_THREADS",
+                 "ZOO_CPU_DYNAMIC_THREADS")
 STARTED = time.time()
 
 
