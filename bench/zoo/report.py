@@ -1,0 +1,82 @@
+# bench/zoo/zoo.py's results: every row as JSON (zoo.json) and one markdown table (zoo.md) under OUT, both
+# rewritten after each row so that a run stopped early still leaves what it measured.
+import json
+import os
+
+COLUMNS = ("model", "device", "matches torch eager: max abs / rel error (rtol, atol)",
+           "mpspack vs torch's runner: max abs", "p50 ms mpspack", "p50 ms torch", "mpspack / torch",
+           "first result ms mpspack / torch", "2 cores: p50 ms mpspack / torch (ratio)", "torch side", "notes")
+
+
+def ms(v):
+    if v is None:
+        return "–"
+    return f"{v:.3f}" if v < 10 else f"{v:.1f}"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def _match(row):
+    if row.get("match") is None:
+        return "not run"
+    verdict = "yes" if row["match"] else f"NO ({row.get('mismatches', '?')} elements)"
+    return (f"{verdict}: {row['max_abs']:.2g} / {row['max_rel']:.2g} "
+            f"({row['rtol']:g}, {row['atol']:g})")
+
+
+def _vs_runner(row):
+    errs = row.get("torch", {}).get("vs_mpspack")
+    if not errs:
+        return "–"
+    if any("problem" in e for e in errs):
+        return "; ".join(e.get("problem", "") for e in errs)[:80]
+    return f"{max(e['max_abs'] for e in errs):.2g}"
+
+
+def _two_core(row):
+    two = row.get("two_core")
+    if not two:
+        return "–"
+    r = ratio(two.get("mpspack_p50_ms"), two.get("torch_p50_ms"))
+    return f"{ms(two.get('mpspack_p50_ms'))} / {ms(two.get('torch_p50_ms'))}" + (f" ({r:.2f}x)" if r else "")
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def table_row(row):
+    torch_side = row.get("torch", {})
+    r = ratio(row.get("mpspack_p50_ms"), torch_side.get("p50_ms"))
+    notes = ["TF32 tolerance: torch convolves in TF32 by default"] if "TF32" in row.get("tolerance_note", "") else []
+    notes += [e[:220] for e in row.get("errors", [])]
+    cells = (row["model"], row["device"], _match(row), _vs_runner(row), ms(row.get("mpspack_p50_ms")),
+             ms(torch_side.get("p50_ms")), f"{r:.2f}x" if r else "–",
+             f"{ms(row.get('mpspack_first_result_ms'))} / {ms(torch_side.get('first_result_ms'))}",
+             _two_core(row), torch_side.get("runner", "–"), "; ".join(notes))
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def markdown(header, rows):
+    lines = [f"Command: `{header['command']}`", "",
+             f"Machine: {header.get('machine', '?')}; {header.get('versions', '')}", "",
+             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += [table_row(r) for r in rows]
+    lines += ["", "p50: median of the timed runs (inputs already on the device, a device sync after each run). "
+              "First result: mpspack's `time_to_first_result_ms` (from its process start); torch's side from "
+              "spawning its process to its first outputs on the host. Ratio below 1: mpspack faster."]
+    return "\n".join(lines) + "\n"
+
+
+def write(out_dir, header, rows):
+    os.makedirs(out_dir, exist_ok=True)
+    tmp = os.path.join(out_dir, "zoo.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump({"header": header, "rows": rows}, f, indent=1)
+    os.replace(tmp, os.path.join(out_dir, "zoo.json"))
+    text = markdown(header, rows)
+    with open(os.path.join(out_dir, "zoo.md"), "w") as f:
+        f.write(text)
+    return text

@@ -1,0 +1,106 @@
+# Torch's side of one zoo row, in a fresh process (bench/zoo/zoo.py starts it and times it from spawn):
+#   package: the case's model.pt2 through torch's own runner, torch._inductor.aoti_load_package
+#            (AOTIModelPackageLoader through libtorch), called as loader.run(inputs) where the loader has it;
+#   eager:   the model rebuilt from bench/zoo/models.py with the same seed, run in eager mode (the fallback where
+#            torch's runner cannot load the package).
+# Prints ZOO_FIRST_RESULT as soon as the first outputs are ready (after a device sync), then warms up, times
+# ITERATIONS calls (each followed by a device sync) and prints one JSON line: the latency, in-process phase times,
+# and its first outputs' errors against torch eager's (expected.pt) and against mpspack's (the folder that
+# `mpspack run --output` wrote), at the row's tolerance.
+#   python3 time_torch.py package|eager CASE_DIR cpu|cuda ITERATIONS WARMUP RTOL ATOL [MPSPACK_OUTPUT_DIR]
+import time
+
+STARTED = time.perf_counter()
+
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+FIRST_RESULT_MARK = "ZOO_FIRST_RESULT"
+
+
+def ms(a, b):
+    return round((b - a) * 1e3, 3)
+
+
+def guarded(compare):
+    """A comparison that cannot be made is reported as such; the timing stands."""
+    try:
+        return compare()
+    except Exception as e:
+        return [{"ok": False, "problem": f"{type(e).__name__}: {e}"[:300]}]
+
+
+def package_runner(torch, case_dir, inputs):
+    compiled = torch._inductor.aoti_load_package(os.path.join(case_dir, "model.pt2"))
+    loader = getattr(compiled, "loader", None)
+    if loader is not None and hasattr(loader, "run"):
+        return (lambda: loader.run(inputs)), "torch runner (aoti_load_package, loader.run)"
+    return (lambda: compiled(*inputs)), "torch runner (aoti_load_package)"
+
+
+def eager_runner(torch, meta, device, inputs):
+    import models
+    import tensors
+    torch.manual_seed(models.SEED)
+    module, _ = models.get(meta["model"]).build()
+    module = module.eval().to(device)
+    return (lambda: tensors.flat_outputs(module(*inputs))), "torch eager"
+
+
+def main():
+    mode, case_dir, device = sys.argv[1], sys.argv[2], sys.argv[3]
+    iterations, warmup = int(sys.argv[4]), int(sys.argv[5])
+    rtol, atol = float(sys.argv[6]), float(sys.argv[7])
+    mpspack_dir = sys.argv[8] if len(sys.argv) > 8 else ""
+    import torch
+    import tensors
+    imported = time.perf_counter()
+    with open(os.path.join(case_dir, "meta.json")) as f:
+        meta = json.load(f)
+    if device == "cuda":
+        torch.backends.cudnn.allow_tf32 = os.environ.get("ZOO_TF32", "1") != "0"
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    inputs = [x.to(device) for x in torch.load(os.path.join(case_dir, "inputs.pt"))]
+    if mode == "package":
+        call, runner = package_runner(torch, case_dir, inputs)
+    else:
+        call, runner = eager_runner(torch, meta, device, inputs)
+    loaded = time.perf_counter()
+    with torch.inference_mode():
+        first = [t.detach().cpu() for t in tensors.flat_outputs(call())]
+        sync()
+        print(FIRST_RESULT_MARK, flush=True)
+        first_done = time.perf_counter()
+        for _ in range(warmup):
+            call()
+            sync()
+        times = []
+        for _ in range(iterations):
+            a = time.perf_counter()
+            call()
+            sync()
+            times.append((time.perf_counter() - a) * 1e3)
+    report = {
+        "runner": runner, "torch": torch.__version__, "iterations": iterations, "warmup": warmup,
+        "threads": torch.get_num_threads(),
+        "latency_ms": {"p50": statistics.median(times), "min": min(times), "mean": statistics.fmean(times),
+                       "p90": sorted(times)[int(0.9 * (len(times) - 1))]},
+        "in_process_ms": {"import_torch": ms(STARTED, imported), "load": ms(imported, loaded),
+                          "first_run": ms(loaded, first_done), "start_to_first_result": ms(STARTED, first_done)},
+    }
+    report["vs_eager"] = guarded(lambda: tensors.compare_all(
+        first, torch.load(os.path.join(case_dir, "expected.pt")), rtol, atol))
+    if mpspack_dir:
+        report["vs_mpspack"] = guarded(lambda: tensors.compare_all(
+            [tensors.load_mpspack_output(mpspack_dir, i, o["shape"]) for i, o in enumerate(meta["outputs"])],
+            first, rtol, atol))
+    print(json.dumps(report), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

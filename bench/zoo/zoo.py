@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+# Real models, packed by mpspack, checked and timed against torch on the machine that runs this (the device
+# machine: torch, torchvision, timm and transformers installed; nothing is downloaded). For each selected
+# (model, device):
+#   1. compile, several at once (JOBS worker processes, compile_one.py): the model from models.py, torch eager's
+#      outputs, torch.export.export, aoti_compile_and_package -> model.pt2;
+#   2. then one row at a time, so that no measurement disturbs another: `mpspack build`, `mpspack run --expect`
+#      against torch eager's outputs at the model's tolerance (models.tolerance), `mpspack run --bench`, and
+#      torch's own runner on the same .pt2 (time_torch.py: aoti_load_package; torch eager where that fails, the
+#      row says which), each side's first result timed from process start; with ZOO_TWO_CORE=1 the CPU rows are
+#      timed again on two cores (taskset -c 0,1, OMP_NUM_THREADS=2, both sides).
+# Writes OUT/zoo.json (every row) and OUT/zoo.md (the table), and prints the table last.
+#
+#   [MODELS=a,b|all] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
+#   python3 bench/zoo/zoo.py --list
+# Environment (defaults): JOBS (6) compile workers; TIME_BUDGET_S (300) no compile starts after this many seconds;
+# COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (560) no row is
+# timed after this; ITERATIONS (50), WARMUP (5) timed and warm-up runs on both sides; ZOO_TWO_CORE (0);
+# ZOO_TF32 (1; 0: CUDA references and torch's runs with TF32 convolutions off); TORCH_RUNNER (package; eager:
+# time torch eager only); OUT (/tmp/zoo_out); WORK (/tmp/zoo_work) the models, rebuilt each run unless REUSE=1
+# (then a case compiled earlier in WORK is timed again without compiling).
+import concurrent.futures
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import models  # noqa: E402
+import proc  # noqa: E402
+import report  # noqa: E402
+import tensors  # noqa: E402
+
+DEFAULT_MODELS = "resnet18,convnext_tiny,audio_encoder,gpt2,llama,mlp_bf16"
+SETTINGS_VARS = ("MODELS", "DEVICES", "JOBS", "TIME_BUDGET_S", "COMPILE_DEADLINE_S", "TOTAL_BUDGET_S", "ITERATIONS",
+                 "WARMUP", "ZOO_TWO_CORE", "ZOO_TF32", "TORCH_RUNNER", "OUT", "WORK", "REUSE", "ZOO_CPU_THREADS",
+                 "ZOO_CPU_DYNAMIC_THREADS")
+STARTED = time.time()
+
+
+def env_int(name, default):
+    return int(os.environ.get(name) or default)
+
+
+class Settings:
+    def __init__(self, mpspack):
+        self.mpspack = mpspack
+        names = os.environ.get("MODELS") or DEFAULT_MODELS
+        self.models = list(models.REGISTRY) if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+        self.devices = [d.strip() for d in (os.environ.get("DEVICES") or "cpu,cuda").split(",") if d.strip()]
+        self.jobs = env_int("JOBS", 6)
+        self.compile_budget_s = env_int("TIME_BUDGET_S", 300)
+        self.compile_deadline_s = env_int("COMPILE_DEADLINE_S", self.compile_budget_s + 120)
+        self.total_budget_s = env_int("TOTAL_BUDGET_S", 560)
+        self.iterations = max(20, env_int("ITERATIONS", 50))
+        self.warmup = env_int("WARMUP", 5)
+        self.two_core = os.environ.get("ZOO_TWO_CORE", "0") == "1"
+        self.tf32 = os.environ.get("ZOO_TF32", "1") != "0"
+        self.torch_runner = os.environ.get("TORCH_RUNNER", "package")
+        self.out = os.environ.get("OUT") or "/tmp/zoo_out"
+        self.work = os.environ.get("WORK") or "/tmp/zoo_work"
+        self.reuse = os.environ.get("REUSE") == "1"
+
+
+def elapsed():
+    return time.time() - STARTED
+
+
+def log(msg):
+    print(f"[zoo {elapsed():6.1f} s] {msg}", flush=True)
+
+
+def command_line():
+    assigned = [f"{k}={shlex.quote(os.environ[k])}" for k in SETTINGS_VARS if os.environ.get(k)]
+    return " ".join(assigned + ["python3"] + [shlex.quote(a) for a in sys.argv])
+
+
+# --- the machine and the libraries mpspack's CUDA backend opens ---
+
+def has_gpu():
+    if not shutil.which("nvidia-smi"):
+        return False, "no nvidia-smi"
+    r = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    return (r.returncode == 0 and "GPU" in r.stdout), (r.stdout.strip().splitlines() or [r.stderr.strip()])[0]
+
+
+def machine():
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
+    except OSError:
+        pass
+    ok, gpu = has_gpu()
+    return f"{cpu}, {os.cpu_count()} cores" + (f"; {gpu}" if ok else "; no GPU")
+
+
+def site_dirs():
+    import site
+    dirs = list(site.getsitepackages())
+    try:
+        dirs.append(site.getusersitepackages())
+    except AttributeError:
+        pass
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def nvidia_libraries():
+    """The lib folders of the NVIDIA wheels torch installed, and where libcublas.so.13 and libcudnn.so.9 are."""
+    folders, found = [], {}
+    for root in site_dirs():
+        for dirpath, _, files in os.walk(os.path.join(root, "nvidia")):
+            if os.path.basename(dirpath) == "lib" and any(".so" in f for f in files):
+                folders.append(dirpath)
+            for f in files:
+                if f in ("libcublas.so.13", "libcudnn.so.9"):
+                    found.setdefault(f, os.path.join(dirpath, f))
+    return folders, found
+
+
+def in_ldconfig(soname):
+    r = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True) if shutil.which("ldconfig") else None
+    return bool(r) and f"{soname} " in r.stdout
+
+
+def mpspack_env():
+    """As tests/device/run.sh: torch's cuBLAS (and cuDNN) named for mpspack unless the system has its own."""
+    env = dict(os.environ)
+    folders, found = nvidia_libraries()
+    if folders:
+        env["LD_LIBRARY_PATH"] = ":".join(folders + [p for p in [env.get("LD_LIBRARY_PATH")] if p])
+    for var, soname in (("MPSPACK_CUBLAS", "libcublas.so.13"), ("MPSPACK_CUDNN", "libcudnn.so.9")):
+        if not env.get(var) and soname in found and not in_ldconfig(soname):
+            env[var] = found[soname]
+    return env
+
+
+# --- rows ---
+
+def new_row(model, device):
+    entry = models.REGISTRY.get(model)
+    return {"model": model, "device": device, "source": entry.source if entry else None,
+            "dtype": entry.dtype if entry else None, "note": entry.note if entry else "", "errors": []}
+
+
+def case_dir(s, row):
+    return os.path.join(s.work, f"{row['device']}_{row['model']}")
+
+
+def read_meta(folder):
+    try:
+        with open(os.path.join(folder, "meta.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def compile_case(s, row, timeout_s):
+    try:
+        return start_compile(s, row, timeout_s)
+    except Exception as e:  # the zoo's own failure to start a worker is that row's reason
+        return {"ok": False, "error": f"zoo.py: {type(e).__name__}: {e}"}, "not compiled"
+
+
+def start_compile(s, row, timeout_s):
+    folder = case_dir(s, row)
+    if s.reuse and (read_meta(folder) or {}).get("ok"):
+        return read_meta(folder), "reused"
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    env = dict(os.environ)
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, min(8, 2 * (os.cpu_count() or 2) // s.jobs))))
+    env.setdefault("ZOO_WORKER_THREADS", str(max(1, (os.cpu_count() or 2) // s.jobs)))
+    r = proc.run([sys.executable, os.path.join(HERE, "compile_one.py"), row["model"], row["device"], folder],
+                 env=env, timeout_s=timeout_s, stdout_path=os.path.join(folder, "compile.log"))
+    meta = read_meta(folder)
+    if meta is None:
+        return {"ok": False, "error": f"the compile worker wrote no meta.json: {r.why(timeout_s)}"}, "compiled"
+    return meta, "compiled"
+
+
+def compile_all(s, rows, gpu):
+    """Compiles every row that can be, JOBS at a time; a row that cannot says why."""
+    pending = []
+    for row in rows:
+        if row["source"] is None:
+            row["errors"].append(f"no model {row['model']!r} in bench/zoo/models.py")
+        elif row["device"] not in ("cpu", "cuda"):
+            row["errors"].append(f"unknown device {row['device']!r} (cpu or cuda)")
+        elif row["device"] == "cuda" and not gpu[0]:
+            row["errors"].append(f"not run: no usable NVIDIA GPU ({gpu[1]})")
+        else:
+            pending.append(row)
+    running = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, s.jobs)) as pool:
+        while pending or running:
+            while pending and len(running) < s.jobs:
+                if elapsed() > s.compile_budget_s:
+                    for row in pending:
+                        row["errors"].append(f"not compiled: TIME_BUDGET_S={s.compile_budget_s} passed first")
+                    pending = []
+                    break
+                row = pending.pop(0)
+                timeout_s = max(10.0, s.compile_deadline_s - elapsed())
+                running[pool.submit(compile_case, s, row, timeout_s)] = (row, timeout_s)
+            if not running:
+                break
+            done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                row, timeout_s = running.pop(future)
+                meta, how = future.result()
+                row["compiled"] = bool(meta.get("ok"))
+                for key in ("export_s", "compile_s", "pt2_bytes", "versions", "tf32", "cpu_threads_baked"):
+                    if key in meta:
+                        row[key] = meta[key]
+                if not meta.get("ok"):
+                    row["errors"].append("torch could not compile it: " + meta.get("error", "?"))
+                log(f"{how} {row['model']} {row['device']}: " +
+                    (f"export {meta.get('export_s')} s, compile {meta.get('compile_s')} s" if meta.get("ok")
+                     else row["errors"][-1][:300]))
+
+
+def mpspack_cmd(s, row, meta, *extra):
+    folder = case_dir(s, row)
+    inputs = [a for i in meta["inputs"]
+              for a in ("--input", tensors.spec(os.path.join(folder, i["file"]), i["dtype"], i["shape"]))]
+    return [s.mpspack, "run", os.path.join(folder, "model.mpk"), "--device", row["device"]] + inputs + list(extra)
+
+
+def check(s, row, meta, env):
+    """mpspack run --expect torch eager's outputs; writes mpspack's outputs for torch's side to compare."""
+    folder = case_dir(s, row)
+    expects = [a for o in meta["outputs"]
+               for a in ("--expect", tensors.spec(os.path.join(folder, o["file"]), o["dtype"], o["shape"]))]
+    out_dir = os.path.join(folder, "mpspack_out")
+    cmd = mpspack_cmd(s, row, meta, *expects, "--rtol", str(row["rtol"]), "--atol", str(row["atol"]),
+                      "--output", out_dir, "--json")
+    row["commands"]["check"] = shlex.join(cmd)
+    r = proc.run(cmd, env=env, timeout_s=180)
+    row["mpspack_run_spawn_to_exit_ms"] = round(r.wall_ms, 1)
+    if r.rc not in (0, 1):
+        row["errors"].append("mpspack run: " + r.why(180))
+        return ""
+    try:
+        j = json.loads(r.stdout)
+        outs = j["outputs"]
+        row["mpspack_timings_ms"] = j.get("timings")
+    except (ValueError, KeyError) as e:
+        row["errors"].append(f"mpspack run --json gave no report ({e})")
+        return ""
+    row["match"] = r.rc == 0 and all(o.get("match") for o in outs)
+    row["mismatches"] = sum(o.get("mismatches") or 0 for o in outs)
+    row["max_abs"] = max((o.get("max_abs_error") or 0.0) for o in outs) if outs else 0.0
+    row["max_rel"] = max((o.get("max_rel_error") or 0.0) for o in outs) if outs else 0.0
+    problems = [o["problem"] for o in outs if o.get("problem")]
+    if problems:
+        row["errors"].append("mpspack run: " + "; ".join(problems)[:300])
+    return out_dir
+
+
+def bench(s, row, meta, env, prefix=()):
+    """mpspack run --bench: (p50 ms, time to first result ms, command) or the error."""
+    cmd = list(prefix) + mpspack_cmd(s, row, meta, "--bench", "--warmup", str(s.warmup),
+                                     "--iterations", str(s.iterations), "--format", "json")
+    r = proc.run(cmd, env=env, timeout_s=300)
+    if r.rc != 0:
+        return None, None, shlex.join(cmd), "mpspack run --bench: " + r.why(300)
+    try:
+        j = json.loads(r.stdout)
+        return j["latency_ms"]["p50"], j.get("time_to_first_result_ms"), shlex.join(cmd), None
+    except (ValueError, KeyError) as e:
+        return None, None, shlex.join(cmd), f"mpspack run --bench gave no report ({e})"
+
+
+def last_json_line(text):
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
+def torch_side(s, row, mpspack_out, modes, env=None, prefix=()):
+    """Torch's runner (or eager) in a fresh process: the first mode that works, its report and mode."""
+    failures = []
+    for mode in modes:
+        cmd = list(prefix) + [sys.executable, os.path.join(HERE, "time_torch.py"), mode, case_dir(s, row),
+                              row["device"], str(s.iterations), str(s.warmup), str(row["rtol"]), str(row["atol"])]
+        cmd += [mpspack_out] if mpspack_out else []
+        r = proc.run(cmd, env=env, timeout_s=240, mark="ZOO_FIRST_RESULT")
+        rep = last_json_line(r.stdout)
+        if r.rc == 0 and rep:
+            rep.update(mode=mode, command=shlex.join(cmd), first_result_ms=r.mark_ms,
+                       p50_ms=rep["latency_ms"]["p50"])
+            if failures:
+                rep["runner"] += " (" + "; ".join(failures) + ")"
+            return rep
+        what = "aoti_load_package" if mode == "package" else "eager"
+        failures.append(f"{what} failed: {r.why(240)}"[:300])
+    return {"runner": "none", "errors": failures}
+
+
+def time_row(s, row, env):
+    meta = read_meta(case_dir(s, row))
+    entry = models.get(row["model"])
+    scales = [o.get("max_abs") for o in meta["outputs"] if o.get("max_abs")]
+    row["rtol"], row["atol"], row["tolerance_note"] = models.tolerance(entry, row["device"], s.tf32,
+                                                                       max(scales) if scales else None)
+    row["commands"] = {}
+    folder = case_dir(s, row)
+    build = [s.mpspack, "-q", "build", os.path.join(folder, "model.pt2"), "-o", os.path.join(folder, "model.mpk")]
+    row["commands"]["build"] = shlex.join(build)
+    r = proc.run(build, env=env, timeout_s=120)
+    row["mpspack_build_ms"] = round(r.wall_ms, 1)
+    mpspack_out = ""
+    if r.rc != 0:
+        row["errors"].append("mpspack build: " + r.why(120))
+    else:
+        mpspack_out = check(s, row, meta, env)
+    if mpspack_out:
+        p50, first, row["commands"]["bench"], err = bench(s, row, meta, env)
+        row["mpspack_p50_ms"], row["mpspack_first_result_ms"] = p50, first
+        if err:
+            row["errors"].append(err)
+    modes = ["eager"] if s.torch_runner == "eager" else ["package", "eager"]
+    row["torch"] = torch_side(s, row, mpspack_out, modes)
+    row["errors"] += row["torch"].get("errors", [])
+    if s.two_core and row["device"] == "cpu":
+        time_two_cores(s, row, meta, env)
+
+
+def time_two_cores(s, row, meta, env):
+    """The CPU row again on cores 0 and 1, both sides with OMP_NUM_THREADS=2. The package keeps the thread count
+    AOTInductor baked into its loops (row's cpu_threads_baked)."""
+    prefix = ["taskset", "-c", "0,1"] if shutil.which("taskset") else []
+    if not prefix:
+        row["errors"].append("2 cores: no taskset on this machine")
+        return
+    two = {}
+    env2 = dict(env, OMP_NUM_THREADS="2")
+    if row.get("mpspack_p50_ms") is not None:
+        two["mpspack_p50_ms"], two["mpspack_first_result_ms"], two["mpspack_command"], err = \
+            bench(s, row, meta, env2, prefix)
+        if err:
+            row["errors"].append("2 cores: " + err)
+    mode = row["torch"].get("mode")
+    if mode:
+        rep = torch_side(s, row, "", [mode], env=dict(os.environ, OMP_NUM_THREADS="2"), prefix=prefix)
+        two["torch_p50_ms"], two["torch_first_result_ms"] = rep.get("p50_ms"), rep.get("first_result_ms")
+        two["torch_command"] = rep.get("command")
+        row["errors"] += ["2 cores: " + e for e in rep.get("errors", [])]
+    row["two_core"] = two
+
+
+def header(s):
+    return {"command": command_line(), "machine": machine(), "versions": {},
+            "mpspack_version": subprocess.run([s.mpspack, "--version"], capture_output=True, text=True).stdout.strip(),
+            "iterations": s.iterations, "warmup": s.warmup, "tf32": s.tf32, "two_core": s.two_core}
+
+
+def main():
+    if sys.argv[1:] == ["--list"]:
+        for e in models.REGISTRY.values():
+            print(f"{e.name:30} {e.source:12} {e.dtype:5} {'conv' if e.conv else '':5} {e.note}")
+        return 0
+    s = Settings(sys.argv[1] if len(sys.argv) > 1 else "build/bin/mpspack")
+    if not (os.path.isfile(s.mpspack) and os.access(s.mpspack, os.X_OK)):
+        print(f"zoo.py: {s.mpspack}: no mpspack executable there", file=sys.stderr)
+        return 2
+    s.mpspack = os.path.abspath(s.mpspack)
+    os.makedirs(s.work, exist_ok=True)
+    rows = [new_row(m, d) for m in s.models for d in s.devices]
+    head = header(s)
+
+    def stop(signum, _frame):
+        proc.end_all()
+        report.write(s.out, head, rows)
+        log(f"stopped by signal {signum}; what was measured is in {s.out}")
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log(f"{len(rows)} rows: models {','.join(s.models)}; devices {','.join(s.devices)}; {s.jobs} compile jobs")
+    gpu = has_gpu() if "cuda" in s.devices else (False, "")
+    compile_all(s, rows, gpu)
+    for row in rows:
+        head["versions"].update(row.get("versions") or {})
+    report.write(s.out, head, rows)
+    env = mpspack_env()
+    log("mpspack env: " + ", ".join(f"{k}={env[k]}" for k in ("MPSPACK_CUBLAS", "MPSPACK_CUDNN") if k in env))
+    for row in rows:
+        if not row.get("compiled"):
+            continue
+        if elapsed() > s.total_budget_s:
+            row["errors"].append(f"not timed: TOTAL_BUDGET_S={s.total_budget_s} passed first")
+            continue
+        try:
+            time_row(s, row, env)
+        except Exception as e:  # a row that breaks the zoo's own code is still a row, with the reason
+            row["errors"].append(f"zoo.py: {type(e).__name__}: {e}"[:300])
+        log(f"timed {row['model']} {row['device']}: match {row.get('match')}, p50 mpspack "
+            f"{report.ms(row.get('mpspack_p50_ms'))} ms, torch {report.ms(row.get('torch', {}).get('p50_ms'))} ms")
+        report.write(s.out, head, rows)
+    text = report.write(s.out, head, rows)
+    print(f"\nwritten: {os.path.join(s.out, 'zoo.json')}, {os.path.join(s.out, 'zoo.md')}\n")
+    print(text, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
