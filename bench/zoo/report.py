@@ -55,6 +55,8 @@ def table_row(row):
     torch_side = row.get("torch", {})
     r = ratio(row.get("mpspack_p50_ms"), torch_side.get("p50_ms"))
     notes = ["TF32 tolerance: torch convolves in TF32 by default"] if "TF32" in row.get("tolerance_note", "") else []
+    if row.get("cpu_threads_baked") is not None:
+        notes.append(f"package loops: {row['cpu_threads_baked']} threads")
     notes += [e[:220] for e in row.get("errors", [])]
     cells = (row["model"], row["device"], _match(row), _vs_runner(row), ms(row.get("mpspack_p50_ms")),
              ms(torch_side.get("p50_ms")), times(r),

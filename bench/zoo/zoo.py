@@ -14,7 +14,7 @@
 #   [MODELS=a,b|all] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
 #   python3 bench/zoo/zoo.py --list
 # Environment (defaults): JOBS (6) compile workers; TIME_BUDGET_S (300) no compile starts after this many seconds;
-# COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (560) no row is
+# COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (540) no row is
 # timed after this; ITERATIONS (50), WARMUP (5) timed and warm-up runs on both sides; ZOO_TWO_CORE (0);
 # ZOO_TF32 (1; 0: CUDA references and torch's runs with TF32 convolutions off); TORCH_RUNNER (package; eager:
 # time torch eager only); OUT (/tmp/zoo_out); WORK (/tmp/zoo_work) the models, rebuilt each run unless REUSE=1
@@ -57,7 +57,7 @@ class Settings:
         self.jobs = env_int("JOBS", 6)
         self.compile_budget_s = env_int("TIME_BUDGET_S", 300)
         self.compile_deadline_s = env_int("COMPILE_DEADLINE_S", self.compile_budget_s + 120)
-        self.total_budget_s = env_int("TOTAL_BUDGET_S", 560)
+        self.total_budget_s = env_int("TOTAL_BUDGET_S", 540)
         self.iterations = max(20, env_int("ITERATIONS", 50))
         self.warmup = env_int("WARMUP", 5)
         self.two_core = os.environ.get("ZOO_TWO_CORE", "0") == "1"
