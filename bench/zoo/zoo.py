@@ -17,8 +17,8 @@
 # COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (540) no row is
 # timed after this; ITERATIONS (50), WARMUP (5) timed and warm-up runs on both sides; ZOO_TWO_CORE (0);
 # ZOO_TF32 (1; 0: CUDA references, torch's runs and mpspack's (MPSPACK_CUDNN_TF32=0) with TF32 convolutions
-# off); TORCH_RUNNER (package; eager: time torch eager only); OUT (/tmp/zoo_out); WORK (/tmp/zoo_work) the models, rebuilt each run unless REUSE=1
-# (then a case compiled earlier in WORK is timed again without compiling).
+# off); TORCH_RUNNER (package; eager: time torch eager only); OUT (/tmp/zoo_out); WORK (/tmp/zoo_work) the
+# models, rebuilt each run unless REUSE=1 (then a case compiled earlier in WORK is timed again without compiling).
 import concurrent.futures
 import json
 import os
