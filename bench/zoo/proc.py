@@ -21,11 +21,12 @@ class Finished:
     wall_ms: float
     mark_ms: float = None     # spawn to the marker line, when one was asked for and seen
     timed_out: bool = False
+    limit_s: float = 0.0
 
-    def why(self, limit_s):
+    def why(self):
         """One line saying why the command failed."""
         if self.timed_out:
-            return f"did not finish within {limit_s:.0f} s"
+            return f"did not finish within {self.limit_s:.0f} s"
         if self.rc < 0:
             return f"killed by signal {-self.rc}" + (" (crashed)" if -self.rc in (signal.SIGSEGV, signal.SIGABRT,
                                                                               signal.SIGBUS) else "")
@@ -90,4 +91,5 @@ def run(cmd, env=None, timeout_s=120.0, mark=None, stdout_path=None):
         with open(stdout_path, errors="replace") as f:
             err.extend(f.read()[-6000:].splitlines(keepends=True))
     return Finished(rc=rc, stdout="".join(out), stderr_tail="".join(err), wall_ms=(end - start) * 1e3,
-                    mark_ms=(seen["mark"] - start) * 1e3 if "mark" in seen else None, timed_out=timed_out)
+                    mark_ms=(seen["mark"] - start) * 1e3 if "mark" in seen else None, timed_out=timed_out,
+                    limit_s=timeout_s)

@@ -18,6 +18,10 @@ def ratio(a, b):
     return a / b if a is not None and b else None
 
 
+def times(r):
+    return "–" if r is None else (f"{r:.2f}x" if r >= 0.1 else f"{r:.2g}x")
+
+
 def _match(row):
     if row.get("match") is None:
         return "not run"
@@ -40,7 +44,7 @@ def _two_core(row):
     if not two:
         return "–"
     r = ratio(two.get("mpspack_p50_ms"), two.get("torch_p50_ms"))
-    return f"{ms(two.get('mpspack_p50_ms'))} / {ms(two.get('torch_p50_ms'))}" + (f" ({r:.2f}x)" if r else "")
+    return f"{ms(two.get('mpspack_p50_ms'))} / {ms(two.get('torch_p50_ms'))}" + (f" ({times(r)})" if r else "")
 
 
 def _cell(text):
@@ -51,9 +55,11 @@ def table_row(row):
     torch_side = row.get("torch", {})
     r = ratio(row.get("mpspack_p50_ms"), torch_side.get("p50_ms"))
     notes = ["TF32 tolerance: torch convolves in TF32 by default"] if "TF32" in row.get("tolerance_note", "") else []
+    if row.get("cpu_threads_baked") is not None:
+        notes.append(f"package loops: {row['cpu_threads_baked']} threads")
     notes += [e[:220] for e in row.get("errors", [])]
     cells = (row["model"], row["device"], _match(row), _vs_runner(row), ms(row.get("mpspack_p50_ms")),
-             ms(torch_side.get("p50_ms")), f"{r:.2f}x" if r else "–",
+             ms(torch_side.get("p50_ms")), times(r),
              f"{ms(row.get('mpspack_first_result_ms'))} / {ms(torch_side.get('first_result_ms'))}",
              _two_core(row), torch_side.get("runner", "–"), "; ".join(notes))
     return "| " + " | ".join(_cell(c) for c in cells) + " |"

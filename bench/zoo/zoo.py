@@ -14,11 +14,11 @@
 #   [MODELS=a,b|all] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
 #   python3 bench/zoo/zoo.py --list
 # Environment (defaults): JOBS (6) compile workers; TIME_BUDGET_S (300) no compile starts after this many seconds;
-# COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (560) no row is
+# COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (540) no row is
 # timed after this; ITERATIONS (50), WARMUP (5) timed and warm-up runs on both sides; ZOO_TWO_CORE (0);
-# ZOO_TF32 (1; 0: CUDA references and torch's runs with TF32 convolutions off); TORCH_RUNNER (package; eager:
-# time torch eager only); OUT (/tmp/zoo_out); WORK (/tmp/zoo_work) the models, rebuilt each run unless REUSE=1
-# (then a case compiled earlier in WORK is timed again without compiling).
+# ZOO_TF32 (1; 0: CUDA references, torch's runs and mpspack's (MPSPACK_CUDNN_TF32=0) with TF32 convolutions
+# off); TORCH_RUNNER (package; eager: time torch eager only); OUT (/tmp/zoo_out); WORK (/tmp/zoo_work) the
+# models, rebuilt each run unless REUSE=1 (then a case compiled earlier in WORK is timed again without compiling).
 import concurrent.futures
 import json
 import os
@@ -57,7 +57,7 @@ class Settings:
         self.jobs = env_int("JOBS", 6)
         self.compile_budget_s = env_int("TIME_BUDGET_S", 300)
         self.compile_deadline_s = env_int("COMPILE_DEADLINE_S", self.compile_budget_s + 120)
-        self.total_budget_s = env_int("TOTAL_BUDGET_S", 560)
+        self.total_budget_s = env_int("TOTAL_BUDGET_S", 540)
         self.iterations = max(20, env_int("ITERATIONS", 50))
         self.warmup = env_int("WARMUP", 5)
         self.two_core = os.environ.get("ZOO_TWO_CORE", "0") == "1"
@@ -70,6 +70,11 @@ class Settings:
 
 def elapsed():
     return time.time() - STARTED
+
+
+def step_limit(s, default_s):
+    """A step's time limit: its own, or less, so that the last row ends soon after TOTAL_BUDGET_S."""
+    return max(15.0, min(default_s, s.total_budget_s + 30 - elapsed()))
 
 
 def log(msg):
@@ -181,7 +186,7 @@ def start_compile(s, row, timeout_s):
                  env=env, timeout_s=timeout_s, stdout_path=os.path.join(folder, "compile.log"))
     meta = read_meta(folder)
     if meta is None:
-        return {"ok": False, "error": f"the compile worker wrote no meta.json: {r.why(timeout_s)}"}, "compiled"
+        return {"ok": False, "error": f"the compile worker wrote no meta.json: {r.why()}"}, "compiled"
     return meta, "compiled"
 
 
@@ -242,10 +247,10 @@ def check(s, row, meta, env):
     cmd = mpspack_cmd(s, row, meta, *expects, "--rtol", str(row["rtol"]), "--atol", str(row["atol"]),
                       "--output", out_dir, "--json")
     row["commands"]["check"] = shlex.join(cmd)
-    r = proc.run(cmd, env=env, timeout_s=180)
+    r = proc.run(cmd, env=env, timeout_s=step_limit(s, 180))
     row["mpspack_run_spawn_to_exit_ms"] = round(r.wall_ms, 1)
     if r.rc not in (0, 1):
-        row["errors"].append("mpspack run: " + r.why(180))
+        row["errors"].append("mpspack run: " + r.why())
         return ""
     try:
         j = json.loads(r.stdout)
@@ -268,9 +273,9 @@ def bench(s, row, meta, env, prefix=()):
     """mpspack run --bench: (p50 ms, time to first result ms, command) or the error."""
     cmd = list(prefix) + mpspack_cmd(s, row, meta, "--bench", "--warmup", str(s.warmup),
                                      "--iterations", str(s.iterations), "--format", "json")
-    r = proc.run(cmd, env=env, timeout_s=300)
+    r = proc.run(cmd, env=env, timeout_s=step_limit(s, 300))
     if r.rc != 0:
-        return None, None, shlex.join(cmd), "mpspack run --bench: " + r.why(300)
+        return None, None, shlex.join(cmd), "mpspack run --bench: " + r.why()
     try:
         j = json.loads(r.stdout)
         return j["latency_ms"]["p50"], j.get("time_to_first_result_ms"), shlex.join(cmd), None
@@ -295,7 +300,7 @@ def torch_side(s, row, mpspack_out, modes, env=None, prefix=()):
         cmd = list(prefix) + [sys.executable, os.path.join(HERE, "time_torch.py"), mode, case_dir(s, row),
                               row["device"], str(s.iterations), str(s.warmup), str(row["rtol"]), str(row["atol"])]
         cmd += [mpspack_out] if mpspack_out else []
-        r = proc.run(cmd, env=env, timeout_s=240, mark="ZOO_FIRST_RESULT")
+        r = proc.run(cmd, env=env, timeout_s=step_limit(s, 240), mark="ZOO_FIRST_RESULT")
         rep = last_json_line(r.stdout)
         if r.rc == 0 and rep:
             rep.update(mode=mode, command=shlex.join(cmd), first_result_ms=r.mark_ms,
@@ -304,7 +309,7 @@ def torch_side(s, row, mpspack_out, modes, env=None, prefix=()):
                 rep["runner"] += " (" + "; ".join(failures) + ")"
             return rep
         what = "aoti_load_package" if mode == "package" else "eager"
-        failures.append(f"{what} failed: {r.why(240)}"[:300])
+        failures.append(f"{what} failed: {r.why()}"[:300])
     return {"runner": "none", "errors": failures}
 
 
@@ -318,11 +323,11 @@ def time_row(s, row, env):
     folder = case_dir(s, row)
     build = [s.mpspack, "-q", "build", os.path.join(folder, "model.pt2"), "-o", os.path.join(folder, "model.mpk")]
     row["commands"]["build"] = shlex.join(build)
-    r = proc.run(build, env=env, timeout_s=120)
+    r = proc.run(build, env=env, timeout_s=step_limit(s, 120))
     row["mpspack_build_ms"] = round(r.wall_ms, 1)
     mpspack_out = ""
     if r.rc != 0:
-        row["errors"].append("mpspack build: " + r.why(120))
+        row["errors"].append("mpspack build: " + r.why())
     else:
         mpspack_out = check(s, row, meta, env)
     if mpspack_out:
@@ -349,13 +354,14 @@ def time_two_cores(s, row, meta, env):
     if row.get("mpspack_p50_ms") is not None:
         two["mpspack_p50_ms"], two["mpspack_first_result_ms"], two["mpspack_command"], err = \
             bench(s, row, meta, env2, prefix)
+        two["mpspack_command"] = "OMP_NUM_THREADS=2 " + two["mpspack_command"]
         if err:
             row["errors"].append("2 cores: " + err)
     mode = row["torch"].get("mode")
     if mode:
         rep = torch_side(s, row, "", [mode], env=dict(os.environ, OMP_NUM_THREADS="2"), prefix=prefix)
         two["torch_p50_ms"], two["torch_first_result_ms"] = rep.get("p50_ms"), rep.get("first_result_ms")
-        two["torch_command"] = rep.get("command")
+        two["torch_command"] = "OMP_NUM_THREADS=2 " + rep.get("command", "")
         row["errors"] += ["2 cores: " + e for e in rep.get("errors", [])]
     row["two_core"] = two
 
@@ -395,7 +401,10 @@ def main():
         head["versions"].update(row.get("versions") or {})
     report.write(s.out, head, rows)
     env = mpspack_env()
-    log("mpspack env: " + ", ".join(f"{k}={env[k]}" for k in ("MPSPACK_CUBLAS", "MPSPACK_CUDNN") if k in env))
+    if not s.tf32:  # both sides without TF32: mpspack's float32 convolutions on the GPU as well
+        env["MPSPACK_CUDNN_TF32"] = "0"
+    log("mpspack env: " + ", ".join(f"{k}={env[k]}" for k in ("MPSPACK_CUBLAS", "MPSPACK_CUDNN", "MPSPACK_CUDNN_TF32")
+                                    if k in env))
     for row in rows:
         if not row.get("compiled"):
             continue
