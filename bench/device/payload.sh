@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Gathers what a run on the device machine needs into .device/ (git-ignored), to be named in the device tool's
+# `carry` (64 MiB in all with the working tree):
+#   .device/bin/   mpspack and test_cuda_shim, stripped
+#   .device/lib/   the libraries mpspack carries beside itself (RUNPATH $ORIGIN/../lib)
+#   .device/fixtures/  the torch-built cases from ../shared, which does not travel
+# Files over 4 MiB go as .xz.
+# On the device machine, `bash bench/device/payload.sh --unpack` restores the .xz files in place.
+#
+#   bash bench/device/payload.sh [BUILD_DIR]      (default build)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+if [ "${1:-}" = "--unpack" ]; then
+  for f in "$root"/.device/bin/*.xz "$root"/.device/lib/*.xz "$root"/.device/lib/*/*.xz; do
+    [ -e "$f" ] && xz -d -f "$f"
+  done
+  exit 0
+fi
+build="${1:-$root/build}"
+out="$root/.device"
+rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/fixtures"
+for exe in mpspack test_cuda_shim; do
+  [ -x "$build/bin/$exe" ] && strip -o "$out/bin/$exe" "$build/bin/$exe"
+done
+cp -a "$build/lib/." "$out/lib/"
+rm -f "$out"/lib/*.a
+find "$out/bin" "$out/lib" -type f -size +4M -exec xz -T2 -6 {} \;
+shared="$root/../shared/fixtures/aoti-2.11"
+cp -a "$shared/torch-built" "$out/fixtures/"
+du -sh "$out"
