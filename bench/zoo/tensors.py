@@ -96,3 +96,20 @@ def compare_all(gots, wants, rtol, atol):
     if len(gots) != len(wants):
         return [{"ok": False, "problem": f"{len(gots)} outputs against {len(wants)}"}]
     return [compare(g, w, rtol, atol) for g, w in zip(gots, wants)]
+
+
+def load_raw(path, dtype, shape):
+    """A raw tensor file as save_raw wrote it (DTYPE in mpspack's names, bool stored as uint8)."""
+    import torch
+    torch_dtype = {"bool": torch.uint8}.get(dtype) or getattr(torch, next(
+        name for name, short in MPSPACK_DTYPES.items() if short == dtype))
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    t = torch.frombuffer(data, dtype=torch_dtype) if data else torch.empty(0, dtype=torch_dtype)
+    t = t.reshape([int(d) for d in shape])
+    return t.to(torch.bool) if dtype == "bool" else t
+
+
+def load_inputs(case_dir, meta):
+    """The case's inputs, from the input<i>.bin files compile_one.py wrote."""
+    return [load_raw(os.path.join(case_dir, i["file"]), i["dtype"], i["shape"]) for i in meta["inputs"]]

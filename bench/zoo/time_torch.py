@@ -1,19 +1,25 @@
 # Torch's side of one zoo row, in a fresh process (bench/zoo/zoo.py starts it and times it from spawn):
-#   package: the case's model.pt2 through torch's own runner, torch._inductor.aoti_load_package
+#   capi:    the case's model.pt2 on torch's runtime without torch's package loader: its model library's own C
+#            API with libtorch's shim loaded globally (capi_runner.py; the default, first choice);
+#   package: the same package through torch's own loader, torch._inductor.aoti_load_package
 #            (AOTIModelPackageLoader through libtorch), called as loader.run(inputs) where the loader has it;
 #   eager:   the model rebuilt from bench/zoo/models.py with the same seed, run in eager mode (the fallback where
-#            torch's runner cannot load the package).
-# Prints ZOO_FIRST_RESULT as soon as the first outputs are ready (after a device sync), then warms up, times
-# ITERATIONS calls (each followed by a device sync) and prints one JSON line: the latency, in-process phase times,
-# and its first outputs' errors against torch eager's (expected.pt) and against mpspack's (the folder that
-# `mpspack run --output` wrote), at the row's tolerance.
-#   python3 time_torch.py package|eager CASE_DIR cpu|cuda ITERATIONS WARMUP RTOL ATOL [MPSPACK_OUTPUT_DIR]
+#            neither runner works).
+# The inputs are the case's input<i>.bin files. Prints ZOO_FIRST_RESULT as soon as the first outputs are ready
+# (after a device sync), then warms up, times ITERATIONS calls (each followed by a device sync) and prints one
+# JSON line: the latency, in-process phase times, and its first outputs' errors against torch eager's
+# (expected.pt) and against mpspack's (the folder that `mpspack run --output` wrote), at the row's tolerance.
+# A crash writes no core file (that alone can take tens of seconds) and prints the Python stack.
+#   python3 time_torch.py capi|package|eager CASE_DIR cpu|cuda ITERATIONS WARMUP RTOL ATOL [MPSPACK_OUTPUT_DIR]
 import time
 
 STARTED = time.perf_counter()
 
+import ctypes  # noqa: E402
+import faulthandler  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
+import resource  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 
@@ -32,6 +38,13 @@ def guarded(compare):
         return compare()
     except Exception as e:
         return [{"ok": False, "problem": f"{type(e).__name__}: {e}"[:300]}]
+
+
+def no_core_files():
+    """No core file on a crash, to a file or to a core_pattern pipe (PR_SET_DUMPABLE 0 stops both)."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE
+    faulthandler.enable()
 
 
 def package_runner(torch, case_dir, inputs):
@@ -56,6 +69,7 @@ def main():
     iterations, warmup = int(sys.argv[4]), int(sys.argv[5])
     rtol, atol = float(sys.argv[6]), float(sys.argv[7])
     mpspack_dir = sys.argv[8] if len(sys.argv) > 8 else ""
+    no_core_files()
     import torch
     import tensors
     imported = time.perf_counter()
@@ -64,8 +78,11 @@ def main():
     if device == "cuda":
         torch.backends.cudnn.allow_tf32 = os.environ.get("ZOO_TF32", "1") != "0"
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    inputs = [x.to(device) for x in torch.load(os.path.join(case_dir, "inputs.pt"))]
-    if mode == "package":
+    inputs = [x.to(device) for x in tensors.load_inputs(case_dir, meta)]
+    if mode == "capi":
+        import capi_runner
+        call, runner = capi_runner.runner(torch, case_dir, device, inputs)
+    elif mode == "package":
         call, runner = package_runner(torch, case_dir, inputs)
     else:
         call, runner = eager_runner(torch, meta, device, inputs)
