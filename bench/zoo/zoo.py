@@ -6,9 +6,10 @@
 #      outputs, torch.export.export, aoti_compile_and_package -> model.pt2;
 #   2. then one row at a time, so that no measurement disturbs another: `mpspack build`, `mpspack run --expect`
 #      against torch eager's outputs at the model's tolerance (models.tolerance), `mpspack run --bench`, and
-#      torch's own runner on the same .pt2 (time_torch.py: aoti_load_package; torch eager where that fails, the
-#      row says which), each side's first result timed from process start; with ZOO_TWO_CORE=1 the CPU rows are
-#      timed again on two cores (taskset -c 0,1, OMP_NUM_THREADS=2, both sides).
+#      torch's runtime on the same .pt2 in one fresh process (time_torch.py: the model library's C API on
+#      libtorch's shim, capi_runner.py; torch eager where that fails, the row says which and why), each side's
+#      first result timed from process start; with ZOO_TWO_CORE=1 the CPU rows are timed again on two cores
+#      (taskset -c 0,1, OMP_NUM_THREADS=2, both sides).
 # Writes OUT/zoo.json (every row) and OUT/zoo.md (the table), and prints the table last.
 #
 #   [MODELS=a,b|all] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
@@ -17,7 +18,8 @@
 # COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (540) no row is
 # timed after this; ITERATIONS (50), WARMUP (5) timed and warm-up runs on both sides; ZOO_TWO_CORE (0);
 # ZOO_TF32 (1; 0: CUDA references, torch's runs and mpspack's (MPSPACK_CUDNN_TF32=0) with TF32 convolutions
-# off); TORCH_RUNNER (package; eager: time torch eager only); OUT (/tmp/zoo_out); WORK (/tmp/zoo_work) the
+# off); TORCH_RUNNER (capi; package: torch's package loader, aoti_load_package, instead; eager: torch eager
+# only); OUT (/tmp/zoo_out); WORK (/tmp/zoo_work) the
 # models, rebuilt each run unless REUSE=1 (then a case compiled earlier in WORK is timed again without compiling).
 import concurrent.futures
 import json
@@ -62,7 +64,10 @@ class Settings:
         self.warmup = env_int("WARMUP", 5)
         self.two_core = os.environ.get("ZOO_TWO_CORE", "0") == "1"
         self.tf32 = os.environ.get("ZOO_TF32", "1") != "0"
-        self.torch_runner = os.environ.get("TORCH_RUNNER", "package")
+        self.torch_runner = os.environ.get("TORCH_RUNNER") or "capi"
+        if self.torch_runner not in TORCH_MODE_ORDER:
+            print(f"zoo.py: TORCH_RUNNER={self.torch_runner!r}: capi, package or eager", file=sys.stderr)
+            raise SystemExit(2)
         self.out = os.environ.get("OUT") or "/tmp/zoo_out"
         self.work = os.environ.get("WORK") or "/tmp/zoo_work"
         self.reuse = os.environ.get("REUSE") == "1"
@@ -293,24 +298,36 @@ def last_json_line(text):
     return None
 
 
+# Each torch-side mode: what the row calls it, and how long its process may take to its first result (import
+# torch, load, one run) before it counts as hung. The runners' limit keeps a crash or hang to about 15 s a row;
+# eager rebuilds the model first.
+TORCH_MODES = {"capi": ("the C-API runner", 15.0), "package": ("aoti_load_package", 15.0), "eager": ("eager", 60.0)}
+TORCH_MODE_ORDER = {"capi": ["capi", "eager"], "package": ["package", "eager"], "eager": ["eager"]}
+
+
 def torch_side(s, row, mpspack_out, modes, env=None, prefix=()):
-    """Torch's runner (or eager) in a fresh process: the first mode that works, its report and mode."""
-    failures = []
+    """Torch's side in a fresh process per attempt, first result and steady state in the same process: the first
+    mode that works, its report and mode, and why each earlier mode failed."""
+    failures, failed_attempts = [], []
     for mode in modes:
+        what, first_limit_s = TORCH_MODES[mode]
         cmd = list(prefix) + [sys.executable, os.path.join(HERE, "time_torch.py"), mode, case_dir(s, row),
                               row["device"], str(s.iterations), str(s.warmup), str(row["rtol"]), str(row["atol"])]
         cmd += [mpspack_out] if mpspack_out else []
-        r = proc.run(cmd, env=env, timeout_s=step_limit(s, 240), mark="ZOO_FIRST_RESULT")
+        r = proc.run(cmd, env=env, timeout_s=step_limit(s, 240), mark="ZOO_FIRST_RESULT",
+                     mark_limit_s=first_limit_s)
         rep = last_json_line(r.stdout)
         if r.rc == 0 and rep:
             rep.update(mode=mode, command=shlex.join(cmd), first_result_ms=r.mark_ms,
                        p50_ms=rep["latency_ms"]["p50"])
             if failures:
                 rep["runner"] += " (" + "; ".join(failures) + ")"
+                rep["failed_attempts"] = failed_attempts
             return rep
-        what = "aoti_load_package" if mode == "package" else "eager"
         failures.append(f"{what} failed: {r.why()}"[:300])
-    return {"runner": "none", "errors": failures}
+        failed_attempts.append({"mode": mode, "command": shlex.join(cmd), "why": r.why(),
+                                "spawn_to_end_ms": round(r.wall_ms, 1), "stderr_tail": r.stderr_tail[-2000:]})
+    return {"runner": "none", "errors": failures, "failed_attempts": failed_attempts}
 
 
 def time_row(s, row, env):
@@ -335,8 +352,7 @@ def time_row(s, row, env):
         row["mpspack_p50_ms"], row["mpspack_first_result_ms"] = p50, first
         if err:
             row["errors"].append(err)
-    modes = ["eager"] if s.torch_runner == "eager" else ["package", "eager"]
-    row["torch"] = torch_side(s, row, mpspack_out, modes)
+    row["torch"] = torch_side(s, row, mpspack_out, TORCH_MODE_ORDER[s.torch_runner])
     row["errors"] += row["torch"].get("errors", [])
     if s.two_core and row["device"] == "cpu":
         time_two_cores(s, row, meta, env)
