@@ -1,14 +1,18 @@
-// aoti_torch_cuda__scaled_dot_product_efficient_attention, correct before fast: one thread block per
-// (batch, head, query row) computes that row's scores in shared memory, a numerically safe softmax (max
-// subtracted), and the weighted sum of the values, in float whatever the input dtype. The outputs have the
-// shapes and strides torch's kernel returns (its meta function), which the compiled model relies on.
+// aoti_torch_cuda__scaled_dot_product_efficient_attention as torch's math path computes it, on cuBLAS: for each
+// image and block of query rows, the scores Q K^T * scale in float32 (one product batched over the heads), the
+// bias and causal mask added and a numerically safe softmax taken row by row (one thread block per row, max
+// subtracted), then P V (a second batched product) into the output. A block's scores take at most 256 MiB, so
+// long sequences run in several blocks and memory stays bounded. The outputs have the shapes and strides torch's
+// kernel returns (its meta function), which the compiled model relies on.
 #include "aoti_shim_cuda.h"
 #include "cuda_common.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 namespace mpspack::shim::cuda {
@@ -50,50 +54,99 @@ __device__ float block_reduce(float v, float* scratch, bool is_max) {
   return r;
 }
 
+// The bytes of float32 scores one block of query rows may take: 256 MiB, or MPSPACK_ATTENTION_SCORE_BYTES (read at
+// each call, so that a test can make blocks small).
+int64_t score_budget_bytes() {
+  const char* v = std::getenv("MPSPACK_ATTENTION_SCORE_BYTES");
+  const long long n = v ? std::atoll(v) : 0;
+  return n > 0 ? int64_t(n) : int64_t(256) << 20;
+}
+
+// One row of scores [S] per thread block: scores of query row i = l0 + (row % rows) of head h = row / rows, already
+// scaled. Adds the bias and the causal mask, takes the softmax, writes it to probs (which may be scores itself
+// when T is float) and the row's logsumexp.
 template <class T>
-__global__ void attention_row_kernel(const T* q, const T* k, const T* v, const T* bias, T* out, float* lse,
-                                     Problem p) {
-  extern __shared__ float smem[];
-  float* scores = smem;            // [S]
-  float* qrow = smem + p.S;        // [E]
-  float* scratch = qrow + p.E;     // [kThreads / 32]
-  const int64_t i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  const T* qp = q + b * p.q.b + h * p.q.h + i * p.q.l;
-  for (int64_t e = threadIdx.x; e < p.E; e += blockDim.x) qrow[e] = to_float(qp[e * p.q.e]);
-  __syncthreads();
+__global__ void softmax_rows_kernel(float* scores, T* probs, const T* bias, float* lse, Problem p, int64_t b,
+                                    int64_t l0, int64_t rows) {
+  __shared__ float scratch[kThreads / 32];
+  const int64_t h = blockIdx.x / rows, i = l0 + blockIdx.x % rows;
+  float* row = scores + int64_t(blockIdx.x) * p.S;
+  T* out = probs + int64_t(blockIdx.x) * p.S;
   float local_max = -INFINITY;
   for (int64_t j = threadIdx.x; j < p.S; j += blockDim.x) {
-    float s;
-    if (p.causal && j > i) {
-      s = -INFINITY;
-    } else {
-      const T* kp = k + b * p.k.b + h * p.k.h + j * p.k.l;
-      float dot = 0.f;
-      for (int64_t e = 0; e < p.E; ++e) dot += qrow[e] * to_float(kp[e * p.k.e]);
-      s = dot * p.scale;
-      if (bias) s += to_float(bias[b * p.bias.b + h * p.bias.h + i * p.bias.l + j * p.bias.e]);
-    }
-    scores[j] = s;
+    float s = row[j];
+    if (p.causal && j > i) s = -INFINITY;
+    else if (bias) s += to_float(bias[b * p.bias.b + h * p.bias.h + i * p.bias.l + j * p.bias.e]);
+    row[j] = s;
     local_max = fmaxf(local_max, s);
   }
   const float row_max = block_reduce(local_max, scratch, true);
   float local_sum = 0.f;
   for (int64_t j = threadIdx.x; j < p.S; j += blockDim.x) {
-    const float e = row_max == -INFINITY ? 0.f : __expf(scores[j] - row_max);
-    scores[j] = e;
+    const float e = row_max == -INFINITY ? 0.f : __expf(row[j] - row_max);
+    row[j] = e;
     local_sum += e;
   }
   const float sum = block_reduce(local_sum, scratch, false);
-  __syncthreads();
   const float inv = sum > 0.f ? 1.f / sum : 0.f;  // a fully masked row gives zeros, not NaN
-  T* op = out + b * p.out.b + h * p.out.h + i * p.out.l;
-  for (int64_t e = threadIdx.x; e < p.Ev; e += blockDim.x) {
-    float acc = 0.f;
-    const T* vp = v + b * p.v.b + h * p.v.h + e * p.v.e;
-    for (int64_t j = 0; j < p.S; ++j) acc += scores[j] * to_float(vp[j * p.v.l]);
-    op[e * p.out.e] = from_float<T>(acc * inv);
-  }
+  for (int64_t j = threadIdx.x; j < p.S; j += blockDim.x) out[j] = from_float<T>(row[j] * inv);
   if (lse && threadIdx.x == 0) lse[b * p.lse_b + h * p.lse_h + i] = sum > 0.f ? row_max + logf(sum) : -INFINITY;
+}
+
+template <class T>
+void softmax_rows(Tensor& scores, Tensor& probs, const Tensor* bias, float* lse, const Problem& p, int64_t b,
+                  int64_t l0, int64_t rows) {
+  softmax_rows_kernel<T><<<unsigned(p.H * rows), kThreads, 0, current_stream()>>>(
+      reinterpret_cast<float*>(scores.data()), reinterpret_cast<T*>(probs.data()),
+      bias ? reinterpret_cast<const T*>(bias->data()) : nullptr, lse, p, b, l0, rows);
+  check(cudaGetLastError(), "attention softmax kernel launch");
+}
+
+// A view of `base`'s storage with the given geometry (offset in elements).
+Tensor view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
+  Tensor t;
+  t.storage = base.storage;
+  t.dtype = base.dtype;
+  t.storage_offset = offset;
+  t.sizes = std::move(sizes);
+  t.strides = std::move(strides);
+  return t;
+}
+
+// out[b] <- softmax(q[b] k[b]^T * scale + bias[b], causal) v[b], rows_per_block query rows at a time.
+void attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out, float* lse,
+            const Problem& p) {
+  const int64_t per_row = std::max<int64_t>(p.H * p.S * int64_t(sizeof(float)), 1);
+  const int64_t rows_per_block = std::clamp<int64_t>(score_budget_bytes() / per_row, 1, p.L);
+  const int32_t device = q.storage->device_index;
+  const std::vector<int64_t> buffer_sizes{p.H, rows_per_block, p.S};
+  TensorPtr scores(new_tensor_on(kCuda, device, buffer_sizes, contiguous_strides(buffer_sizes), int32_t(DType::f32)));
+  TensorPtr probs_buffer;  // scores themselves for float32
+  if (q.dtype != int32_t(DType::f32))
+    probs_buffer.reset(new_tensor_on(kCuda, device, buffer_sizes, contiguous_strides(buffer_sizes), q.dtype));
+  Tensor& probs = probs_buffer ? *probs_buffer : *scores;
+  for (int64_t b = 0; b < p.B; ++b) {
+    for (int64_t l0 = 0; l0 < p.L; l0 += rows_per_block) {
+      const int64_t n = std::min(rows_per_block, p.L - l0);
+      const std::vector<int64_t> block_strides{n * p.S, p.S, 1};
+      Tensor s = view(*scores, {p.H, n, p.S}, block_strides, 0);
+      Tensor pr = view(probs, {p.H, n, p.S}, block_strides, 0);
+      const Tensor qb = view(q, {p.H, n, p.E}, {p.q.h, p.q.l, p.q.e}, q.storage_offset + b * p.q.b + l0 * p.q.l);
+      const Tensor kt = view(k, {p.H, p.E, p.S}, {p.k.h, p.k.e, p.k.l}, k.storage_offset + b * p.k.b);
+      const Tensor vb = view(v, {p.H, p.S, p.Ev}, {p.v.h, p.v.l, p.v.e}, v.storage_offset + b * p.v.b);
+      Tensor ob = view(out, {p.H, n, p.Ev}, {p.out.h, p.out.l, p.out.e}, b * p.out.b + l0 * p.out.l);
+      gemm(s, qb, kt, p.scale, 0.0, "scaled_dot_product_efficient_attention");
+      switch (static_cast<DType>(q.dtype)) {
+        case DType::f32: softmax_rows<float>(s, pr, bias, lse, p, b, l0, n); break;
+        case DType::f16: softmax_rows<__half>(s, pr, bias, lse, p, b, l0, n); break;
+        case DType::bf16: softmax_rows<__nv_bfloat16>(s, pr, bias, lse, p, b, l0, n); break;
+        default:
+          fail(std::string("scaled_dot_product_efficient_attention: dtype ") + dtype_name(q.dtype) +
+               " is not supported");
+      }
+      gemm(ob, pr, vb, 1.0, 0.0, "scaled_dot_product_efficient_attention");
+    }
+  }
 }
 
 Strides4 strides4(const Tensor& t, const char* what) {
@@ -160,37 +213,11 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attentio
     p.lse_b = p.H * lpad, p.lse_h = lpad;
     TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
+    if (q.dtype != int32_t(DType::f32) && q.dtype != int32_t(DType::f16) && q.dtype != int32_t(DType::bf16))
+      fail(std::string("scaled_dot_product_efficient_attention: dtype ") + dtype_name(q.dtype) + " is not supported");
     if (p.B * p.H * p.L * p.Ev > 0) {
-      const std::size_t smem = std::size_t(p.S + p.E + kThreads / 32) * sizeof(float);
-      if (smem > 48 * 1024)
-        fail("scaled_dot_product_efficient_attention: key length " + std::to_string(p.S) + " + head size " +
-             std::to_string(p.E) + " exceed this kernel's shared memory (48 KiB)");
-      if (p.L > 2147483647 || p.H > 65535 || p.B > 65535)
-        fail("scaled_dot_product_efficient_attention: grid too large");
-      const dim3 grid(unsigned(p.L), unsigned(p.H), unsigned(p.B));
-      float* lse_ptr = compute_log_sumexp ? reinterpret_cast<float*>(lse->data()) : nullptr;
-      cudaStream_t st = current_stream();
-      switch (static_cast<DType>(q.dtype)) {
-        case DType::f32:
-          attention_row_kernel<float><<<grid, kThreads, smem, st>>>(
-              (const float*)q.data(), (const float*)k.data(), (const float*)v.data(),
-              bias ? (const float*)bias->data() : nullptr, (float*)out->data(), lse_ptr, p);
-          break;
-        case DType::f16:
-          attention_row_kernel<__half><<<grid, kThreads, smem, st>>>(
-              (const __half*)q.data(), (const __half*)k.data(), (const __half*)v.data(),
-              bias ? (const __half*)bias->data() : nullptr, (__half*)out->data(), lse_ptr, p);
-          break;
-        case DType::bf16:
-          attention_row_kernel<__nv_bfloat16><<<grid, kThreads, smem, st>>>(
-              (const __nv_bfloat16*)q.data(), (const __nv_bfloat16*)k.data(), (const __nv_bfloat16*)v.data(),
-              bias ? (const __nv_bfloat16*)bias->data() : nullptr, (__nv_bfloat16*)out->data(), lse_ptr, p);
-          break;
-        default:
-          fail(std::string("scaled_dot_product_efficient_attention: dtype ") + dtype_name(q.dtype) +
-               " is not supported");
-      }
-      check(cudaGetLastError(), "attention kernel launch");
+      if (p.H > 65535) fail("scaled_dot_product_efficient_attention: more than 65535 heads");
+      attend(q, k, v, bias, *out, compute_log_sumexp ? reinterpret_cast<float*>(lse->data()) : nullptr, p);
     }
     *ret0 = out.release();
     *ret1 = lse.release();

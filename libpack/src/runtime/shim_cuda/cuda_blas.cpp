@@ -123,7 +123,9 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
   require_cuda(c, op);
   require_cuda(a, op);
   require_cuda(b, op);
-  if (a.dtype != c.dtype || b.dtype != c.dtype)
+  // One dtype throughout, or half-precision operands into a float32 result (accumulated in float32 either way).
+  const bool widened = c.dtype == int32_t(DType::f32) && (a.dtype == int32_t(DType::f16) || a.dtype == int32_t(DType::bf16));
+  if (a.dtype != b.dtype || (a.dtype != c.dtype && !widened))
     fail(std::string(op) + ": operands differ in dtype (" + dtype_name(a.dtype) + ", " + dtype_name(b.dtype) +
          ", out " + dtype_name(c.dtype) + ")");
   const View3 va = view3(a, "mat1"), vb = view3(b, "mat2"), vc = view3(c, "out");
@@ -131,7 +133,7 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
   if (va.b != batch || vb.b != batch || va.r != M || vb.r != K || vb.c != N)
     fail(std::string(op) + ": shapes do not chain");
   if (M == 0 || N == 0) return;
-  const Types ty = blas_types(c.dtype);
+  const Types ty = blas_types(c.dtype), in_ty = blas_types(a.dtype);
   if (K == 0) {  // the product is all zeros: out = beta * out
     if (beta != 0 && beta != 1) fail(std::string(op) + " with an empty inner dimension and beta not in {0, 1}");
     if (beta == 0) check(cudaMemsetAsync(c.data(), 0, std::size_t(c.numel()) * c.itemsize(), current_stream()), op);
@@ -167,7 +169,7 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
   const void* pbe = ty.dbl ? static_cast<const void*>(&beta) : &fbeta;
   // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's "A" is our b, its "B" our a.
   check_blas(cublas().gemm(h, mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           int(N), int(M), int(K), pal, mb.ptr, ty.data, int(mb.ld), sb, ma.ptr, ty.data,
+                           int(N), int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), sb, ma.ptr, in_ty.data,
                            int(ma.ld), sa, pbe, pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute,
                            CUBLAS_GEMM_DEFAULT),
              op);

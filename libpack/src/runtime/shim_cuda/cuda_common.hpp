@@ -28,7 +28,8 @@ TensorPtr empty_contiguous_like(const Tensor& t, int32_t dtype);
 TensorPtr contiguous(const Tensor& t);
 
 // c (+)= alpha * a @ b for 2-d or 3-d (batched, a batch stride of 0 broadcasts) cuda tensors of one
-// floating dtype; when beta != 0, c already holds the term beta scales. On cuBLAS (cuda_blas.cpp).
+// floating dtype, or f16/bf16 operands with a float32 c; when beta != 0, c already holds the term beta scales.
+// On cuBLAS (cuda_blas.cpp).
 void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op);
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
