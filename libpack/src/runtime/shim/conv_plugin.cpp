@@ -1,0 +1,84 @@
+// The oneDNN plugin (conv_cpu.hpp): lib/mpspack/conv_onednn.so beside the executable's bin/, opened at the first
+// convolution. Linked in, oneDNN (40 MB, with libgomp and libOpenCL) would load at every start of every command;
+// `inspect` must start in a few milliseconds (docs/PERFORMANCE.md), and most commands run no convolution.
+#include "conv_cpu.hpp"
+#include "conv_onednn_api.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace mpspack::shim {
+namespace {
+
+// <folder of the running executable>/../lib/mpspack/conv_onednn.so, where the build and the install put it.
+std::string plugin_path() {
+  char exe[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n < 0) return std::string("(no path: cannot read /proc/self/exe: ") + std::strerror(errno) + ")";
+  std::string path(exe, size_t(n));
+  path.resize(path.find_last_of('/') + 1);
+  return path + "../lib/mpspack/conv_onednn.so";
+}
+
+struct Plugin {
+  OnednnConvolution convolution = nullptr;
+  OnednnDescribe describe = nullptr;
+  std::string problem;  // why it is not open: one line naming where mpspack looked
+};
+
+const Plugin& plugin() {
+  static const Plugin p = [] {
+    Plugin made;
+    const std::string path = plugin_path();
+    // Never closed: oneDNN's OpenMP threads run its code until the process ends.
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = ::dlerror();
+      made.problem = "cannot open mpspack's oneDNN plugin " + path + ": " + (why ? why : "unknown reason");
+      return made;
+    }
+    made.convolution = reinterpret_cast<OnednnConvolution>(::dlsym(handle, kOnednnConvolutionEntry));
+    made.describe = reinterpret_cast<OnednnDescribe>(::dlsym(handle, kOnednnDescribeEntry));
+    if (made.convolution == nullptr || made.describe == nullptr)
+      made.problem = path + " is not this mpspack's oneDNN plugin (no " + kOnednnConvolutionEntry + ")";
+    return made;
+  }();
+  return p;
+}
+
+ConvTensorView view_of(const Tensor& t) { return {t.data(), t.dtype, t.sizes, t.strides}; }
+
+}  // namespace
+
+std::string_view cpu_conv_mode() {
+  static const std::string_view mode = [] {
+    const char* v = std::getenv("MPSPACK_CPU_CONV");
+    return std::string_view(v ? v : "");
+  }();
+  return mode;
+}
+
+bool onednn_plugin_open(std::string* why) {
+  const Plugin& p = plugin();
+  if (why) *why = p.problem;
+  return p.problem.empty();
+}
+
+std::string onednn_description() { return onednn_plugin_open() ? plugin().describe() : std::string(); }
+
+void convolution_onednn(const ConvShape& s, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& out,
+                        std::string* implementation) {
+  const Plugin& p = plugin();
+  if (!p.problem.empty()) fail("convolution: " + p.problem);
+  OnednnConvCall call{&s, view_of(x), view_of(w), b ? view_of(*b) : ConvTensorView{}, view_of(out), implementation};
+  const std::string problem = p.convolution(call);
+  if (!problem.empty()) fail("convolution: " + problem + ": " + dtype_name(x.dtype) + " " + s.describe());
+}
+
+}  // namespace mpspack::shim
