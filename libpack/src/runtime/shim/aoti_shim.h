@@ -195,6 +195,10 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_convolution(
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
     AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* Running sum along dim (negative counts from the end) into a new contiguous tensor of dtype *dtype, or, when
+ * dtype is null, int64 for integer and bool inputs and the input's dtype otherwise. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                        AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }  // extern "C"
