@@ -1,5 +1,5 @@
-// aten::cumsum on the CPU shim against a plain loop in double: every dim, strided inputs, size-1 and size-0
-// dims, torch's result dtypes, and its accumulator types (which decide results on long float lines).
+// aten::cumsum and cumprod on the CPU shim against a plain loop in double: every dim, strided inputs, size-1
+// and size-0 dims, torch's result dtypes, and its accumulator types (which decide results on long float lines).
 #include "op_test_util.hpp"
 
 #include <cmath>
@@ -179,4 +179,40 @@ TEST_CASE("cumsum refuses a bad dim, a missing result pointer and a non-CPU tens
   REQUIRE(aoti_torch_create_tensor_from_blob(data, 1, s, st, 0, kF32, aoti_torch_device_type_cuda(), 0, on_gpu.out()) == 0);
   CHECK(aoti_torch_cpu_cumsum(on_gpu.get(), 0, nullptr, y.out()) != 0);
   CHECK(y.get() == nullptr);
+}
+
+TEST_CASE("cumprod along every dim of a strided input, integers to int64, bool", "[shim][ops][scan]") {
+  const std::vector<int64_t> sizes{3, 4, 2};
+  std::vector<double> v;
+  for (float f : random_floats(24, 7, 0.5f, 1.5f)) v.push_back(double(f));
+  TypedTensor x(sizes, {1, 6, 3}, aoti_torch_dtype_float64(), v);  // dim 0 innermost in memory
+  for (int64_t dim : {0, 1, 2, -1}) {
+    INFO("dim " << dim);
+    Handle y;
+    REQUIRE(aoti_torch_cpu_cumprod(x.h.get(), dim, nullptr, y.out()) == 0);
+    REQUIRE(strides_of(y.get()) == contiguous(sizes));
+    require_near(read_values(y.get()), reference_scan(v, sizes, dim < 0 ? dim + 3 : dim, true), 1e-12);
+  }
+  SECTION("int32 products past int32's range are int64") {
+    TypedTensor i({3}, kI32, {65536, 65536, -2});
+    Handle y;
+    REQUIRE(aoti_torch_cpu_cumprod(i.h.get(), 0, nullptr, y.out()) == 0);
+    REQUIRE(dtype_of(y.get()) == kI64);
+    REQUIRE(read_values(y.get()) == std::vector<double>{65536.0, 4294967296.0, -8589934592.0});
+  }
+  SECTION("bool: stays 1 until the first 0") {
+    TypedTensor b({4}, kBool, {1, 1, 0, 1});
+    Handle y;
+    REQUIRE(aoti_torch_cpu_cumprod(b.h.get(), 0, nullptr, y.out()) == 0);
+    REQUIRE(read_values(y.get()) == std::vector<double>{1, 1, 0, 0});
+  }
+  SECTION("float32 runs in double: a running float32 product would round twice") {
+    // a^3 rounded once to float32 is 1 + 2^-11 + 2^-12 + 2^-22; rounded through float32(a * a), 1 + ... + 2^-23.
+    const double a = 1.0 + std::ldexp(1.0, -12);
+    TypedTensor f({3}, kF32, {a, a, a});
+    Handle y;
+    REQUIRE(aoti_torch_cpu_cumprod(f.h.get(), 0, nullptr, y.out()) == 0);
+    REQUIRE(read_values(y.get()) == std::vector<double>{a, double(float(a * a)), double(float(a * a * a))});
+    REQUIRE(double(float(a * a * a)) != double(float(double(float(a * a)) * a)));  // the case tells them apart
+  }
 }

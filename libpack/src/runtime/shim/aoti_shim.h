@@ -199,6 +199,9 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_atte
  * dtype is null, int64 for integer and bool inputs and the input's dtype otherwise. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                         AtenTensorHandle* ret0);
+/* Running product along dim, with cumsum's result dtype rule. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cumprod(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                         AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -29,6 +29,7 @@ constexpr std::string_view kAotiSymbols[] = {
     "aoti_torch_cpu_baddbmm_out",
     "aoti_torch_cpu_bmm_out",
     "aoti_torch_cpu_convolution",
+    "aoti_torch_cpu_cumprod",
     "aoti_torch_cpu_cumsum",
     "aoti_torch_cpu_mm_out",
     "aoti_torch_create_tensor_from_blob",

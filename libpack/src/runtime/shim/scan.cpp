@@ -1,4 +1,4 @@
-// aten::cumsum: the input cast to the result dtype, then scanned along one dim into a new contiguous tensor.
+// aten::cumsum and aten::cumprod: the input cast to the result dtype, then scanned along one dim into a new contiguous tensor.
 // The running value is kept in torch's CPU accumulator type (double for float32 and float64, float for float16
 // and bfloat16, int64 for integers and bool) and rounded to the result dtype at each element, as torch's CPU
 // kernel does, so that long lines of float32 or bfloat16 do not drift from torch's results.
@@ -69,6 +69,15 @@ struct Sum {
   }
 };
 
+struct Product {
+  static constexpr const char* name = "cumprod";
+  template <class A> static A identity() { return A(1); }
+  template <class A> static A apply(A acc, A v) {
+    if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v));
+    else return acc * v;
+  }
+};
+
 // Scans every line of the contiguous `data` in place: element k of a line becomes op(elements 0..k).
 template <class Op, class T>
 void scan_in_place(T* data, ScanLines l) {
@@ -117,4 +126,9 @@ AOTITorchError cumulative_op(const char* func, AtenTensorHandle self, int64_t di
 extern "C" AOTITorchError aoti_torch_cpu_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                 AtenTensorHandle* ret0) {
   return cumulative_op<Sum>(__func__, self, dim, dtype, ret0);
+}
+
+extern "C" AOTITorchError aoti_torch_cpu_cumprod(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                 AtenTensorHandle* ret0) {
+  return cumulative_op<Product>(__func__, self, dim, dtype, ret0);
 }
