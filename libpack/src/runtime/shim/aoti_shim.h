@@ -202,6 +202,17 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cumsum(AtenTensorHandle self, 
 /* Running product along dim, with cumsum's result dtype rule. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cumprod(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                          AtenTensorHandle* ret0);
+/* Each line along dim in ascending (or descending) order, stably, NaN above every number. ret0 values with
+ * self's strides when self is dense (else dense strides in self's order), ret1 int64 positions, same strides.
+ * sort_stable takes a stable flag that changes nothing: every sort here is stable. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_sort(AtenTensorHandle self, int64_t dim, int32_t descending,
+                                                      AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_sort_stable(AtenTensorHandle self, int32_t* stable, int64_t dim,
+                                                             int32_t descending, AtenTensorHandle* ret0,
+                                                             AtenTensorHandle* ret1);
+/* The k largest (or smallest) of each line along dim, always sorted, ties in input order; contiguous results. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_topk(AtenTensorHandle self, int64_t k, int64_t dim, int32_t largest,
+                                                      int32_t sorted, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
 
 #ifdef __cplusplus
 }  // extern "C"
