@@ -213,6 +213,24 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_sort_stable(AtenTensorHandle s
 /* The k largest (or smallest) of each line along dim, always sorted, ties in input order; contiguous results. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_topk(AtenTensorHandle self, int64_t k, int64_t dim, int32_t largest,
                                                       int32_t sorted, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* out <- self, then out[..., index[i], ...] (along dim) = src[i] / value / reduced with src[i] (reduce: "sum",
+ * "prod", "mean", "amax", "amin"; include_self: whether self's element takes part). index is int64. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_scatter_src_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                 int64_t dim, AtenTensorHandle index,
+                                                                 AtenTensorHandle src);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_scatter_value_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                   int64_t dim, AtenTensorHandle index, double value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_scatter_reduce_two_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                        int64_t dim, AtenTensorHandle index,
+                                                                        AtenTensorHandle src, const char* reduce,
+                                                                        int32_t include_self);
+/* A copy of self (self's strides when dense) with values put (or added, accumulate != 0) at self[indices]:
+ * indices[i] points at the index of dim i, or is null for the whole dim (None); int64/int32 or bool/uint8. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_index_put(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                                           int64_t indices_len_, AtenTensorHandle values,
+                                                           int32_t accumulate, AtenTensorHandle* ret0);
+/* int64 [count, self.dim()]: the positions of self's nonzero elements in row-major order. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_nonzero(AtenTensorHandle self, AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }  // extern "C"
