@@ -231,6 +231,9 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_index_put(AtenTensorHandle sel
                                                            int32_t accumulate, AtenTensorHandle* ret0);
 /* int64 [count, self.dim()]: the positions of self's nonzero elements in row-major order. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_nonzero(AtenTensorHandle self, AtenTensorHandle* ret0);
+/* self [M, K] (float32/float16/bfloat16) times mat2 [N, K] int8 transposed, times scales [N]: [M, N]. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTensorHandle mat2,
+                                                                     AtenTensorHandle scales, AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }  // extern "C"
