@@ -1,8 +1,10 @@
-// The CUDA part of the shim: matrix products (transposed operands, broadcast bias, batches) and attention
-// (causal, bias) against the CPU shim on the same data; convolution (cuDNN) against a direct loop in double;
-// copies between host and device and within the device. Needs an NVIDIA GPU: without one every case says
-// why it skipped (tests/device/run.sh runs it on the device machine).
+// The CUDA part of the shim: matrix products (transposed operands, broadcast bias, batches), attention (causal,
+// bias, strided views, several row blocks) and cumsum (dtypes, strided input) against the CPU shim or a double
+// reference; convolution (cuDNN) against a direct loop in double; copies between host and device and within the
+// device. Needs an NVIDIA GPU: without one every case says why it skipped (tests/device/run.sh runs it on the
+// device machine).
 #include "aoti_shim_cuda.h"
+#include "op_test_util.hpp"
 #include "provided.hpp"
 #include "shim_test_util.hpp"
 #include "tensor.hpp"
@@ -546,4 +548,85 @@ TEST_CASE("cuda attention on strided q/k/v in several row blocks matches a doubl
       CHECK(bad == 0);
     }
   REQUIRE(unsetenv("MPSPACK_ATTENTION_SCORE_BYTES") == 0);
+}
+
+namespace {
+
+// A copy on the GPU of a CPU tensor (same dtype, contiguous), and a GPU tensor's values back on the host.
+Handle to_gpu(AtenTensorHandle cpu) {
+  const auto sizes = sizes_of(cpu);
+  Handle g = empty_on(aoti_torch_device_type_cuda(), sizes, contiguous(sizes), dtype_of(cpu));
+  REQUIRE(aoti_torch_copy_(g.get(), cpu, 0) == 0);
+  return g;
+}
+std::vector<double> host_values(AtenTensorHandle gpu) {
+  const auto sizes = sizes_of(gpu);
+  Handle h = empty(sizes, contiguous(sizes), dtype_of(gpu));
+  REQUIRE(aoti_torch_copy_(h.get(), gpu, 0) == 0);
+  return read_values(h.get());
+}
+
+}  // namespace
+
+TEST_CASE("cuda cumsum matches the CPU shim: every dim, strided input, result dtypes", "[cuda]") {
+  REQUIRE_GPU();
+  const int32_t f32 = aoti_torch_dtype_float32(), i32 = aoti_torch_dtype_int32(), i64 = aoti_torch_dtype_int64(),
+                bf16 = aoti_torch_dtype_bfloat16(), f64 = aoti_torch_dtype_float64();
+  const std::vector<int64_t> sizes{3, 70, 5};
+  auto run_both = [](AtenTensorHandle cpu_in, AtenTensorHandle gpu_in, int64_t dim, int32_t* dtype) {
+    Handle yc, yg;
+    REQUIRE(aoti_torch_cpu_cumsum(cpu_in, dim, dtype, yc.out()) == 0);
+    REQUIRE(aoti_torch_cuda_cumsum(gpu_in, dim, dtype, yg.out()) == 0);
+    REQUIRE(dtype_of(yg.get()) == dtype_of(yc.get()));
+    REQUIRE(sizes_of(yg.get()) == sizes_of(yc.get()));
+    REQUIRE(strides_of(yg.get()) == strides_of(yc.get()));
+    return std::pair{host_values(yg.get()), read_values(yc.get())};
+  };
+  SECTION("float32, bfloat16 and int32 along every dim") {
+    for (int32_t dt : {f32, bf16, i32}) {
+      const auto v = small_integers(size_t(numel(sizes)), 21, -3, 3);  // exact sums in every dtype and order
+      TypedTensor x(sizes, dt, v);
+      Handle g = to_gpu(x.h.get());
+      for (int64_t dim : {0, 1, 2, -1}) {
+        INFO("dtype " << dt << " dim " << dim);
+        auto [got, want] = run_both(x.h.get(), g.get(), dim, nullptr);
+        REQUIRE(got == want);
+      }
+    }
+  }
+  SECTION("int32 input gives int64; an explicit dtype casts first") {
+    TypedTensor x({4}, i32, {2147483647.0, 2147483647.0, 1, -3});
+    Handle g = to_gpu(x.h.get());
+    auto [got, want] = run_both(x.h.get(), g.get(), 0, nullptr);
+    REQUIRE(got == want);
+    Handle y;
+    REQUIRE(aoti_torch_cuda_cumsum(g.get(), 0, nullptr, y.out()) == 0);
+    REQUIRE(dtype_of(y.get()) == i64);
+    int32_t to_f64 = f64;
+    auto [got64, want64] = run_both(x.h.get(), g.get(), 0, &to_f64);
+    REQUIRE(got64 == want64);
+  }
+  SECTION("a transposed (non-contiguous) float input, random values") {
+    Pair a = make({6, 40}, 22);
+    Handle tc = view(a.cpu.get(), {40, 6}, {1, 40}), tg = view(a.gpu.get(), {40, 6}, {1, 40});
+    for (int64_t dim : {0, 1}) {
+      auto [got, want] = run_both(tc.get(), tg.get(), dim, nullptr);
+      require_close(std::vector<float>(got.begin(), got.end()), std::vector<float>(want.begin(), want.end()));
+    }
+  }
+  SECTION("512 bfloat16 ones reach 512 (the running value is float)") {
+    TypedTensor x({512}, bf16, std::vector<double>(512, 1.0));
+    Handle g = to_gpu(x.h.get()), y;
+    REQUIRE(aoti_torch_cuda_cumsum(g.get(), 0, nullptr, y.out()) == 0);
+    REQUIRE(host_values(y.get()).back() == 512.0);
+  }
+  SECTION("a size-0 dim, a bad dim and a CPU tensor") {
+    TypedTensor e({2, 0}, f32, {});
+    Handle ge = to_gpu(e.h.get()), y;
+    REQUIRE(aoti_torch_cuda_cumsum(ge.get(), 1, nullptr, y.out()) == 0);
+    REQUIRE(sizes_of(y.get()) == std::vector<int64_t>{2, 0});
+    Handle bad;
+    CHECK(aoti_torch_cuda_cumsum(ge.get(), 2, nullptr, bad.out()) != 0);
+    CHECK(aoti_torch_cuda_cumsum(e.h.get(), 0, nullptr, bad.out()) != 0);
+  }
 }

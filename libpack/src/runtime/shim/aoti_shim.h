@@ -195,6 +195,45 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_convolution(
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
     AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* Running sum along dim (negative counts from the end) into a new contiguous tensor of dtype *dtype, or, when
+ * dtype is null, int64 for integer and bool inputs and the input's dtype otherwise. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                        AtenTensorHandle* ret0);
+/* Running product along dim, with cumsum's result dtype rule. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cumprod(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                         AtenTensorHandle* ret0);
+/* Each line along dim in ascending (or descending) order, stably, NaN above every number. ret0 values with
+ * self's strides when self is dense (else dense strides in self's order), ret1 int64 positions, same strides.
+ * sort_stable takes a stable flag that changes nothing: every sort here is stable. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_sort(AtenTensorHandle self, int64_t dim, int32_t descending,
+                                                      AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_sort_stable(AtenTensorHandle self, int32_t* stable, int64_t dim,
+                                                             int32_t descending, AtenTensorHandle* ret0,
+                                                             AtenTensorHandle* ret1);
+/* The k largest (or smallest) of each line along dim, always sorted, ties in input order; contiguous results. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_topk(AtenTensorHandle self, int64_t k, int64_t dim, int32_t largest,
+                                                      int32_t sorted, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* out <- self, then out[..., index[i], ...] (along dim) = src[i] / value / reduced with src[i] (reduce: "sum",
+ * "prod", "mean", "amax", "amin"; include_self: whether self's element takes part). index is int64. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_scatter_src_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                 int64_t dim, AtenTensorHandle index,
+                                                                 AtenTensorHandle src);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_scatter_value_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                   int64_t dim, AtenTensorHandle index, double value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_scatter_reduce_two_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                        int64_t dim, AtenTensorHandle index,
+                                                                        AtenTensorHandle src, const char* reduce,
+                                                                        int32_t include_self);
+/* A copy of self (self's strides when dense) with values put (or added, accumulate != 0) at self[indices]:
+ * indices[i] points at the index of dim i, or is null for the whole dim (None); int64/int32 or bool/uint8. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_index_put(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                                           int64_t indices_len_, AtenTensorHandle values,
+                                                           int32_t accumulate, AtenTensorHandle* ret0);
+/* int64 [count, self.dim()]: the positions of self's nonzero elements in row-major order. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_nonzero(AtenTensorHandle self, AtenTensorHandle* ret0);
+/* self [M, K] (float32/float16/bfloat16) times mat2 [N, K] int8 transposed, times scales [N]: [M, N]. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTensorHandle mat2,
+                                                                     AtenTensorHandle scales, AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }  // extern "C"

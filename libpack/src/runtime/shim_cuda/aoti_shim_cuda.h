@@ -46,6 +46,9 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
     int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale, AtenTensorHandle* ret0,
     AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+/* Running sum along dim, as aoti_torch_cpu_cumsum (aoti_shim.h), on a cuda tensor. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
+                                                         AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@ constexpr std::string_view kNames[] = {
     "aoti_torch_cuda_baddbmm_out",
     "aoti_torch_cuda_bmm_out",
     "aoti_torch_cuda_convolution",
+    "aoti_torch_cuda_cumsum",
     "aoti_torch_cuda_guard_set_index",
     "aoti_torch_cuda_mm_out",
     "aoti_torch_delete_cuda_guard",

@@ -1,0 +1,240 @@
+// aten::index_put (functional: a copy of self with values put at the indexed elements) and aten::nonzero.
+//
+// index_put follows torch's advanced indexing: one index per leading dim of self, each None (a null pointer),
+// an integer tensor (int64 or int32, negative counting from the end) or a bool/uint8 mask standing for the
+// integer tensors of its nonzero positions. The integer indices broadcast together to a shape B; when they
+// index adjacent dims, B replaces those dims in place, otherwise it goes first. values broadcast to that
+// shape. Without accumulate a repeated index keeps the last value put (row-major order, as torch's CPU);
+// with it, values are summed in that order in self's dtype.
+#include "aoti_shim.h"
+#include "element.hpp"
+#include "index_walk.hpp"
+#include "tensor.hpp"
+
+#include <algorithm>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace mpspack::shim;
+using namespace mpspack::shim::typed;
+
+namespace {
+
+// The nonzero elements of t: how many, and their positions in row-major order, t.dim() coordinates each.
+struct Nonzero {
+  int64_t count = 0;
+  std::vector<int64_t> coords;
+};
+
+Nonzero nonzero_positions(const Tensor& t) {
+  Nonzero nz;
+  visit_dtype(t.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = reinterpret_cast<const T*>(t.data());
+    for_each_index(t.sizes, [&](std::span<const int64_t> idx) {
+      if (load(p + offset_of(idx, t.strides)) == 0) return;  // NaN counts as nonzero, -0.0 does not
+      ++nz.count;
+      nz.coords.insert(nz.coords.end(), idx.begin(), idx.end());
+    });
+  });
+  return nz;
+}
+
+Tensor* nonzero(const Tensor& self) {
+  require_cpu(self, "nonzero");
+  const Nonzero nz = nonzero_positions(self);
+  const int64_t sizes[2] = {nz.count, self.dim()};
+  TensorPtr out(new_contiguous(sizes, static_cast<int32_t>(DType::i64)));
+  std::copy(nz.coords.begin(), nz.coords.end(), reinterpret_cast<int64_t*>(out->data()));
+  return out.release();
+}
+
+// One integer index of self's dim `dim`, as int64 values in row-major order of `sizes`.
+struct DimIndex {
+  int64_t dim;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> values;
+};
+
+std::vector<int64_t> integer_values(const Tensor& t) {
+  std::vector<int64_t> v;
+  v.reserve(static_cast<std::size_t>(t.numel()));
+  visit_dtype(t.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t>) {
+      const T* p = reinterpret_cast<const T*>(t.data());
+      for_each_index(t.sizes, [&](std::span<const int64_t> idx) { v.push_back(load(p + offset_of(idx, t.strides))); });
+    }
+  });
+  return v;
+}
+
+// The indices as integer indices of the dims they address; a mask of k dims becomes k of them.
+std::vector<DimIndex> dim_indices(const Tensor& self, const AtenTensorHandle** indices, int64_t count) {
+  if (count < 0 || (count > 0 && indices == nullptr)) fail("index_put: indices is null");
+  std::vector<DimIndex> out;
+  int64_t dim = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const AtenTensorHandle* slot = indices[i];
+    if (slot == nullptr || *slot == nullptr) {  // None: the whole dim
+      ++dim;
+      continue;
+    }
+    const Tensor& t = **slot;
+    require_cpu(t, "index_put");
+    const auto dt = static_cast<DType>(t.dtype);
+    if (dt == DType::boolean || dt == DType::u8) {
+      for (int64_t k = 0; k < t.dim(); ++k)
+        if (dim + k >= self.dim() || t.sizes[static_cast<std::size_t>(k)] != self.sizes[static_cast<std::size_t>(dim + k)])
+          fail("index_put: the mask of index " + std::to_string(i) + " does not match self's shape");
+      if (t.dim() == 0) fail("index_put: a 0-d mask index is not supported");
+      const Nonzero nz = nonzero_positions(t);
+      for (int64_t k = 0; k < t.dim(); ++k) {
+        DimIndex di{dim + k, {nz.count}, {}};
+        for (int64_t r = 0; r < nz.count; ++r) di.values.push_back(nz.coords[static_cast<std::size_t>(r * t.dim() + k)]);
+        out.push_back(std::move(di));
+      }
+      dim += t.dim();
+    } else if (dt == DType::i64 || dt == DType::i32) {
+      out.push_back({dim, t.sizes, integer_values(t)});
+      ++dim;
+    } else {
+      fail(std::string("index_put: index ") + std::to_string(i) + " has dtype " + dtype_name(t.dtype) +
+           "; indices must be int64, int32, bool or uint8");
+    }
+  }
+  if (dim > self.dim())
+    fail("index_put: " + std::to_string(dim) + " indices for a tensor of " + std::to_string(self.dim()) + " dims");
+  return out;
+}
+
+// The shape every index broadcasts to (trailing dims aligned, size 1 stretching).
+std::vector<int64_t> broadcast_shape(const std::vector<DimIndex>& idx) {
+  std::vector<int64_t> shape;
+  for (const DimIndex& di : idx) {
+    if (di.sizes.size() > shape.size()) shape.insert(shape.begin(), di.sizes.size() - shape.size(), 1);
+    const std::size_t off = shape.size() - di.sizes.size();
+    for (std::size_t k = 0; k < di.sizes.size(); ++k) {
+      int64_t& s = shape[off + k];
+      if (di.sizes[k] == s || di.sizes[k] == 1) continue;
+      if (s != 1) fail("index_put: the indices' shapes do not broadcast together");
+      s = di.sizes[k];
+    }
+  }
+  return shape;
+}
+
+// Strides that read an index's values (row-major over its own sizes) as the broadcast shape.
+std::vector<int64_t> broadcast_read_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> st(shape.size(), 0);
+  const std::vector<int64_t> own = contiguous_strides(sizes);
+  const std::size_t off = shape.size() - sizes.size();
+  for (std::size_t k = 0; k < sizes.size(); ++k) st[off + k] = sizes[k] == 1 ? 0 : own[k];
+  return st;
+}
+
+// How each coordinate of the indexed shape maps onto self: the broadcast index shape B sits at `b_at`; the
+// other dims of self (those no index addresses) fill the remaining coordinates in order.
+struct IndexedShape {
+  std::vector<int64_t> sizes;
+  std::size_t b_at = 0, b_len = 0;
+  std::vector<int64_t> free_dims;  // self's dims in the order they appear outside B
+};
+
+IndexedShape indexed_shape(const Tensor& self, const std::vector<DimIndex>& idx, const std::vector<int64_t>& b) {
+  std::vector<bool> indexed(static_cast<std::size_t>(self.dim()), false);
+  for (const DimIndex& di : idx) indexed[static_cast<std::size_t>(di.dim)] = true;
+  const int64_t first = idx.front().dim, last = idx.back().dim;
+  bool adjacent = true;
+  for (int64_t d = first; d <= last; ++d) adjacent = adjacent && indexed[static_cast<std::size_t>(d)];
+  IndexedShape s;
+  s.b_len = b.size();
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!indexed[static_cast<std::size_t>(d)]) s.free_dims.push_back(d);
+  std::size_t before = 0;  // free dims ahead of B
+  if (adjacent)
+    while (before < s.free_dims.size() && s.free_dims[before] < first) ++before;
+  s.b_at = before;
+  for (std::size_t k = 0; k < before; ++k) s.sizes.push_back(self.sizes[static_cast<std::size_t>(s.free_dims[k])]);
+  s.sizes.insert(s.sizes.end(), b.begin(), b.end());
+  for (std::size_t k = before; k < s.free_dims.size(); ++k)
+    s.sizes.push_back(self.sizes[static_cast<std::size_t>(s.free_dims[k])]);
+  return s;
+}
+
+Tensor* index_put(const Tensor& self, const AtenTensorHandle** indices, int64_t count, const Tensor& values,
+                  bool accumulate) {
+  require_cpu(self, "index_put");
+  require_cpu(values, "index_put");
+  if (values.dtype != self.dtype)
+    fail(std::string("index_put: values dtype ") + dtype_name(values.dtype) + " differs from self dtype " +
+         dtype_name(self.dtype));
+  TensorPtr out(new_tensor(self.sizes, empty_like_strides(self), self.dtype));
+  copy_into(*out, self);
+  const std::vector<DimIndex> idx = dim_indices(self, indices, count);
+  if (idx.empty()) fail("index_put: every index is None (a plain copy_ is not an index_put)");
+  const std::vector<int64_t> b = broadcast_shape(idx);
+  const IndexedShape shape = indexed_shape(self, idx, b);
+  Tensor shaped;  // only its sizes: the shape values must broadcast to
+  shaped.sizes = shape.sizes;
+  const std::vector<int64_t> value_strides = broadcast_strides(shaped, values);
+  std::vector<std::vector<int64_t>> read(idx.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) read[i] = broadcast_read_strides(idx[i].sizes, b);
+
+  visit_dtype(self.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using V = decltype(load(static_cast<const T*>(nullptr)));
+    using C = std::conditional_t<std::is_integral_v<V>, int64_t, double>;
+    T* o = reinterpret_cast<T*>(out->data());
+    const T* v = reinterpret_cast<const T*>(values.data());
+    for_each_index(shape.sizes, [&](std::span<const int64_t> pos) {
+      const std::span<const int64_t> bpos = pos.subspan(shape.b_at, shape.b_len);
+      int64_t at = 0;
+      for (std::size_t i = 0; i < idx.size(); ++i) {
+        const int64_t size = self.sizes[static_cast<std::size_t>(idx[i].dim)];
+        int64_t j = idx[i].values[static_cast<std::size_t>(offset_of(bpos, read[i]))];
+        if (j < -size || j >= size)
+          fail("index_put: index " + std::to_string(j) + " is out of bounds for dim " + std::to_string(idx[i].dim) +
+               " with size " + std::to_string(size));
+        if (j < 0) j += size;
+        at += j * out->strides[static_cast<std::size_t>(idx[i].dim)];
+      }
+      for (std::size_t k = 0; k < shape.free_dims.size(); ++k) {
+        const std::size_t p = k < shape.b_at ? k : k + shape.b_len;
+        at += pos[p] * out->strides[static_cast<std::size_t>(shape.free_dims[k])];
+      }
+      const C x = static_cast<C>(load(v + offset_of(pos, value_strides)));
+      if (!accumulate) {
+        store(o + at, x);
+      } else if constexpr (std::is_integral_v<C>) {
+        store(o + at, static_cast<C>(static_cast<uint64_t>(load(o + at)) + static_cast<uint64_t>(x)));
+      } else {
+        store(o + at, static_cast<C>(load(o + at)) + x);
+      }
+    });
+  });
+  return out.release();
+}
+
+}  // namespace
+
+extern "C" {
+
+AOTITorchError aoti_torch_cpu_index_put(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                        int64_t indices_len_, AtenTensorHandle values, int32_t accumulate,
+                                        AtenTensorHandle* ret0) {
+  return guarded(__func__, [&] {
+    if (ret0 == nullptr) fail("ret0 is null");
+    *ret0 = index_put(deref(self, "self"), indices, indices_len_, deref(values, "values"), accumulate != 0);
+  });
+}
+
+AOTITorchError aoti_torch_cpu_nonzero(AtenTensorHandle self, AtenTensorHandle* ret0) {
+  return guarded(__func__, [&] {
+    if (ret0 == nullptr) fail("ret0 is null");
+    *ret0 = nonzero(deref(self, "self"));
+  });
+}
+
+}  // extern "C"
