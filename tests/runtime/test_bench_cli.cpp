@@ -174,7 +174,7 @@ TEST_CASE("run --bench --include-transfers times full runs; --cuda-graph is refu
   CHECK(bad.out.empty());
 }
 
-TEST_CASE("run --bench reports whether float32 convolutions may use TF32; --no-tf32 turns it off",
+TEST_CASE("run --bench reports whether float32 convolutions may use TF32, and --no-tf32 turns it off",
           "[run][cli][bench]") {
   MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
   TempDir tmp;
