@@ -1,8 +1,9 @@
 // The CPU shim's two convolution paths side by side on the shapes of real nets: the built-in im2col + OpenBLAS GEMM
 // and oneDNN (libpack/src/runtime/shim/conv_cpu.hpp), both on the same OpenMP team, median of the timed calls.
-// Every oneDNN result is checked against the im2col one first.
+// Beside each oneDNN figure: the largest difference of its result from the im2col one.
 //
 //   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build conv_cpu && build/bin/conv_cpu [REPS=30]
+//   (bench/conv_cpu.sh runs it on one thread and on every core)
 //
 // OMP_NUM_THREADS sets the team's size (default: every core this process may use).
 #include "conv_cpu.hpp"

@@ -3,10 +3,10 @@
 // library costs nothing to commands that run no convolution.
 //
 // One convolution: the user's tensors are described as they are (their dtype and strides); the primitive picks
-// its preferred layout for the weights, and for the input and output too unless the output is channels-last, where
-// torch's own path also keeps NHWC/NDHWC throughout. Reorders bring the tensors in and out where the layouts
-// differ; for bf16 and f16 the primitive runs in that type when this CPU has a kernel for it, else in float32 with
-// the reorders converting (rounding once at the end, as the shim's other ops do).
+// its preferred layout for the weights, and for the input and output too unless layout_for says otherwise.
+// Reorders bring the tensors in and out where the layouts differ; for bf16 and f16 the primitive runs in that
+// type when this CPU has a kernel for it, else in float32 with the reorders converting (rounding once at the end,
+// as the shim's other ops do).
 //
 // Primitives and reorders are made once per shape and kept for the process. The weights are reordered at every
 // call, not cached: a cache keyed on the weight's address would give wrong answers where a model computes a weight
@@ -95,11 +95,31 @@ memory::desc user_desc(const ConvTensorView& t, Dt type) {
                       memory::dims(t.strides.begin(), t.strides.end()));
 }
 
-// NHWC / NDHWC: what the primitive runs on when the output is channels-last; any layout otherwise.
-memory::desc activation_desc(const std::vector<int64_t>& sizes, Dt type, bool channels_last) {
+// The layout the primitive runs the input and output in.
+enum class Layout { any, plain, channels_last };
+
+// Channels-last when the output is (NHWC/NDHWC throughout, as torch's channels-last path). Plain (NCW/NCHW/NCDHW,
+// the user's own, no reorders) for 1-D and pointwise (1x1, stride 1, no padding) convolutions: oneDNN's GEMM kernel
+// there beat its blocked kernels plus the reorders around them (docs/PERFORMANCE.md, "CPU: convolutions on oneDNN").
+// Otherwise whatever the primitive prefers (blocked).
+Layout layout_for(const ConvShape& s) {
+  if (s.channels_last) return Layout::channels_last;
+  if (s.transposed) return Layout::any;
+  bool pointwise = true;
+  for (int d = 0; d < s.spatial; ++d) pointwise = pointwise && s.kernel[d] == 1 && s.stride[d] == 1 && s.pad[d] == 0;
+  return s.spatial == 1 || pointwise ? Layout::plain : Layout::any;
+}
+
+memory::desc activation_desc(const std::vector<int64_t>& sizes, Dt type, Layout layout) {
   const memory::dims dims(sizes.begin(), sizes.end());
-  if (!channels_last) return memory::desc(dims, type, Tag::any);
-  return memory::desc(dims, type, sizes.size() == 4 ? Tag::nhwc : Tag::ndhwc);
+  const int spatial = int(sizes.size()) - 2;
+  switch (layout) {
+    case Layout::channels_last: return memory::desc(dims, type, spatial == 2 ? Tag::nhwc : Tag::ndhwc);
+    case Layout::plain:
+      return memory::desc(dims, type, spatial == 1 ? Tag::ncw : spatial == 2 ? Tag::nchw : Tag::ncdhw);
+    case Layout::any: break;
+  }
+  return memory::desc(dims, type, Tag::any);
 }
 
 // One shape's primitive and the reorders around it (empty where the user's layout is the primitive's).
@@ -115,8 +135,9 @@ struct Plan {
 dnnl::primitive_desc make_primitive_desc(const ConvShape& s, const std::vector<int64_t>& in_sizes, Dt type,
                                          bool has_bias) {
   const Geometry g = geometry_of(s);
-  const memory::desc src = activation_desc(in_sizes, type, s.channels_last);
-  const memory::desc dst = activation_desc(s.out_sizes, type, s.channels_last);
+  const Layout layout = layout_for(s);
+  const memory::desc src = activation_desc(in_sizes, type, layout);
+  const memory::desc dst = activation_desc(s.out_sizes, type, layout);
   const memory::desc weights = any_weights(s, type);
   const memory::desc bias = has_bias ? memory::desc({s.O}, type, Tag::a) : memory::desc();
   dnnl::primitive_attr attr;

@@ -39,8 +39,10 @@ const Plugin& plugin() {
     // Never closed: oneDNN's OpenMP threads run its code until the process ends.
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      const char* why = ::dlerror();
-      made.problem = "cannot open mpspack's oneDNN plugin " + path + ": " + (why ? why : "unknown reason");
+      const char* error = ::dlerror();
+      std::string why = error ? error : "unknown reason";
+      if (why.starts_with(path + ": ")) why.erase(0, path.size() + 2);  // named once, not twice
+      made.problem = "cannot open mpspack's oneDNN plugin " + path + ": " + why;
       return made;
     }
     made.convolution = reinterpret_cast<OnednnConvolution>(::dlsym(handle, kOnednnConvolutionEntry));
