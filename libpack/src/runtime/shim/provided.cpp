@@ -24,6 +24,8 @@ constexpr std::string_view kAotiSymbols[] = {
     "aoti_torch_clone",
     "aoti_torch_clone_preserve_strides",
     "aoti_torch_copy_",
+    "aoti_torch_cpu__embedding_bag",
+    "aoti_torch_cpu__embedding_bag_forward_only",
     "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu",
     "aoti_torch_cpu__weight_int8pack_mm",
     "aoti_torch_cpu_addmm_out",
