@@ -64,12 +64,14 @@ inline Crafted crafted_base() {
   return c;
 }
 
-// Recomputes the header checksum of a whole file from its own header fields.
+// Recomputes the header checksum of a whole file from its own header fields (left as is when
+// those fields do not describe ranges inside the file: a reader refuses it before the checksum).
 inline void fix_checksum(std::vector<uint8_t>& file) {
   namespace f = format::field;
   const uint32_t header_size = load_u32le(file.data() + f::header_size);
   const uint64_t meta_offset = load_u64le(file.data() + f::metadata_offset);
   const uint64_t meta_size = load_u64le(file.data() + f::metadata_size);
+  if (header_size < f::end || header_size > file.size() || !range_fits(meta_offset, meta_size, file.size())) return;
   ByteView header({file.data(), header_size});
   ByteView meta({file.data() + meta_offset, meta_size});
   store_u64le(file.data() + f::checksum, format::header_checksum(header, meta));
