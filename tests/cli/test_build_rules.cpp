@@ -15,7 +15,7 @@ TEST_CASE("build refuses library names its readers would refuse, naming the rule
   MPK_REQUIRE_FIXTURE(so);
   TempDir tmp;
   // The library's stored name is the input's stem: a backslash, a newline, 252 bytes.
-  for (const std::string stem : {std::string("a\\b"), std::string("a\nb"), std::string(252, 'n')}) {
+  for (const std::string& stem : {std::string("a\\b"), std::string("a\nb"), std::string(252, 'n')}) {
     INFO("stem of " << stem.size() << " bytes");
     const fs::path input = tmp / (stem + ".so");
     fs::copy_file(so, input, fs::copy_options::overwrite_existing);
