@@ -155,7 +155,7 @@ TEST_CASE("dynamic relocations: both tables, entry for entry, with the allocator
       CHECK(got->name == ".got.plt");
       CHECK(r.addend == 0);
       REQUIRE(r.symbol > 0);
-      slotted.push_back((*syms)[r.symbol - 1].name);
+      slotted.emplace_back((*syms)[r.symbol - 1].name);
     }
     CHECK(slotted.size() == plt->size / elf::kRelaSize);  // .rela.plt holds PLT slots only
     for (const char* f : {"malloc", "free"})

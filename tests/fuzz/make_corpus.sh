@@ -7,7 +7,8 @@
 #
 #   tests/fuzz/make_corpus.sh [MPSPACK_BINARY] [FIXTURES_DIR]
 #
-# Needs: an mpspack binary (default build/bin/mpspack), cc, objcopy, python3. Deterministic: the
+# Needs: an mpspack binary (default build/bin/mpspack), the make_shared_seeds binary (built beside the
+# tests, or MAKE_SHARED_SEEDS=PATH), cc, objcopy, python3. Deterministic: the
 # same fixtures and tools give the same files.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -56,6 +57,11 @@ build mlp_blob "$rb/cpu_mlp_blob/model.so" --weights "$rb/cpu_mlp_blob/weights.b
 build two_libraries "$rb/cpu_mlp_embedded/model.so" "$rb/cpu_cnn_blob/model.so" --weights "$rb/cpu_cnn_blob/weights.blob"
 build pt2_constants "$fixtures/pt2/blob.pt2"
 cp "$work/tiny_embedded.mpk" "$corpus/fuzz_container/tiny_embedded_whole.mpk"
+# Metadata that shares one string, patch or library table many times (the total decoded size bound).
+seeds="${MAKE_SHARED_SEEDS:-$(dirname "$mpspack")/make_shared_seeds}"
+[ -x "$seeds" ] || seeds="$root/build/tests/fuzz/make_shared_seeds"
+[ -x "$seeds" ] || { echo "make_corpus: no make_shared_seeds binary (ninja make_shared_seeds)" >&2; exit 2; }
+"$seeds" "$corpus/fuzz_container"
 for f in "$work"/*.mpk; do
   python3 - "$f" "$corpus/fuzz_container/$(basename "${f%.mpk}").head" <<'PY'
 import struct, sys

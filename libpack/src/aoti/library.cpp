@@ -81,7 +81,7 @@ Result<ConstantsRegion> locate_region(const elf::ElfFile& elf, ConstantsSymbols 
   r.end_vaddr = syms.end;
   r.file_offset = seg->offset + (syms.start - seg->vaddr);
   r.writable = (seg->flags & PF_W) != 0;
-  if (const elf::Section* s = elf.section_containing(syms.start, size)) r.section = s->name;
+  if (const elf::Section* s = elf.section_containing(syms.start, size)) r.section = std::string(s->name);
   return r;
 }
 
@@ -161,6 +161,24 @@ bool is_libtorch_needed(std::string_view soname) {
   return starts_with(soname, "libtorch") && soname.find(".so") != std::string_view::npos;
 }
 
+// The distinct host imports, sorted. Many symbols may name one long string: their total is bounded
+// before anything is copied or compared.
+Result<std::vector<std::string>> host_imports(ByteView so, const std::vector<elf::Symbol>& dynsyms) {
+  std::vector<std::string_view> names;
+  uint64_t total = 0;
+  for (const elf::Symbol& s : dynsyms)
+    if (!s.defined() && is_host_import(s.name)) {
+      names.push_back(s.name);
+      total += s.name.size();
+    }
+  if (total > elf::kMaxNameListBytes)
+    return make_error(Kind::Corrupt, "{}: the imported symbols' names total more than {} bytes", so.what(),
+                      elf::kMaxNameListBytes);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
 Result<LibraryAnalysis> analyze_library(ByteView so) {
   MPK_TRY(elf::ElfFile elf, elf::ElfFile::parse(so));
   if (elf.machine_code() != EM_X86_64 && elf.machine_code() != EM_AARCH64)
@@ -174,10 +192,7 @@ Result<LibraryAnalysis> analyze_library(ByteView so) {
   a.machine = elf.machine();
   MPK_TRY(a.needed, elf.needed());
   MPK_TRY(std::vector<elf::Symbol> dynsyms, elf.dynamic_symbols());
-  for (const elf::Symbol& s : dynsyms)
-    if (!s.defined() && is_host_import(s.name)) a.imports.push_back(s.name);
-  std::sort(a.imports.begin(), a.imports.end());
-  a.imports.erase(std::unique(a.imports.begin(), a.imports.end()), a.imports.end());
+  MPK_TRY(a.imports, host_imports(so, dynsyms));
   a.device = device_of(a.imports);
 
   MPK_TRY(ConstantsSymbols syms, find_constants_symbols(elf, dynsyms));

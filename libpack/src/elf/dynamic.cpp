@@ -63,15 +63,31 @@ Result<ByteView> ElfFile::dynamic_strings(const DynamicTable& dyn) const {
                     what());
 }
 
+namespace {
+
+// Appends `name`, refusing once the list's names pass kMaxNameListBytes.
+Status append_name(std::vector<std::string>& out, uint64_t& total, std::string_view name, const std::string& what,
+                   std::string_view list) {
+  total += name.size();
+  if (total > kMaxNameListBytes)
+    return make_error(Error::Kind::Corrupt, "{}: the {} names total more than {} bytes", what, list,
+                      kMaxNameListBytes);
+  out.emplace_back(name);
+  return {};
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> ElfFile::needed() const {
   MPK_TRY(DynamicTable dyn, dynamic());
   std::vector<std::string> out;
+  uint64_t total = 0;
   if (!find_tag(dyn, DT_NEEDED)) return out;
   MPK_TRY(ByteView strings, dynamic_strings(dyn));
   for (const DynamicEntry& e : dyn.entries) {
     if (e.tag != DT_NEEDED) continue;
     MPK_TRY(std::string_view name, strings.cstring(e.value, "DT_NEEDED name", strings.size()));
-    out.emplace_back(name);
+    MPK_CHECK(append_name(out, total, name, what(), "DT_NEEDED"));
   }
   return out;
 }
@@ -79,6 +95,7 @@ Result<std::vector<std::string>> ElfFile::needed() const {
 Result<std::vector<std::string>> ElfFile::version_needed_files() const {
   MPK_TRY(DynamicTable dyn, dynamic());
   std::vector<std::string> out;
+  uint64_t total = 0;
   const DynamicEntry* verneed = find_tag(dyn, DT_VERNEED);
   const DynamicEntry* count = find_tag(dyn, DT_VERNEEDNUM);
   if (!verneed || !count) return out;
@@ -91,7 +108,7 @@ Result<std::vector<std::string>> ElfFile::version_needed_files() const {
     MPK_TRY(uint32_t file, bytes_.u32(at + offsetof(Elf64_Verneed, vn_file), "vn_file"));
     MPK_TRY(uint32_t next, bytes_.u32(at + offsetof(Elf64_Verneed, vn_next), "vn_next"));
     MPK_TRY(std::string_view name, strings.cstring(file, "DT_VERNEED file name", strings.size()));
-    out.emplace_back(name);
+    MPK_CHECK(append_name(out, total, name, what(), "DT_VERNEED file"));
     if (next == 0) break;
     if (!checked_add(at, next, at))
       return make_error(Kind::Corrupt, "{}: DT_VERNEED entry {} vn_next {:#x} overflows", what(), i,

@@ -199,7 +199,7 @@ Result<ElfFile> ElfFile::parse(ByteView b) {
     if (name_off == 0 && s.index == 0) continue;
     auto name = names.cstring(name_off, fmt::format("section [{}] sh_name", s.index), names.size());
     if (!name.ok()) return name.error();
-    s.name = std::string(*name);
+    s.name = *name;
   }
   return f;
 }

@@ -37,10 +37,12 @@ Result<std::vector<Symbol>> ElfFile::read_symbols(const Section& table) const {
     s.value = load_u64le(p + offsetof(Elf64_Sym, st_value));
     s.size = load_u64le(p + offsetof(Elf64_Sym, st_size));
     if (name_off != 0) {
-      auto name = names.cstring(name_off, fmt::format("'{}' symbol {} st_name", table.name, i),
-                                names.size());
-      if (!name.ok()) return name.error();
-      s.name = std::string(*name);
+      // The message is made only on failure: the table's name may be long, and there may be many symbols.
+      auto name = names.cstring(name_off, "st_name", names.size());
+      if (!name.ok())
+        return make_error(Kind::Corrupt, "{}: symbol table [{}] symbol {} st_name {:#x} lies outside its string "
+                          "table [{}] or is not NUL-terminated", what(), table.index, i, name_off, strtab.index);
+      s.name = *name;
     }
     out.push_back(std::move(s));
   }

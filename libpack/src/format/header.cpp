@@ -1,6 +1,7 @@
 #include "mpspack/format/header.hpp"
 
 #include "hash.hpp"
+#include "rules.hpp"
 
 #include <cstring>
 
@@ -39,8 +40,8 @@ bool has_magic(ByteView file) {
 
 namespace {
 
-Error corrupt(const ByteView& file, std::string_view what) {
-  return make_error(Error::Kind::Corrupt, "{}: {}", file.what(), what);
+Error corrupt(const ByteView& file, std::string_view rule, std::string_view what) {
+  return rule_error(file.what(), rule, what);
 }
 
 }  // namespace
@@ -49,13 +50,12 @@ Result<Header> read_header(ByteView file) {
   // Order as in ExecuTorch's flat tensor reader: identify, check length, decode, check regions,
   // then the checksum. "Not a container" and "a damaged container" are different errors.
   if (file.size() == 0)
-    return make_error(Error::Kind::NotThisFormat, "{}: empty file, not an mpspack container", file.what());
+    return rule_error(file.what(), "H1", "empty file, not an mpspack container", Error::Kind::NotThisFormat);
   if (!has_magic(file))
-    return make_error(Error::Kind::NotThisFormat, "{}: not an mpspack container (bad magic)",
-                      file.what());
+    return rule_error(file.what(), "H1", "not an mpspack container (bad magic)", Error::Kind::NotThisFormat);
   if (file.size() < field::end)
-    return corrupt(file, fmt::format("truncated: {} bytes, shorter than the {}-byte header",
-                                     file.size(), kHeaderSize));
+    return corrupt(file, "H2", fmt::format("truncated: {} bytes, shorter than the {}-byte header",
+                                           file.size(), kHeaderSize));
   Header h;
   h.version_major = load_u16le(file.data() + field::version_major);
   h.version_minor = load_u16le(file.data() + field::version_minor);
@@ -70,40 +70,44 @@ Result<Header> read_header(ByteView file) {
   h.checksum = load_u64le(file.data() + field::checksum);
 
   if (bom != kByteOrderMark)
-    return corrupt(file, fmt::format("byte-order mark is {:#010x}, expected {:#010x}", bom,
-                                     kByteOrderMark));
+    return corrupt(file, "H3", fmt::format("byte-order mark is {:#010x}, expected {:#010x}", bom, kByteOrderMark));
   if (h.version_major != kVersionMajor)
-    return make_error(Error::Kind::Unsupported,
-                      "{}: container format version {}.{} is not supported (this mpspack reads {}.x)",
-                      file.what(), h.version_major, h.version_minor, kVersionMajor);
+    return rule_error(file.what(), "H4",
+                      fmt::format("container format version {}.{} is not supported (this mpspack reads {}.x)",
+                                  h.version_major, h.version_minor, kVersionMajor),
+                      Error::Kind::Unsupported);
   if (h.header_size < kHeaderSize || h.header_size > 65536)
-    return corrupt(file, fmt::format("header size {} is outside [{}, 65536]", h.header_size, kHeaderSize));
+    return corrupt(file, "H5", fmt::format("header size {} is outside [{}, 65536]", h.header_size, kHeaderSize));
   if (file.size() != h.file_size)
-    return corrupt(file, fmt::format("file is {} bytes but the header records {} (truncated or extended)",
-                                     file.size(), h.file_size));
+    return corrupt(file, "H6", fmt::format("file is {} bytes but the header records {} (truncated or extended)",
+                                           file.size(), h.file_size));
   if (file.size() < h.header_size)
-    return corrupt(file, fmt::format("truncated: {} bytes, shorter than the {}-byte header", file.size(),
-                                     h.header_size));
-  if (h.flags != 0) return corrupt(file, fmt::format("unknown flags {:#x}", h.flags));
-  if (h.metadata_offset < h.header_size || !range_fits(h.metadata_offset, h.metadata_size, h.file_size))
-    return corrupt(file, fmt::format("metadata at offset {:#x} + size {:#x} lies outside the file ({:#x} bytes) or inside the header",
-                                     h.metadata_offset, h.metadata_size, h.file_size));
+    return corrupt(file, "H2", fmt::format("truncated: {} bytes, shorter than the {}-byte header", file.size(),
+                                           h.header_size));
+  if (h.flags != 0) return corrupt(file, "H7", fmt::format("unknown flags {:#x}", h.flags));
+  // The metadata starts right after the header: a gap between them would be bytes that neither the
+  // checksum nor any zero-padding check covers.
+  if (h.metadata_offset != h.header_size || !range_fits(h.metadata_offset, h.metadata_size, h.file_size))
+    return corrupt(file, "H8", fmt::format("metadata at offset {:#x} + size {:#x} does not start right after the "
+                                           "{}-byte header or lies outside the file ({:#x} bytes)",
+                                           h.metadata_offset, h.metadata_size, h.header_size, h.file_size));
   uint64_t metadata_end = h.metadata_offset + h.metadata_size;
-  if (h.data_offset < metadata_end || !range_fits(h.data_offset, h.data_size, h.file_size) ||
-      h.data_offset + h.data_size != h.file_size)
-    return corrupt(file, fmt::format("data region at offset {:#x} + size {:#x} does not run from after the metadata ({:#x}) to the end of the file ({:#x})",
-                                     h.data_offset, h.data_size, metadata_end, h.file_size));
+  if (h.data_offset % kSegmentAlignment != 0 || h.data_offset < metadata_end ||
+      !range_fits(h.data_offset, h.data_size, h.file_size) || h.data_offset + h.data_size != h.file_size)
+    return corrupt(file, "H9", fmt::format("data region at offset {:#x} + size {:#x} is not a multiple of {:#x} "
+                                           "running from after the metadata ({:#x}) to the end of the file ({:#x})",
+                                           h.data_offset, h.data_size, kSegmentAlignment, metadata_end, h.file_size));
   // Bytes after the known fields are reserved: zero in every version this reader knows.
   uint64_t reserved_end = h.version_minor <= kVersionMinor ? h.header_size : kHeaderSize;
   for (uint64_t i = field::end; i < reserved_end; ++i)
-    if (file.data()[i] != 0) return corrupt(file, fmt::format("reserved header byte {:#x} is not zero", i));
+    if (file.data()[i] != 0) return corrupt(file, "H10", fmt::format("reserved header byte {:#x} is not zero", i));
 
   ByteView header_bytes(file.span().subspan(0, h.header_size), file.what());
   ByteView metadata(file.span().subspan(h.metadata_offset, h.metadata_size), file.what());
   uint64_t sum = header_checksum(header_bytes, metadata);
   if (sum != h.checksum)
-    return corrupt(file, fmt::format("header checksum mismatch: recorded {:#018x}, computed {:#018x} (header or metadata damaged)",
-                                     h.checksum, sum));
+    return corrupt(file, "H11", fmt::format("header checksum mismatch: recorded {:#018x}, computed {:#018x} "
+                                            "(header or metadata damaged)", h.checksum, sum));
   return h;
 }
 

@@ -1,6 +1,8 @@
 #include "mpspack/format/metadata.hpp"
 
 #include "container_generated.h"
+#include "metadata_bounds.hpp"
+#include "rules.hpp"
 
 namespace mpspack::format {
 namespace {
@@ -104,16 +106,15 @@ class Decoder {
   Result<std::string> str(const flatbuffers::String* s, std::string_view path) const {
     if (!s) return std::string();
     if (s->size() > limits::name_bytes)
-      return make_error(Error::Kind::Corrupt, "{}: metadata {} is {} bytes long (limit {})", what_, path,
-                        s->size(), limits::name_bytes);
+      return rule_error(what_, "M5", fmt::format("metadata {} is {} bytes long (limit {})", path, s->size(),
+                                                 limits::name_bytes));
     return std::string(s->c_str(), s->size());
   }
 
   template <class T>
   Status count(const flatbuffers::Vector<T>* v, std::string_view path, uint64_t limit = limits::items) const {
     if (v && v->size() > limit)
-      return make_error(Error::Kind::Corrupt, "{}: metadata {} has {} entries (limit {})", what_, path,
-                        v->size(), limit);
+      return rule_error(what_, "M3", fmt::format("metadata {} has {} entries (limit {})", path, v->size(), limit));
     return {};
   }
 
@@ -157,8 +158,7 @@ class Decoder {
     out.flavour = static_cast<Flavour>(l.flavour());
     if (out.flavour != Flavour::Embedded && out.flavour != Flavour::MmapSelf &&
         out.flavour != Flavour::ExternalBlob)
-      return make_error(Error::Kind::Corrupt, "{}: library '{}' has unknown flavour {}", what_, out.name,
-                        int(l.flavour()));
+      return rule_error(what_, "M6", fmt::format("library '{}' has unknown flavour {}", out.name, int(l.flavour())));
     out.segment = l.segment();
     MPK_TRY(out.needed, strs(l.needed(), "library.needed"));
     MPK_TRY(out.dropped_needed, strs(l.dropped_needed(), "library.dropped_needed"));
@@ -178,12 +178,14 @@ class Decoder {
     MPK_TRY(out.original_sha256, str(l.original_sha256(), "library.original_sha256"));
     out.removed_offset = l.removed_offset();
     out.removed_size = l.removed_size();
-    MPK_CHECK(count(l.restore(), "library.restore", 4096));
-    if (l.restore())
+    MPK_CHECK(count(l.restore(), "library.restore", limits::patches));
+    if (l.restore()) {
+      out.restore.reserve(l.restore()->size());
       for (const auto* p : *l.restore()) {
-        MPK_TRY(auto bytes, scalars(p->bytes(), "library.restore.bytes", 1u << 20));
+        MPK_TRY(auto bytes, scalars(p->bytes(), "library.restore.bytes", limits::patch_bytes));
         out.restore.push_back(Patch{p->offset(), std::move(bytes)});
       }
+    }
     return out;
   }
 
@@ -214,6 +216,7 @@ class Decoder {
                                           std::string_view path) const {
     MPK_CHECK(count(v, path));
     std::vector<TensorInfo> out;
+    if (v) out.reserve(v->size());
     if (v)
       for (const auto* t : *v) {
         MPK_TRY(auto x, tensor(*t));
@@ -227,6 +230,7 @@ class Decoder {
     MPK_TRY(out.producer, str(m.producer(), "producer"));
     MPK_TRY(out.producer_version, str(m.producer_version(), "producer_version"));
     MPK_CHECK(count(m.sources(), "sources"));
+    if (m.sources()) out.sources.reserve(m.sources()->size());
     if (m.sources())
       for (const auto* s : *m.sources()) {
         SourceInfo x;
@@ -238,13 +242,14 @@ class Decoder {
         out.sources.push_back(std::move(x));
       }
     MPK_CHECK(count(m.segments(), "segments"));
+    if (m.segments()) out.segments.reserve(m.segments()->size());
     if (m.segments())
       for (const auto* s : *m.segments()) {
         SegmentInfo x;
         x.kind = static_cast<SegmentKind>(s->kind());
         if (uint8_t(x.kind) > uint8_t(SegmentKind::Example))
-          return make_error(Error::Kind::Corrupt, "{}: segment {} has unknown kind {}", what_,
-                            out.segments.size(), int(s->kind()));
+          return rule_error(what_, "M6", fmt::format("segment {} has unknown kind {}", out.segments.size(),
+                                                     int(s->kind())));
         MPK_TRY(x.name, str(s->name(), "segment.name"));
         x.offset = s->offset();
         x.size = s->size();
@@ -253,6 +258,7 @@ class Decoder {
         out.segments.push_back(std::move(x));
       }
     MPK_CHECK(count(m.libraries(), "libraries"));
+    if (m.libraries()) out.libraries.reserve(m.libraries()->size());
     if (m.libraries())
       for (const auto* l : *m.libraries()) {
         MPK_TRY(auto x, library(*l));
@@ -264,6 +270,7 @@ class Decoder {
         WeightsInfo x;
         x.segment = w->segment();
         MPK_CHECK(count(w->constants(), "weights.constants"));
+        if (w->constants()) x.constants.reserve(w->constants()->size());
         if (w->constants())
           for (const auto* c : *w->constants()) {
             MPK_TRY(auto k, constant(*c));
@@ -291,8 +298,8 @@ class Decoder {
 
 Result<Manifest> decode_metadata(ByteView block) {
   if (block.size() > limits::metadata_bytes)
-    return make_error(Error::Kind::Corrupt, "{}: metadata block is {} bytes (limit {})", block.what(),
-                      block.size(), limits::metadata_bytes);
+    return rule_error(block.what(), "M1", fmt::format("metadata block is {} bytes (limit {})", block.size(),
+                                                      limits::metadata_bytes));
   // FlatBuffers reads scalars in place, so the buffer must start 8-byte aligned in memory; the
   // format allows a metadata offset that is not (header_size is any value in [128, 65536]). Such a
   // block is decoded from an aligned copy (at most the metadata cap; normal files never need it).
@@ -302,12 +309,9 @@ Result<Manifest> decode_metadata(ByteView block) {
     std::memcpy(aligned.data(), block.data(), block.size());
     block = ByteView({reinterpret_cast<const uint8_t*>(aligned.data()), block.size()}, block.what());
   }
-  // The Verifier checks every offset inside the buffer before anything is read through it.
-  flatbuffers::Verifier verifier(block.data(), block.size(), /*max_depth=*/32,
-                                 /*max_tables=*/4 * limits::items);
-  if (!fb::VerifyMetadataBuffer(verifier))
-    return make_error(Error::Kind::Corrupt, "{}: metadata block ({} bytes) fails FlatBuffers verification",
-                      block.what(), block.size());
+  // Every offset is checked, and what decoding will produce is added up, before anything is read
+  // through the buffer or allocated from it.
+  MPK_CHECK(verify_bounded(block));
   return Decoder(block.what()).manifest(*fb::GetMetadata(block.data()));
 }
 

@@ -47,6 +47,18 @@ std::vector<SegmentInfo> lay_out(const std::vector<PendingSegment>& pending, uin
 // 2 GiB blob against 16 MiB chunks (docs/PERFORMANCE.md).
 constexpr uint64_t kChunk = 256ull << 10;
 
+namespace {
+
+// The reader's own checks on what is about to be written: the metadata decoded back from its
+// bytes (limits M1..M6) and the structural rules, against the header it will have. Whatever
+// passes here opens; whatever fails is refused before the output is renamed into place.
+Status check_as_reader(const std::vector<uint8_t>& metadata, const Header& h, const std::filesystem::path& path) {
+  MPK_TRY(Manifest decoded, decode_metadata(ByteView(metadata, path.string())));
+  return validate_manifest(decoded, h, path.string());
+}
+
+}  // namespace
+
 Result<Manifest> write_container(const std::filesystem::path& path, Manifest manifest,
                                  const std::vector<PendingSegment>& pending, const Progress& progress,
                                  const std::function<Status(Manifest&)>& complete, Durability durability) {
@@ -61,6 +73,14 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
   for (const auto& p : pending) total += p.bytes.size();
   uint64_t file_size = manifest.segments.empty() ? data_offset
                                                  : manifest.segments.back().offset + manifest.segments.back().size;
+  Header h;
+  h.metadata_offset = kHeaderSize;
+  h.metadata_size = metadata_size;
+  h.data_offset = data_offset;
+  h.data_size = file_size - data_offset;
+  h.file_size = file_size;
+  // Refused before a byte is written: nothing is left behind, and no time is spent on the data.
+  MPK_CHECK(check_as_reader(encode_metadata(manifest), h, path));
 
   MPK_TRY(auto out, AtomicWriter::create(path, durability));
   MPK_CHECK(out.write_zeros(data_offset));  // header + metadata are filled in last
@@ -89,12 +109,7 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
   if (metadata.size() != metadata_size)
     return make_error(Error::Kind::Runtime, "{}: internal error: metadata size changed from {} to {}",
                       path.string(), metadata_size, metadata.size());
-  Header h;
-  h.metadata_offset = kHeaderSize;
-  h.metadata_size = metadata.size();
-  h.data_offset = data_offset;
-  h.data_size = file_size - data_offset;
-  h.file_size = file_size;
+  MPK_CHECK(check_as_reader(metadata, h, path));
   auto header = encode_header(h);
   h.checksum = header_checksum(ByteView(header), ByteView(metadata));
   header = encode_header(h);

@@ -7,16 +7,39 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 namespace mpspack::pack {
 namespace {
 
 using Side = std::optional<std::string>;
 
+// XXH3-64 of byte ranges, each range hashed once however many constants name it: a table may
+// list one range a million times, and hashing it per reference would make diff's work grow with
+// the references instead of the file.
+class RangeHashes {
+ public:
+  const std::string& get(const format::Container& c, uint32_t segment, uint64_t offset, uint64_t size) {
+    auto [it, fresh] = cache_.try_emplace(Key{&c, segment, offset, size});
+    if (fresh) {
+      it->second = fmt::format("{:016x}", format::xxh3_64(c.segment(segment).span().subspan(offset, size)));
+      bytes_hashed_ += size;
+    }
+    return it->second;
+  }
+  uint64_t bytes_hashed() const { return bytes_hashed_; }
+
+ private:
+  using Key = std::tuple<const format::Container*, uint32_t, uint64_t, uint64_t>;
+  std::map<Key, std::string> cache_;
+  uint64_t bytes_hashed_ = 0;
+};
+
 struct Differ {
   const format::Container& a;
   const format::Container& b;
   std::vector<Difference> out;
+  RangeHashes hashes;
 
   void field(const std::string& path, const std::string& va, const std::string& vb) {
     if (va != vb) out.push_back({path, va, vb});
@@ -29,6 +52,7 @@ struct Differ {
   void library(const std::string& path, const LibraryInfo& la, const LibraryInfo& lb);
   void weights(const std::string& path, const LibraryInfo& la, const LibraryInfo& lb);
   void constants(const std::string& path, const WeightsInfo& wa, const WeightsInfo& wb);
+  std::string constant_hash(const format::Container& c, const WeightsInfo& w, const ConstantInfo& k);
   void metadata();
 };
 
@@ -56,12 +80,12 @@ std::string cubins_text(const format::Container& c, const LibraryInfo& l) {
   return list_text(v);
 }
 
+
 // XXH3-64 of a constant's byte range inside its weights segment; folded constants have none.
-std::string constant_hash(const format::Container& c, const WeightsInfo& w, const ConstantInfo& k) {
+std::string Differ::constant_hash(const format::Container& c, const WeightsInfo& w, const ConstantInfo& k) {
   if (k.from_folded) return "folded";
   // Non-folded constants were checked to lie inside their segment when the container was opened.
-  auto bytes = c.segment(w.segment).span().subspan(k.offset, k.size);
-  return hex64(format::xxh3_64(bytes));
+  return hashes.get(c, w.segment, k.offset, k.size);
 }
 
 void Differ::libraries() {
@@ -174,10 +198,11 @@ void Differ::metadata() {
 
 }  // namespace
 
-std::vector<Difference> diff(const format::Container& a, const format::Container& b) {
-  Differ d{a, b, {}};
+std::vector<Difference> diff(const format::Container& a, const format::Container& b, DiffWork* work) {
+  Differ d{a, b, {}, {}};
   d.libraries();
   d.metadata();
+  if (work) work->bytes_hashed = d.hashes.bytes_hashed();
   return std::move(d.out);
 }
 

@@ -44,10 +44,12 @@ struct ProgramHeader {
   uint64_t align = 0;
 };
 
+// Names (of sections and symbols) are views into the ELF bytes, valid as long as they are: a file
+// whose headers all point at one long name costs nothing per header, where copies would multiply it.
 struct Section {
   uint32_t index = 0;
   uint64_t entry_offset = 0;  // file offset of this header in the section header table
-  std::string name;
+  std::string_view name;
   uint32_t type = 0;
   uint64_t flags = 0;
   uint64_t addr = 0;
@@ -77,7 +79,7 @@ struct DynamicTable {
 };
 
 struct Symbol {
-  std::string name;
+  std::string_view name;
   uint64_t value = 0;
   uint64_t size = 0;
   uint16_t section_index = 0;  // SHN_UNDEF for imports
@@ -95,6 +97,10 @@ struct Relocation {
   uint32_t symbol = 0;
   int64_t addend = 0;
 };
+
+// Lists of names copied out of one file (DT_NEEDED, DT_VERNEED files) total at most this many bytes:
+// many entries may point at one long string.
+inline constexpr uint64_t kMaxNameListBytes = 16ull << 20;
 
 // "x86_64", "aarch64", or "EM <n>" for machines mpspack does not name.
 std::string machine_name(uint16_t e_machine);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mpspack::format {
@@ -38,8 +39,17 @@ class Container {
   Manifest manifest_;
 };
 
-// The structural rules on a decoded manifest (segments in bounds, ordered, aligned, not
-// overlapping, indices valid, constants inside their blob, ...). Exposed for tests.
+// Names of the files unpack writes (a library's name, a cubin's segment name) are at most this long
+// (rules L1, L7): "<name>_weights.blob" and unpack's temp file beside it still fit in 255 bytes.
+inline constexpr uint64_t kFileNameBytes = 200;
+// Unpack writes at most this many times the container's size (rule L8).
+inline constexpr uint64_t kExpansionRatio = 16;
+
+// A single path component of no control characters, not "." or "..", no '/' or '\'.
+bool is_plain_name(std::string_view name);
+
+// The structural rules of docs/FORMAT.md (S1..S5, L1..L8, W1..W2, E1..E2) on a decoded manifest;
+// the error names the rule. Run by open() and by write_container() before it renames its output.
 Status validate_manifest(const Manifest& m, const Header& h, std::string_view what);
 
 struct SegmentCheck {

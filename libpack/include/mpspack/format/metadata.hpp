@@ -10,12 +10,24 @@
 
 namespace mpspack::format {
 
-// Caps checked before anything is allocated from a container's metadata (docs/FORMAT.md, "Limits").
+// Caps checked before anything is allocated from a container's metadata (docs/FORMAT.md, rules
+// M1..M5). FlatBuffers lets many offsets point at one string or table, so a small block can stand for
+// a huge decoded manifest: the totals bound what decoding produces across the whole block, whatever
+// is shared.
 namespace limits {
-inline constexpr uint64_t metadata_bytes = 256ull << 20;  // 256 MiB of metadata at most
-inline constexpr uint64_t items = 1u << 20;               // segments, libraries, constants, names, ...
-inline constexpr uint64_t name_bytes = 4096;
-inline constexpr uint64_t dims = 64;
+inline constexpr uint64_t metadata_bytes = 64ull << 20;  // M1: the block itself
+inline constexpr uint64_t items = 1u << 20;              // M3: entries in any one list
+inline constexpr uint64_t dims = 64;                     // M3: shape and stride lengths
+inline constexpr uint64_t patches = 4096;                // M3: restore patches of a library
+inline constexpr uint64_t patch_bytes = 1u << 20;        // M3: bytes of one patch
+inline constexpr uint64_t total_entries = 1u << 22;      // M4: list entries in the whole block
+inline constexpr uint64_t decoded_bytes = 64ull << 20;   // M4: decoded size of the whole block
+inline constexpr uint64_t name_bytes = 4096;             // M5: any string
+
+// M4's decoded size: what each decoded object counts (about what it takes in memory).
+inline constexpr uint64_t table_cost = 128;   // per table (a source, a segment, a constant, ...)
+inline constexpr uint64_t string_cost = 32;   // per string, plus its length
+inline constexpr uint64_t integer_cost = 8;   // per integer in a list (shape, stride, cubins)
 }  // namespace limits
 
 // Serializes deterministically: the same manifest gives the same bytes, and two manifests that

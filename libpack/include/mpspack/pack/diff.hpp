@@ -28,6 +28,11 @@ struct Difference {
 // weights segments are compared by XXH3-64. Metadata: producer name, sources (file name without
 // its directory, kind, size, SHA-256, flavour) and examples (dtypes, shapes, data hashes).
 // Reads the constants' bytes (hashes them); everything else comes from the metadata.
-std::vector<Difference> diff(const format::Container& a, const format::Container& b);
+// Reads each byte range once, however many constants name it: its work is bounded by the two
+// files' sizes. `work`, when given, says how many bytes it hashed.
+struct DiffWork {
+  uint64_t bytes_hashed = 0;
+};
+std::vector<Difference> diff(const format::Container& a, const format::Container& b, DiffWork* work = nullptr);
 
 }  // namespace mpspack::pack

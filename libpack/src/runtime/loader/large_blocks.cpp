@@ -209,7 +209,7 @@ bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* wha
   };
   for (const elf::Relocation& r : *relocations) {
     if (r.symbol == 0 || r.symbol > symbols->size()) continue;
-    const std::string& name = (*symbols)[r.symbol - 1].name;
+    const std::string_view name = (*symbols)[r.symbol - 1].name;
     if (name == "reallocarray" || name == "malloc_usable_size")
       return not_routed(fmt::format("it imports {}, which would get a block it cannot handle", name));
     Routed* target = entry(name);
