@@ -128,7 +128,7 @@ TEST_CASE("a FIFO or a device given as any input is refused at once, naming it",
   }
 }
 
-TEST_CASE("--json is valid UTF-8 whatever bytes a path or a stored name holds", "[cli][hostile-io]") {
+TEST_CASE("JSON output is valid UTF-8 whatever bytes a path or a stored name holds", "[cli][hostile-io]") {
   const auto mlp = fixture("cpu_mlp_embedded");
   MPK_REQUIRE_FIXTURE(mlp);
   TempDir tmp;
