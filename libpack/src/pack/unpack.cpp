@@ -26,7 +26,7 @@ Status restore_library_bytes(const format::Container& c, uint32_t index,
   return aoti::restore_library(stored, removed, l.removed_offset, l.restore, sink);
 }
 
-uint64_t unpack_limit(uint64_t container_size) { return 2 * container_size + (uint64_t(64) << 20); }
+uint64_t unpack_limit(uint64_t container_size) { return 16 * container_size; }
 
 namespace {
 
@@ -99,8 +99,8 @@ Status check_outputs(const format::Container& c, const std::vector<Output>& outp
   const uint64_t limit = unpack_limit(c.file().size());
   if (total > limit)
     return make_error(Error::Kind::Corrupt,
-                      "{}: unpack would write {} bytes, more than twice the container's {} bytes plus 64 MiB "
-                      "(segments shared by many outputs?): refusing to unpack",
+                      "{}: unpack would write {} bytes, more than 16 times the container's {} bytes (weights "
+                      "shared by many libraries?): refusing to unpack",
                       c.name(), total, c.file().size());
   return {};
 }

@@ -20,7 +20,8 @@ Result<std::vector<std::filesystem::path>> unpack(const format::Container& c, co
                                                   const format::Progress& progress = {},
                                                   Durability durability = Durability::page_cache);
 
-// The most bytes unpack writes from a container of `container_size` bytes: twice that plus 64 MiB (docs/CLI.md).
+// The most bytes unpack writes from a container of `container_size` bytes: 16 times that, the bound the format
+// sets on what a container may restore to (docs/CLI.md); unpack holds to it even for a container it did not check.
 uint64_t unpack_limit(uint64_t container_size);
 
 // The original bytes of library `index`, streamed through `sink` (used by unpack and diff).
