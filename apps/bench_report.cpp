@@ -1,5 +1,7 @@
 #include "bench_report.hpp"
 
+#include "cli.hpp"
+#include "mpspack/file.hpp"
 #include "mpspack/runtime/model.hpp"
 
 #include <fcntl.h>
@@ -156,8 +158,9 @@ uint64_t peak_rss_bytes() {
 
 json drop_from_page_cache(const std::string& path) {
   json j = {{"attempted", true}, {"ok", false}, {"resident_fraction_after", nullptr}};
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return j;
+  auto opened = open_input_file(path);  // a FIFO is refused here, then by the open that reports it
+  if (!opened.ok()) return j;
+  const int fd = *opened;
   // Dirty pages are not dropped: write them back first (a no-op for a container already on disk).
   ::fdatasync(fd);
   j["ok"] = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
@@ -205,9 +208,9 @@ std::string render(const json& r, const std::string& format) {
   const json& l = r.at("latency_ms");
   const json& load = r.at("load_ms");
   std::string s;
-  s += fmt::format("{}: library '{}' on {} ({}), weights {}\n", r.at("container").get<std::string>(),
-                   r.at("library").get<std::string>(), r.at("backend").get<std::string>(),
-                   r.at("machine").at("cpu").get<std::string>(), r.at("weights_mode").get<std::string>());
+  auto text = [&](const json& v) { return printable(v.get<std::string>()); };
+  s += fmt::format("{}: library '{}' on {} ({}), weights {}\n", text(r.at("container")), text(r.at("library")),
+                   text(r.at("backend")), text(r.at("machine").at("cpu")), text(r.at("weights_mode")));
   s += fmt::format("cold: {}", r.at("cold").get<bool>() ? "yes" : "no");
   if (r.contains("cold_cache")) {
     const json& c = r.at("cold_cache");
@@ -231,7 +234,7 @@ std::string render(const json& r, const std::string& format) {
                    double(r.at("peak_rss_bytes").get<uint64_t>()) / (1 << 20));
   if (r.contains("device")) {
     const json& d = r.at("device");
-    s += fmt::format("device: {}; memory used {:.1f} of {:.1f} GiB, pool peak {:.1f} MiB\n", d.at("name").get<std::string>(),
+    s += fmt::format("device: {}; memory used {:.1f} of {:.1f} GiB, pool peak {:.1f} MiB\n", text(d.at("name")),
                      double(d.at("memory_used_bytes").get<uint64_t>()) / (1 << 30),
                      double(d.at("memory_total_bytes").get<uint64_t>()) / (1 << 30),
                      double(d.at("pool_peak_bytes").get<uint64_t>()) / (1 << 20));

@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include "mpspack/text.hpp"
+
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -22,17 +24,52 @@ int fail(const Error& e, int code) {
   return code;
 }
 
-std::string printable(std::string_view s) {
+std::string printable(std::string_view s) { return text::printable(s); }
+
+namespace {
+
+// RFC 6901: '~' and '/' in a member name are escaped as ~0 and ~1.
+std::string pointer_token(std::string_view key) {
   std::string out;
-  out.reserve(s.size());
-  for (unsigned char ch : s) {
-    if (ch < 0x20 || ch == 0x7f) out += fmt::format("\\x{:02x}", ch);
-    else out += char(ch);
-  }
+  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
   return out;
 }
 
-void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }
+// Our own documents, a few levels deep: the recursion is bounded by what the commands build, never by input.
+nlohmann::json replaced_strings(const nlohmann::json& j, const std::string& pointer, nlohmann::json& invalid) {
+  if (j.is_string()) {
+    const auto& s = j.get_ref<const std::string&>();
+    if (text::is_valid_utf8(s)) return j;
+    invalid.push_back({{"pointer", pointer}, {"hex", text::hex_bytes(s)}});
+    return text::utf8_with_replacements(s);
+  }
+  if (j.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < j.size(); ++i) out.push_back(replaced_strings(j[i], pointer + "/" + std::to_string(i), invalid));
+    return out;
+  }
+  if (j.is_object()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [key, value] : j.items()) {
+      // Member names are mpspack's own, or dtype names: replaced, not recorded.
+      const std::string name = text::utf8_with_replacements(key);
+      out[name] = replaced_strings(value, pointer + "/" + pointer_token(name), invalid);
+    }
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json utf8_json(const nlohmann::json& j) {
+  nlohmann::json invalid = nlohmann::json::array();
+  nlohmann::json out = replaced_strings(j, "", invalid);
+  if (!invalid.empty() && out.is_object()) out["invalid_utf8"] = std::move(invalid);
+  return out;
+}
+
+void print_json(const nlohmann::json& j) { std::cout << utf8_json(j).dump(2) << "\n"; }
 
 namespace {
 

@@ -49,10 +49,15 @@ inline constexpr const char* kFsyncHelp =
     "Wait until the output is on the disk before renaming it into place, so that it survives a power loss "
     "(as slow as the disk writes; without it the output is complete for every reader, like cp's)";
 
-// Text that is safe to print: control characters become \xNN escapes.
+// Text that is safe to print on a terminal (text::printable: controls, C1 and invalid UTF-8 become \xNN).
 std::string printable(std::string_view s);
 
-// Pretty-prints JSON on stdout.
+// `j` with every string valid UTF-8, as JSON requires: a byte that is not part of well-formed UTF-8 becomes
+// U+FFFD, and a top-level "invalid_utf8" array gives each such string's JSON Pointer and exact bytes in hex
+// (docs/CLI.md, "Names in output"). Every JSON document mpspack prints goes through it.
+nlohmann::json utf8_json(const nlohmann::json& j);
+
+// Pretty-prints JSON (through utf8_json) on stdout.
 void print_json(const nlohmann::json& j);
 
 }  // namespace mpspack::cli

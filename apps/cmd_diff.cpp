@@ -3,6 +3,8 @@
 #include "commands.hpp"
 #include "mpspack/pack/diff.hpp"
 
+#include <set>
+
 namespace mpspack::cli {
 namespace {
 
@@ -10,6 +12,17 @@ struct DiffArgs {
   std::string a, b;
   bool json = false;
 };
+
+// diff pairs libraries by name: with two of one name, the pairing (and so the answer) would depend on the
+// order of the two containers on the command line.
+Status unique_library_names(const format::Container& c) {
+  std::set<std::string_view> seen;
+  for (const auto& l : c.manifest().libraries)
+    if (!seen.insert(l.name).second)
+      return make_error(Error::Kind::Corrupt, "{}: two libraries named '{}': diff pairs libraries by name", c.name(),
+                        l.name);
+  return {};
+}
 
 nlohmann::json side_json(const std::optional<std::string>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
@@ -19,6 +32,8 @@ int run_diff(const DiffArgs& args) {
   if (!a.ok()) return fail(a.error());
   auto b = format::Container::open(args.b);
   if (!b.ok()) return fail(b.error());
+  for (const auto* c : {&*a, &*b})
+    if (auto s = unique_library_names(*c); !s.ok()) return fail(s.error());
   auto diffs = pack::diff(*a, *b);
   if (args.json) {
     nlohmann::json list = nlohmann::json::array();

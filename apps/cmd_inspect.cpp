@@ -157,8 +157,8 @@ void print_container(const format::Container& c) {
   }
   std::printf("\nlibraries:\n");
   for (const auto& l : m.libraries) {
-    std::printf("  %s: %s %s, %s weights, %llu bytes as given\n", printable(l.name).c_str(), l.device.c_str(),
-                l.machine.c_str(), to_string(l.flavour), (unsigned long long)l.original_size);
+    std::printf("  %s: %s %s, %s weights, %llu bytes as given\n", printable(l.name).c_str(), printable(l.device).c_str(),
+                printable(l.machine).c_str(), to_string(l.flavour), (unsigned long long)l.original_size);
     std::printf("    needed: %s\n", join(l.needed).c_str());
     if (!l.dropped_needed.empty()) std::printf("    dropped from needed: %s\n", join(l.dropped_needed).c_str());
     std::printf("    imports (%zu): %s\n", l.imports.size(), join(l.imports).c_str());
@@ -206,7 +206,7 @@ void print_examples(const Manifest& m) {
 
 void print_library(const std::string& file, uint64_t size, const aoti::LibraryAnalysis& a) {
   std::printf("%s: AOTInductor model library, %llu bytes, %s, device %s, %s weights\n", printable(file).c_str(),
-              (unsigned long long)size, a.machine.c_str(), a.device.c_str(), to_string(a.flavour));
+              (unsigned long long)size, printable(a.machine).c_str(), printable(a.device).c_str(), to_string(a.flavour));
   std::printf("  constants symbols in %s at %s..%s (file offset %s)\n", printable(a.region.section).c_str(),
               hex(a.region.start_vaddr).c_str(), hex(a.region.end_vaddr).c_str(), hex(a.region.file_offset).c_str());
   if (a.flavour == Flavour::ExternalBlob)

@@ -5,11 +5,13 @@
 #include "bench_report.hpp"
 #include "cli.hpp"
 #include "commands.hpp"
+#include "mpspack/file.hpp"
 #include "mpspack/runtime/model.hpp"
 #include "mpspack/tensor_io.hpp"
 #include "mpspack/version.hpp"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -112,8 +114,11 @@ Result<std::vector<TensorSpec>> parse_expects(const RunArgs& a) {
   for (const auto& text : a.expects) {
     MPK_TRY(TensorSpec spec, parse_tensor_spec(text));
     std::error_code ec;
-    if (!fs::is_regular_file(spec.path, ec))
+    if (!fs::exists(spec.path, ec))
       return make_error(Error::Kind::Io, "{}: no such file (--expect)", spec.path.string());
+    auto fd = open_input_file(spec.path);  // a FIFO or a folder is refused now, before the model runs
+    if (!fd.ok()) return fd.error().context("--expect");
+    ::close(*fd);
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -145,7 +150,7 @@ struct OutputReport {
 void print_text(const std::vector<OutputReport>& reports) {
   for (const auto& r : reports) {
     std::string head = fmt::format("output {}: {} {}", r.index, dtype_name(r.got->dtype), shape_string(r.got->shape));
-    if (!r.written.empty()) head += fmt::format(" -> {}", r.written);
+    if (!r.written.empty()) head += fmt::format(" -> {}", printable(r.written));
     if (!r.cmp) {
       std::printf("%s\n", head.c_str());
       continue;
@@ -346,7 +351,7 @@ int run_run(const RunArgs& a) {
   } else if (!globals().quiet) {
     print_text(reports);
     const auto& t = model->timings();
-    std::printf("%s: library '%s' (%s): loaded in %.2f ms, first run %.2f ms\n", a.file.c_str(), lib_name.c_str(),
+    std::printf("%s: library '%s' (%s): loaded in %.2f ms, first run %.2f ms\n", printable(a.file).c_str(), printable(lib_name).c_str(),
                 runtime::to_string(model->weights_mode()),
                 t.open_ms + t.checks_ms + t.library_ms + t.weights_ms + t.create_ms + t.constants_ms, t.first_run_ms);
   }
@@ -505,7 +510,7 @@ int run_bench(const RunArgs& a) {
       return fail(make_error(Error::Kind::Io, "{}: cannot write the iteration times (--export-times)", a.export_times));
     r["export_times"] = a.export_times;
   }
-  std::fputs(bench::render(r, a.format).c_str(), stdout);
+  std::fputs(bench::render(utf8_json(r), a.format).c_str(), stdout);
   std::fflush(stdout);
   if (!ok)
     return fail(make_error(Error::Kind::Invalid, "{}: the first run's outputs do not match the recorded example",

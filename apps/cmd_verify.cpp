@@ -33,7 +33,7 @@ int run_verify(const VerifyArgs& a) {
   for (const auto& p : report.problems) std::fprintf(stderr, "mpspack: %s\n", printable(p).c_str());
   if (!report.ok()) return report.unreadable ? kError : kCheckFailed;  // as when open() cannot read it
   if (!a.json && !globals().quiet)
-    std::printf("%s: OK (header checksum, %zu segments, %llu bytes hashed, padding zero)\n", a.file.c_str(),
+    std::printf("%s: OK (header checksum, %zu segments, %llu bytes hashed, padding zero)\n", printable(a.file).c_str(),
                 report.segments.size(), static_cast<unsigned long long>(report.bytes_checked));
   return kOk;
 }

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <sstream>
 
 using namespace mpspack::cli;
 
@@ -24,11 +25,21 @@ void set_up_logging() {
   spdlog::set_level(level);
 }
 
+// CLI11's usage errors quote what was typed ("not in {...}", "were not expected"): each line escaped, as every
+// other message is.
+std::string escaped_failure_message(const CLI::App* app, const CLI::Error& e) {
+  std::string out;
+  std::istringstream lines(CLI::FailureMessage::simple(app, e));
+  for (std::string line; std::getline(lines, line);) out += printable(line) + "\n";
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"mpspack: package, inspect, verify and unpack AOTInductor model libraries"};
   app.formatter(help_formatter());
+  app.failure_message(escaped_failure_message);  // subcommands take it over when added
   app.set_version_flag("--version", "mpspack " + mpspack::version_string());
   app.require_subcommand(1);
   auto& g = mutable_globals();
@@ -65,6 +76,8 @@ int main(int argc, char** argv) {
   // A mapped input that cannot be read (I/O error, truncated while read) ends in a one-line error
   // and no temp file, not a "Bus error" crash (tests/cli/test_faults.cpp).
   mpspack::install_read_error_handler("mpspack: ", kError);
+  // Ctrl-C, kill or a closed terminal during build or unpack leaves no temp file beside the output.
+  mpspack::install_signal_cleanup();
   for (auto& [sub, action] : actions)
     if (sub->parsed()) return action();
   return kError;

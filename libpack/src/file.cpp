@@ -1,7 +1,9 @@
 #include "mpspack/file.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
@@ -26,7 +28,9 @@ Error io_error(const std::string& name, std::string_view what) {
 // the mapping the faulting address is in, removes the temp files of unfinished AtomicWriters, says
 // which file could not be read and exits. The tables are fixed arrays so the handler can read them
 // without allocating or locking (async-signal-safe); a slot is filled before its `used` flag is set.
-constexpr size_t kMapSlots = 256, kTempSlots = 32, kNameMax = 512, kPathMax = 4096;
+// (unpack holds one finished temp file per output until all are written: kTempSlots bounds those cleaned up
+// on a signal.)
+constexpr size_t kMapSlots = 256, kTempSlots = 256, kNameMax = 512, kPathMax = 4096;
 struct MapSlot {
   std::atomic<bool> used{false};
   const uint8_t* begin = nullptr;
@@ -100,18 +104,31 @@ void write_stderr(const char* s, size_t n) {
   }
 }
 
-// The name with control characters escaped (\xNN), as every other message prints names.
+// The name with control characters and every byte past ASCII escaped (\xNN): text::printable keeps
+// well-formed UTF-8, but it allocates, which a signal handler must not.
 void write_stderr_escaped(const char* s) {
   static const char hex[] = "0123456789abcdef";
   for (; *s; ++s) {
     auto c = static_cast<unsigned char>(*s);
-    if (c < 0x20 || c == 0x7f) {
+    if (c < 0x20 || c >= 0x7f) {
       char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
       write_stderr(e, 4);
     } else {
       write_stderr(reinterpret_cast<const char*>(&c), 1);
     }
   }
+}
+
+void remove_registered_temps() {
+  for (auto& t : g_temps)
+    if (t.used.load(std::memory_order_acquire)) ::unlink(t.path);
+}
+
+// SIGINT, SIGTERM, SIGHUP: the temp files go, then the process dies of the signal as it would have.
+void on_terminating_signal(int sig) {
+  remove_registered_temps();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);  // blocked while this handler runs; delivered, with the default action, when it returns
 }
 
 void on_sigbus(int, siginfo_t* info, void*) {
@@ -132,8 +149,7 @@ void on_sigbus(int, siginfo_t* info, void*) {
   static std::atomic_flag reporting = ATOMIC_FLAG_INIT;
   if (reporting.test_and_set())
     for (;;) ::pause();
-  for (auto& t : g_temps)
-    if (t.used.load(std::memory_order_acquire)) ::unlink(t.path);
+  remove_registered_temps();
   write_stderr(g_prefix, std::strlen(g_prefix));
   write_stderr_escaped(hit->name);
   static const char msg[] =
@@ -157,9 +173,61 @@ void install_read_error_handler(std::string_view prefix, int exit_code) {
   ::sigaction(SIGBUS, &sa, nullptr);
 }
 
+void install_signal_cleanup() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old{};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup: stays ignored
+    struct sigaction sa{};
+    sa.sa_handler = on_terminating_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+namespace {
+
+// What a file that is neither a regular file nor a folder is, for messages.
+const char* special_file_type(mode_t mode) {
+  return S_ISFIFO(mode)   ? "a FIFO"
+         : S_ISCHR(mode)  ? "a character device"
+         : S_ISBLK(mode)  ? "a block device"
+         : S_ISSOCK(mode) ? "a socket"
+         : S_ISLNK(mode)  ? "a symbolic link"
+                          : "of an unknown type";
+}
+
+Error not_a_regular_file(const std::string& name, mode_t mode) {
+  if (S_ISDIR(mode)) return make_error(Error::Kind::Invalid, "{}: is a directory, not a file", name);
+  return make_error(Error::Kind::Invalid, "{}: is {}, not a regular file", name, special_file_type(mode));
+}
+
+}  // namespace
+
+Result<int> open_input_file(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return io_error(name, "cannot open");
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    auto e = io_error(name, "cannot stat");
+    ::close(fd);
+    return e;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return not_a_regular_file(name, st.st_mode);
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    auto e = io_error(name, "cannot set the file blocking");
+    ::close(fd);
+    return e;
+  }
+  return fd;
+}
+
 Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error(path.string(), "cannot open");
+  MPK_TRY(int fd, open_input_file(path));
   auto f = from_fd(fd, path.string());
   if (f.ok()) f->path_ = path;
   return f;
@@ -171,10 +239,7 @@ Result<MappedFile> MappedFile::from_fd(int fd, std::string name) {
   f.fd_ = fd;
   struct stat st{};
   if (fstat(f.fd_, &st) != 0) return io_error(f.name_, "cannot stat");
-  if (S_ISDIR(st.st_mode))
-    return make_error(Error::Kind::Invalid, "{}: is a directory, not a file", f.name_);
-  if (!S_ISREG(st.st_mode))
-    return make_error(Error::Kind::Invalid, "{}: is not a regular file", f.name_);
+  if (!S_ISREG(st.st_mode)) return not_a_regular_file(f.name_, st.st_mode);
   f.size_ = static_cast<uint64_t>(st.st_size);
   if (f.size_ == 0) return f;  // an empty map is not allowed; callers see size 0
   void* p = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, f.fd_, 0);
@@ -210,10 +275,28 @@ MappedFile::~MappedFile() {
 
 namespace {
 
-// A writer killed before commit (kill -9, power loss) leaves its temp file behind; the name carries
-// the writer's pid, so the next writer of the same target removes those whose process is gone.
+constexpr std::string_view kTempInfix = ".mpk-tmp-";
+
+// The two marks of a temp file that only AtomicWriter gives a file: mode 0000 (until commit) and an flock held by
+// its live writer. A temp file of a dead writer has its pid gone, the mode, this user as owner, and no lock.
+bool is_abandoned_temp(const std::filesystem::path& path, pid_t writer) {
+  if (::kill(writer, 0) == 0 || errno != ESRCH) return false;
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 07777) != 0)
+    return false;
+  // Mode 0000 opens only for root; then the lock is checked as well (a writer in another pid namespace).
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return errno == EACCES;
+  const bool unlocked = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);
+  return unlocked;
+}
+
+// A writer killed before commit (kill -9, power loss) leaves its temp file behind; the next writer of the same
+// target removes those is_abandoned_temp() proves were left by a writer that died.
 void remove_stale_temps(const std::filesystem::path& dir, const std::string& target_name) {
-  const std::string prefix = target_name + ".mpk-tmp-";
+  const std::string prefix = target_name + std::string(kTempInfix);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
@@ -221,8 +304,33 @@ void remove_stale_temps(const std::filesystem::path& dir, const std::string& tar
     char* end = nullptr;
     long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
     if (pid <= 0 || end == nullptr || *end != '-') continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ec);
+    if (is_abandoned_temp(entry.path(), static_cast<pid_t>(pid))) std::filesystem::remove(entry.path(), ec);
   }
+}
+
+// The target may be replaced when it does not exist, is a regular file, or is a symbolic link (the rename
+// replaces the link itself). A device, a FIFO or a socket is refused: replacing /dev/null with a regular
+// file, or a FIFO someone reads, is never what `-o` meant.
+Status check_replaceable(const std::filesystem::path& target) {
+  struct stat st{};
+  if (::lstat(target.c_str(), &st) != 0) {
+    if (errno == ENOENT) return {};
+    return io_error(target.string(), "cannot stat the output");
+  }
+  if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return {};
+  if (S_ISDIR(st.st_mode)) return make_error(Error::Kind::Invalid, "{}: is a directory", target.string());
+  return make_error(Error::Kind::Invalid, "{}: is {}, not a regular file: refusing to replace it with the output",
+                    target.string(), special_file_type(st.st_mode));
+}
+
+std::string random_token() {
+  static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  uint8_t bytes[8] = {};
+  if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
+    for (auto& b : bytes) b = static_cast<uint8_t>(std::rand());
+  std::string token;
+  for (uint8_t b : bytes) token += chars[b % (sizeof chars - 1)];
+  return token;
 }
 
 }  // namespace
@@ -236,18 +344,23 @@ Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target, D
   if (!std::filesystem::is_directory(dir, ec))
     return make_error(Error::Kind::Io, "{}: output folder {} does not exist", target.string(),
                       dir.string());
-  if (std::filesystem::is_directory(target, ec))
-    return make_error(Error::Kind::Invalid, "{}: is a directory", target.string());
+  MPK_CHECK(check_replaceable(target));
   remove_stale_temps(dir, target.filename().string());
-  std::string tmpl =
-      (dir / fmt::format("{}.mpk-tmp-{}-XXXXXX", target.filename().string(), getpid())).string();
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  w.fd_ = mkostemp(buf.data(), O_CLOEXEC);
-  if (w.fd_ < 0) return io_error(target.string(), "cannot create a temporary file");
-  w.temp_ = buf.data();
+  for (int attempt = 0; w.fd_ < 0; ++attempt) {
+    w.temp_ = dir / fmt::format("{}{}{}-{}", target.filename().string(), kTempInfix, getpid(), random_token());
+    // 0666 as any new file: the kernel applies the umask (and a default ACL), which is the mode commit() gives.
+    w.fd_ = ::open(w.temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (w.fd_ < 0 && (errno != EEXIST || attempt == 100))
+      return io_error(target.string(), "cannot create a temporary file");
+  }
+  w.pending_ = true;
   register_temp(w.temp_.string());
-  fchmod(w.fd_, 0644);
+  struct stat st{};
+  if (::fstat(w.fd_, &st) != 0) return io_error(target.string(), "cannot stat the temporary file");
+  w.final_mode_ = st.st_mode & 07777;
+  // The marks is_abandoned_temp() looks for. The lock on a file only this process can yet have opened never waits.
+  if (::fchmod(w.fd_, 0) != 0 || ::flock(w.fd_, LOCK_EX | LOCK_NB) != 0)
+    return io_error(target.string(), "cannot mark the temporary file");
   return w;
 }
 
@@ -259,7 +372,9 @@ AtomicWriter& AtomicWriter::operator=(AtomicWriter&& o) noexcept {
     target_ = std::move(o.target_);
     temp_ = std::move(o.temp_);
     durability_ = o.durability_;
+    final_mode_ = o.final_mode_;
     fd_ = std::exchange(o.fd_, -1);
+    pending_ = std::exchange(o.pending_, false);
     position_ = o.position_;
   }
   return *this;
@@ -268,11 +383,12 @@ AtomicWriter& AtomicWriter::operator=(AtomicWriter&& o) noexcept {
 AtomicWriter::~AtomicWriter() { discard(); }
 
 void AtomicWriter::discard() {
-  if (fd_ >= 0) {
-    ::close(fd_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (pending_) {
     ::unlink(temp_.c_str());
     unregister_temp(temp_.string());
-    fd_ = -1;
+    pending_ = false;
   }
 }
 
@@ -340,27 +456,24 @@ Status AtomicWriter::pwrite(uint64_t offset, const void* data, uint64_t size) {
   return {};
 }
 
-Status AtomicWriter::commit() {
+Status AtomicWriter::finish() {
   // Trailing holes need the size set explicitly.
   if (::ftruncate(fd_, static_cast<off_t>(position_)) != 0)
     return io_error(target_.string(), "cannot set the file size");
-  const bool to_disk = durability_ == Durability::disk;
-  if (to_disk && fsync(fd_) != 0) return io_error(target_.string(), "fsync failed");
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    ::unlink(temp_.c_str());
-    unregister_temp(temp_.string());
-    return io_error(target_.string(), "close failed");
-  }
-  fd_ = -1;
-  if (::rename(temp_.c_str(), target_.c_str()) != 0) {
-    auto err = io_error(target_.string(), "cannot rename the temporary file into place");
-    ::unlink(temp_.c_str());
-    unregister_temp(temp_.string());
-    return err;
-  }
+  if (::fchmod(fd_, static_cast<mode_t>(final_mode_)) != 0)
+    return io_error(target_.string(), "cannot set the file mode");
+  if (durability_ == Durability::disk && fsync(fd_) != 0) return io_error(target_.string(), "fsync failed");
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) return io_error(target_.string(), "close failed");
+  return {};
+}
+
+Status AtomicWriter::publish() {
+  if (::rename(temp_.c_str(), target_.c_str()) != 0)
+    return io_error(target_.string(), "cannot rename the temporary file into place");
   unregister_temp(temp_.string());
-  if (!to_disk) return {};
+  pending_ = false;
+  if (durability_ != Durability::disk) return {};
   std::filesystem::path dir = target_.parent_path().empty() ? "." : target_.parent_path();
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
@@ -368,6 +481,11 @@ Status AtomicWriter::commit() {
     ::close(dfd);
   }
   return {};
+}
+
+Status AtomicWriter::commit() {
+  MPK_CHECK(finish());
+  return publish();
 }
 
 Status write_file_atomically(const std::filesystem::path& target,

@@ -1,6 +1,7 @@
 // Bad input gets one line on stderr naming the file and the problem, a non-zero exit code, no
 // crash, and no output file left behind.
 #include "cli_runner.hpp"
+#include "container_edit.hpp"
 #include "fixtures.hpp"
 #include "mpspack/bytes.hpp"
 #include "mpspack/format/container.hpp"
@@ -19,42 +20,11 @@ namespace {
 
 fs::path mlp_dir() { return fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_embedded"; }
 
-// Exit code is an error (not a crash), stderr is exactly one line, and it names `name`.
-void check_one_line_error(const CliResult& r, const std::string& name, int code = 2) {
-  INFO("stderr: " << r.err);
-  CHECK(r.exit_code == code);
-  auto lines = r.err_lines();
-  REQUIRE(lines.size() == 1);
-  CHECK(lines[0].rfind("mpspack: ", 0) == 0);
-  CHECK(lines[0].find(name) != std::string::npos);
-}
-
 // Builds the MLP container into `dir` and returns its bytes.
 std::string built_container(const TempDir& dir) {
   auto mpk = dir / "good.mpk";
   REQUIRE(run_mpspack({"build", (mlp_dir() / "model.so").string(), "-o", mpk.string()}).exit_code == 0);
   return slurp(mpk);
-}
-
-// Rewrites a container's metadata (integers, or strings of the same length, so its size stays) with a valid checksum, so the
-// structural checks behind the checksum are what is tested.
-std::string with_manifest(const std::string& bytes, const std::function<void(Manifest&)>& edit) {
-  ByteView view({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, "c");
-  auto h = format::read_header(view);
-  REQUIRE(h.ok());
-  auto m = format::decode_metadata(ByteView(view.span().subspan(h->metadata_offset, h->metadata_size), "c"));
-  REQUIRE(m.ok());
-  edit(*m);
-  auto meta = format::encode_metadata(*m);
-  REQUIRE(meta.size() == h->metadata_size);
-  format::Header nh = *h;
-  auto hb = format::encode_header(nh);
-  nh.checksum = format::header_checksum(ByteView(hb), ByteView(meta));
-  hb = format::encode_header(nh);
-  std::string out = bytes;
-  std::memcpy(out.data(), hb.data(), hb.size());
-  std::memcpy(out.data() + h->metadata_offset, meta.data(), meta.size());
-  return out;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Faults during build and unpack: nothing the user had is lost, nothing partial is left.
 #include "cli_runner.hpp"
 #include "fixtures.hpp"
+#include "slow_build.hpp"
 
 #include <catch2/catch.hpp>
 #include <fcntl.h>
@@ -20,12 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path mlp_so() { return fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_embedded" / "model.so"; }
-
-bool has_temp_file(const fs::path& dir) {
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".mpk-tmp-") != std::string::npos) return true;
-  return false;
-}
 
 // A tmpfs of `bytes` mounted at `dir` (root only); unmounted on destruction.
 struct SmallFs {
@@ -90,40 +85,16 @@ TEST_CASE("an output folder that is missing or read-only is refused cleanly", "[
 }
 
 TEST_CASE("kill -9 during build leaves the previous output untouched, and the next build cleans up", "[cli][faults]") {
-  auto blob_so = fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_blob" / "model.so";
+  auto blob_so = blob_fixture_so();
   MPK_REQUIRE_FIXTURE(blob_so);
   TempDir tmp;
-  // A real external-blob library patched to record a 3 GiB blob; the blob is sparse, so it costs no
-  // disk, yet reading and zero-checking it keeps the build busy long enough to be killed mid-way.
-  std::string so = slurp(blob_so);
-  auto probe = run_mpspack({"inspect", "--json", blob_so.string()});
-  REQUIRE(probe.exit_code == 0);
-  auto at = probe.out.find("\"file_offset\": ");
-  REQUIRE(at != std::string::npos);
-  uint64_t offset = std::stoull(probe.out.substr(at + 15));
-  const uint64_t size = 3ull << 30;
-  for (int i = 0; i < 8; ++i) so[offset + i] = static_cast<char>((size >> (8 * i)) & 0xff);
-  write_bytes(tmp / "big.so", so);
-  write_bytes(tmp / "big_weights.blob", "");
-  fs::resize_file(tmp / "big_weights.blob", size);
-
+  // Reading and zero-checking a 3 GiB sparse blob keeps the build busy long enough to be killed mid-way.
+  auto big = make_slow_build_input(tmp.path);
   auto out = tmp / "out.mpk";
   write_bytes(out, "previous contents");
-  std::vector<std::string> args = {mpspack_binary(), "build", (tmp / "big.so").string(), "-o", out.string()};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  pid_t pid = spawn_mpspack({"build", big.string(), "-o", out.string()}, tmp / "stderr.txt");
   // Wait until the temp file exists (the build is under way), then kill it.
-  bool started = false;
-  for (int i = 0; i < 6000 && !started; ++i) {  // up to a minute: the inputs are hashed first
-    started = has_temp_file(tmp.path);
-    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const bool started = wait_for_temp_file(tmp.path);
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -147,40 +118,17 @@ TEST_CASE("a read error on an input mid-build gives a clear error and leaves no 
   // but a SIGBUS, whether the cause is a failing disk (EIO) or another process truncating the file
   // while mpspack reads it. Truncating is the deterministic way to get exactly that signal without
   // a broken disk: build is reading a 3 GiB sparse blob when the blob is cut to 4 KiB under it.
-  auto blob_so = fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_blob" / "model.so";
+  auto blob_so = blob_fixture_so();
   MPK_REQUIRE_FIXTURE(blob_so);
   TempDir tmp;
-  std::string so = slurp(blob_so);
-  auto probe = run_mpspack({"inspect", "--json", blob_so.string()});
-  REQUIRE(probe.exit_code == 0);
-  auto at = probe.out.find("\"file_offset\": ");
-  REQUIRE(at != std::string::npos);
-  uint64_t offset = std::stoull(probe.out.substr(at + 15));
-  const uint64_t size = 3ull << 30;
-  for (int i = 0; i < 8; ++i) so[offset + i] = static_cast<char>((size >> (8 * i)) & 0xff);
-  write_bytes(tmp / "big.so", so);
+  auto big = make_slow_build_input(tmp.path);
   auto blob = tmp / "big_weights.blob";
-  write_bytes(blob, "");
-  fs::resize_file(blob, size);
-
   auto out = tmp / "out.mpk";
   write_bytes(out, "previous contents");
   auto err_path = tmp / "stderr.txt";
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, 2);
-    std::string bin = mpspack_binary(), b = "build", in = (tmp / "big.so").string(), o = "-o", os = out.string();
-    char* argv[] = {bin.data(), b.data(), in.data(), o.data(), os.data(), nullptr};
-    execv(argv[0], argv);
-    _exit(127);
-  }
+  pid_t pid = spawn_mpspack({"build", big.string(), "-o", out.string()}, err_path);
   // Once the temp file exists the inputs are mapped and being read: cut the blob under it.
-  bool started = false;
-  for (int i = 0; i < 6000 && !started; ++i) {
-    started = has_temp_file(tmp.path);
-    if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const bool started = wait_for_temp_file(tmp.path);
   if (started) fs::resize_file(blob, 4096);
   int status = 0;
   waitpid(pid, &status, 0);

@@ -32,10 +32,7 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
 
 TEST_CASE("every fixture library goes build -> verify -> unpack byte for byte", "[cli][fixtures]") {
   auto cases = fixture_cases();
-  if (cases.empty()) {
-    WARN("skipped: no fixtures under " << fixtures_dir().string());
-    return;
-  }
+  if (cases.empty()) MPK_SKIP_FOR_MISSING_FIXTURE("no fixtures under " << fixtures_dir().string());
   for (const auto& c : cases) {
     DYNAMIC_SECTION(c.set << "/" << c.name) {
       TempDir tmp;
@@ -83,7 +80,7 @@ TEST_CASE("the embedded build's weights segment equals the blob build's weights.
     }
     ++pairs;
   }
-  if (pairs == 0) WARN("skipped: no embedded/blob fixture pairs under " << fixtures_dir().string());
+  if (pairs == 0) MPK_SKIP_FOR_MISSING_FIXTURE("no embedded/blob fixture pairs under " << fixtures_dir().string());
 }
 
 TEST_CASE(".pt2 packages round-trip and inspect names their constants", "[cli][fixtures][pt2]") {

@@ -2,6 +2,7 @@
 #include "mpspack/pt2/wrapper_constants.hpp"
 
 #include "fixtures.hpp"
+#include "zip_writer.hpp"
 
 #include <catch2/catch.hpp>
 #include <unistd.h>
@@ -14,6 +15,8 @@
 
 using namespace mpspack;
 using namespace mpspack::pt2;
+using mpspack::test::write_zip;
+using mpspack::test::ZipEntry;
 namespace fs = std::filesystem;
 
 namespace {
@@ -41,27 +44,6 @@ fs::path scratch(const std::string& name) {
   fs::path d = test::binary_dir() / "test-scratch" / "pt2";
   fs::create_directories(d);
   return d / name;
-}
-
-struct ZipEntry {
-  std::string name;
-  std::string data;
-  bool deflate = false;
-};
-
-// Writes a zip with libzip's writing API.
-void write_zip(const fs::path& path, const std::vector<ZipEntry>& entries) {
-  int err = 0;
-  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-  REQUIRE(z != nullptr);
-  for (const auto& e : entries) {
-    zip_source_t* src = zip_source_buffer(z, e.data.data(), e.data.size(), 0);
-    REQUIRE(src != nullptr);
-    zip_int64_t idx = zip_file_add(z, e.name.c_str(), src, ZIP_FL_ENC_UTF_8);
-    REQUIRE(idx >= 0);
-    REQUIRE(zip_set_file_compression(z, idx, e.deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) == 0);
-  }
-  REQUIRE(zip_close(z) == 0);
 }
 
 void write_file(const fs::path& path, const std::string& bytes) {
@@ -446,4 +428,26 @@ TEST_CASE("pt2: non-zip, truncated and damaged files are refused") {
   REQUIRE_FALSE(x.ok());
   CHECK(x.error().kind == Error::Kind::Corrupt);
   CHECK_FALSE(d->read_text(d->models()[0].wrapper_cpp_entry, 1 << 20).ok());
+}
+
+TEST_CASE("pt2: metadata JSON nested past the depth limit is refused, not a stack overflow") {
+  // 100,000 nested objects fit in the 1 MiB metadata cap; re-serializing them recursively overflowed the stack.
+  const std::string nested = mpspack::test::nested_metadata_json(100000);
+  auto path = scratch("deep.pt2");
+  auto entries = minimal_pt2("deep");
+  entries.push_back({"deep/data/aotinductor/m/h.wrapper.so", "\x7f" "ELF"});
+  entries.push_back({"deep/data/aotinductor/m/h.wrapper_metadata.json", nested, /*deflate=*/true});
+  write_zip(path, entries);
+  auto r = Pt2Package::open(path);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("h.wrapper_metadata.json") != std::string::npos);
+  CHECK(r.error().message.find("nested more than 64 levels") != std::string::npos);
+
+  // Nesting within the limit is read, the value kept as its JSON text.
+  std::string shallow = R"({"AOTI_DEVICE_KEY": "cpu", "x": [[[1]]]})";
+  entries.back().data = shallow;
+  write_zip(path, entries);
+  auto ok = Pt2Package::open(path);
+  REQUIRE(ok.ok());
+  CHECK(ok->models()[0].metadata.at("x") == "[[[1]]]");
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,8 +43,28 @@ inline std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-// Runs `mpspack args...` with stdin closed and stdout/stderr captured (not a terminal: no progress).
-inline CliResult run_mpspack(const std::vector<std::string>& args) {
+// Exit code run_mpspack gives a command it killed because it ran past its time limit.
+inline constexpr int kTimedOut = -2;
+
+// Waits for `pid` up to `timeout_s` seconds (0: no limit); past it, kills it and returns kTimedOut.
+inline int wait_for_exit(pid_t pid, int timeout_s) {
+  int status = 0;
+  for (int waited_ms = 0;; waited_ms += 10) {
+    pid_t r = waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
+    if (r == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (r < 0) return -1;
+    if (waited_ms >= timeout_s * 1000) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return kTimedOut;
+    }
+    usleep(10 * 1000);
+  }
+}
+
+// Runs `mpspack args...` with stdin closed and stdout/stderr captured (not a terminal: no progress). With a
+// `timeout_s`, a command still running after that many seconds is killed and gets exit code kTimedOut.
+inline CliResult run_mpspack(const std::vector<std::string>& args, int timeout_s = 0) {
   namespace fs = std::filesystem;
   static int counter = 0;
   fs::path dir = fs::temp_directory_path() / ("mpspack-cli-" + std::to_string(getpid()));
@@ -62,11 +83,7 @@ inline CliResult run_mpspack(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid;
   CliResult r;
-  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) r.exit_code = wait_for_exit(pid, timeout_s);
   posix_spawn_file_actions_destroy(&fa);
   r.out = slurp(out);
   r.err = slurp(err);

@@ -15,9 +15,14 @@
 
 namespace mpspack {
 
+// Opens an input for reading, read-only and close-on-exec. The open does not block (a FIFO with no writer, or a
+// device, would hang it) and anything but a regular file is refused with one line naming the file and what it
+// is; the descriptor returned blocks again, like any other. Every input mpspack reads is opened here.
+Result<int> open_input_file(const std::filesystem::path& path);
+
 class MappedFile {
  public:
-  // Maps `path` read-only. Refuses directories and non-regular files with a clear error.
+  // Maps `path` read-only (opened with open_input_file).
   static Result<MappedFile> open(const std::filesystem::path& path);
   // Maps an already open file descriptor (takes ownership), e.g. an entry extracted from a zip
   // into an anonymous temp file. `name` is what messages call it.
@@ -51,10 +56,14 @@ class MappedFile {
 // the disk (fsync before the rename and of the folder after it; as slow as the disk writes).
 enum class Durability { page_cache, disk };
 
-// Writes a file atomically: bytes go to "<target>.mpk-tmp-<pid>-XXXXXX" in the same folder (a
-// later writer of the same target removes those left by processes that died); commit() renames
-// it over the target, after an fsync with Durability::disk. Destroying an uncommitted writer
-// removes the temp file.
+// Writes a file atomically: bytes go to "<target>.mpk-tmp-<pid>-<random>" in the same folder; commit() gives it
+// the mode a new file gets (0666 less the umask) and renames it over the target, after an fsync with
+// Durability::disk. Destroying an uncommitted writer removes the temp file; so does SIGINT, SIGTERM or SIGHUP
+// where the program called install_signal_cleanup(). The target, when it exists, must be a regular file (or a
+// symbolic link, which is replaced, never followed). Until commit the temp file has mode 0000 and its writer
+// holds an flock on it: a later writer of the same target removes only temp files that carry both marks of a
+// writer that died (its pid gone, mode 0000, owned by this user, not locked), never a user's file that
+// merely has such a name.
 class AtomicWriter {
  public:
   static Result<AtomicWriter> create(const std::filesystem::path& target,
@@ -75,14 +84,22 @@ class AtomicWriter {
   // Overwrites bytes already written (used to fill in the header last).
   Status pwrite(uint64_t offset, const void* data, uint64_t size);
   uint64_t position() const { return position_; }
+  // finish() then publish(). On an error the temp file is removed (when the writer is destroyed).
   Status commit();
+  // The two halves of commit(), for a set of files that appear together or not at all (unpack): finish() sets
+  // the size and the mode, syncs with Durability::disk and closes the temp file (no descriptor stays open);
+  // publish() renames it over the target. A finished writer destroyed unpublished removes its temp file.
+  Status finish();
+  Status publish();
 
  private:
   void discard();
   std::filesystem::path target_;
   std::filesystem::path temp_;
   Durability durability_ = Durability::page_cache;
+  unsigned final_mode_ = 0644;  // 0666 less the umask, read when the temp file was created
   int fd_ = -1;
+  bool pending_ = false;  // the temp file exists and is this writer's to remove
   uint64_t position_ = 0;
 };
 
@@ -92,6 +109,10 @@ class AtomicWriter {
 // exits with `exit_code`. A SIGBUS outside every MappedFile keeps its default action. For programs
 // (mpspack calls it in main); a library should not install signal handlers behind its host's back.
 void install_read_error_handler(std::string_view prefix, int exit_code);
+
+// Makes SIGINT, SIGTERM and SIGHUP remove the temp files of unfinished AtomicWriters before the process dies
+// of the signal as it would have (the default action, re-raised). For programs, like the handler above.
+void install_signal_cleanup();
 
 // Creates a writer for `target`, lets `fill` write, then commits; on any error nothing is left behind.
 Status write_file_atomically(const std::filesystem::path& target,

@@ -13,6 +13,7 @@
 #include "mpspack/version.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -207,6 +208,32 @@ Status find_cubins(Context& ctx, Input& in) {
   return {};
 }
 
+// --- the output is none of the inputs ------------------------------------------------------
+
+bool same_inode(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+// `-o` naming an input (`build in.so -o in.so`, a link to it, an example tensor) would replace the input with
+// the container: refused before anything is written.
+Status refuse_output_over_input(const Context& ctx) {
+  struct stat out{};
+  if (::stat(ctx.options.output.c_str(), &out) != 0) return {};  // not there yet: nothing to lose
+  auto refuse = [&](const std::string& input) {
+    return make_error(Error::Kind::Invalid, "{}: the output is the input {}: refusing to replace it",
+                      ctx.options.output.string(), input);
+  };
+  for (const auto& f : ctx.source_files) {
+    struct stat in{};
+    if (::fstat(f->fd(), &in) == 0 && same_inode(in, out)) return refuse(f->name());
+  }
+  for (const auto* texts : {&ctx.options.example_inputs, &ctx.options.example_outputs})
+    for (const auto& text : *texts) {
+      auto spec = parse_tensor_spec(text);
+      struct stat in{};
+      if (spec.ok() && ::stat(spec->path.c_str(), &in) == 0 && same_inode(in, out)) return refuse(spec->path.string());
+    }
+  return {};
+}
+
 // --- pass 3: split ---------------------------------------------------------------------------
 
 Status split_libraries(Context& ctx) {
@@ -343,6 +370,7 @@ Result<Manifest> build(const BuildOptions& options) {
   if (ctx.next_weights_option < options.weights.size())
     return make_error(Error::Kind::Invalid, "{}: no external-blob library left to take these weights",
                       options.weights[ctx.next_weights_option].string());
+  MPK_CHECK(refuse_output_over_input(ctx));
   MPK_CHECK(split_libraries(ctx));
   Plan plan = lay_out(ctx);
   std::vector<HostTensor> example_tensors;

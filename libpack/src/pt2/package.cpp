@@ -1,7 +1,7 @@
 // .pt2 packages through libzip: a real zip reader (zip64, stored and deflated entries, CRC-32
 // checked at the end of every stream) instead of a hand-rolled central-directory walker.
 //
-// open():   zip_open(RDONLY|CHECKCONS) -> list entries with caps -> find the root -> check
+// open():   open_input_file -> zip_fdopen(CHECKCONS) -> list entries with caps -> find the root -> check
 //           archive_format -> collect model folders -> refuse pickled weights / no library.
 // extract(): stream the entry in 1 MiB chunks into an anonymous temp file -> check size -> map.
 #include "mpspack/pt2/package.hpp"
@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mpspack/file.hpp"
+#include "mpspack/text.hpp"
 #include "zip_api.hpp"
 
 #include <nlohmann/json.hpp>
@@ -29,6 +31,7 @@ namespace {
 constexpr uint64_t kMaxEntries = 1u << 16;
 constexpr size_t kMaxNameLength = 1024;
 constexpr uint64_t kMaxMetadataSize = 1u << 20;
+constexpr size_t kMaxMetadataDepth = 64;  // torch writes one flat object of strings
 constexpr uint64_t kMaxArchiveFormatSize = 64;
 constexpr size_t kChunk = 1u << 20;
 
@@ -42,10 +45,9 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// The name with characters that would garble a one-line message replaced.
+// An entry name for a one-line message: escaped as every name mpspack prints, and cut at 200 bytes.
 std::string printable(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 200)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  std::string out = text::printable(s.substr(0, 200));
   if (s.size() > 200) out += "...";
   return out;
 }
@@ -73,12 +75,9 @@ std::string zip_error_text(const ZipApi& api, int code) {
 
 // True when the file starts with a zip local-header or end-of-central-directory signature:
 // such a file is a damaged zip, not some other format.
-bool starts_like_zip(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+bool starts_like_zip(int fd) {
   uint8_t magic[4] = {};
   ssize_t n = ::pread(fd, magic, 4, 0);
-  ::close(fd);
   return n == 4 && magic[0] == 'P' && magic[1] == 'K' &&
          ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
 }
@@ -113,8 +112,44 @@ Status write_all(int fd, const uint8_t* p, uint64_t n, const std::string& what) 
   return {};
 }
 
+// Counts how deep objects and arrays nest, and stops the parse past kMaxMetadataDepth. nlohmann's parser and
+// its destructor do not recurse, but dump() does: a value nested 100,000 deep would overflow the stack there.
+class DepthLimit : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  bool too_deep = false;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return enter(); }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return leave(); }
+  bool start_array(std::size_t) override { return enter(); }
+  bool end_array() override { return leave(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool enter() {
+    too_deep = ++depth_ > kMaxMetadataDepth;
+    return !too_deep;
+  }
+  bool leave() {
+    --depth_;
+    return true;
+  }
+  size_t depth_ = 0;
+};
+
 Result<std::map<std::string, std::string>> parse_metadata(const std::string& text,
                                                           const std::string& what) {
+  DepthLimit depth;
+  nlohmann::json::sax_parse(text, &depth, nlohmann::json::input_format_t::json, /*strict=*/true,
+                            /*ignore_comments=*/false);
+  if (depth.too_deep)
+    return make_error(Error::Kind::Unsupported, "{}: JSON nested more than {} levels deep", what, kMaxMetadataDepth);
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     return make_error(Error::Kind::Corrupt, "{}: is not a JSON object", what);
@@ -155,21 +190,18 @@ Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
   const std::string& name = pkg.name_;
 
   // --- A regular file that libzip accepts as a zip.
-  std::error_code ec;
-  auto st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st))
-    return make_error(Error::Kind::Io, "{}: cannot open: no such file", name);
-  if (!std::filesystem::is_regular_file(st))
-    return make_error(Error::Kind::Invalid, "{}: is not a regular file", name);
   auto api = zip_api();
   if (!api.ok()) return api.error().context(name + ": cannot read .pt2 packages");
   const ZipApi& zip = **api;
   pkg.impl_->api = *api;
+  MPK_TRY(int fd, open_input_file(path));
   int zerr = 0;
-  zip_t* z = zip.zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+  zip_t* z = zip.zip_fdopen(fd, ZIP_CHECKCONS, &zerr);  // read-only; on success the zip owns fd
+  const bool looks_like_zip = !z && starts_like_zip(fd);
+  if (!z) ::close(fd);
   if (!z) {
     if (zerr == ZIP_ER_NOZIP) {
-      if (starts_like_zip(path))
+      if (looks_like_zip)
         return make_error(Error::Kind::Corrupt,
                           "{}: starts like a zip but has no readable central directory "
                           "(truncated?)", name);

@@ -10,7 +10,7 @@
 namespace mpspack::pt2 {
 
 #define MPSPACK_ZIP_FUNCTIONS(X)                                                                               \
-  X(zip_open) X(zip_discard) X(zip_get_num_entries) X(zip_stat_init) X(zip_stat_index) X(zip_fopen_index)         \
+  X(zip_fdopen) X(zip_discard) X(zip_get_num_entries) X(zip_stat_init) X(zip_stat_index) X(zip_fopen_index)         \
   X(zip_fread) X(zip_fclose) X(zip_strerror) X(zip_file_strerror) X(zip_error_init_with_code)                   \
   X(zip_error_strerror) X(zip_error_fini)
 
