@@ -396,6 +396,21 @@ TEST_CASE("sdpa flash_attention_for_cpu: causal, masks, scale, torch's output la
     require_close(read_f32(O.get()), want);
     require_close(read_f32(LSE.get()), want_lse);
   }
+  SECTION("a long sequence runs in several blocks of query rows, the last one short") {
+    // 1000 query rows over 600 keys of 32 values: blocks of 873 rows (16 Mi multiply-adds), so two per head.
+    const int64_t Hl = 2, Ll = 1000, Sl = 600, El = 32;
+    const auto ql = random_floats(Hl * Ll * El, 24), kl = random_floats(Hl * Sl * El, 25),
+               vl = random_floats(Hl * Sl * El, 26);
+    Strided Ql({1, Hl, Ll, El}, contiguous({1, Hl, Ll, El}), ql);
+    Strided Kl({1, Hl, Sl, El}, contiguous({1, Hl, Sl, El}), kl);
+    Strided Vl({1, Hl, Sl, El}, contiguous({1, Hl, Sl, El}), vl);
+    ref_sdpa(ql, kl, vl, 1, Hl, Ll, Sl, El, true, nullptr, false, 1.0 / std::sqrt(double(El)), want, want_lse);
+    Handle O, LSE;
+    REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(Ql.h.get(), Kl.h.get(), Vl.h.get(), 0.0, 1,
+                                                                       nullptr, nullptr, O.out(), LSE.out()) == 0);
+    require_close(read_f32(O.get()), want);
+    require_close(read_f32(LSE.get()), want_lse);
+  }
   SECTION("dropout is refused") {
     Handle O, LSE;
     CHECK(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(Q.h.get(), K.h.get(), V.h.get(), 0.1, 0, nullptr,

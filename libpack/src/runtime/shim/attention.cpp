@@ -1,12 +1,18 @@
-// aten::_scaled_dot_product_flash_attention_for_cpu: softmax(q k^T * scale + mask) v, one query row at a time,
-// accumulated in double (float64 inputs) or float-in-double (everything else), with torch's output layouts.
+// aten::_scaled_dot_product_flash_attention_for_cpu: softmax(q k^T * scale + mask) v with torch's output layouts.
+// q, k and v are made dense in the compute type (double for float64, else float, as torch's op math); then, for
+// each (image, head) and block of query rows, on the shim's thread team: the scores of the block as one product
+// (OpenBLAS), the mask and a numerically safe softmax row by row, and the block's output as a second product.
+// A block's products stay under the size at which the shim would split them over threads itself.
 #include "aoti_shim.h"
+#include "blas.hpp"
+#include "parallel.hpp"
 #include "tensor.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace mpspack::shim;
@@ -23,10 +29,6 @@ struct View4 {
     return load_as_double(p + (a * st[0] + b * st[1] + c * st[2] + d * st[3]) * static_cast<int64_t>(isz), dtype);
   }
 };
-
-View4 view4(const Tensor& t) {
-  return {t.data(), t.dtype, t.itemsize(), {t.strides[0], t.strides[1], t.strides[2], t.strides[3]}};
-}
 
 // The mask as a [B,H,L,S] view, broadcasting size-1 (and missing leading) dims with stride 0.
 View4 mask_view(const Tensor& m, int64_t B, int64_t H, int64_t L, int64_t S) {
@@ -46,6 +48,74 @@ View4 mask_view(const Tensor& m, int64_t B, int64_t H, int64_t L, int64_t S) {
     }
   }
   return v;
+}
+
+struct Problem {
+  int64_t B, H, L, S, E, Ev;
+  double scale;
+  bool causal;
+  const View4* mask;  // null without one
+  bool bool_mask;     // true: keep where set; else added to the scores
+};
+
+// One block of query rows [i0, i0 + rows) of image b, head h: scores -> softmax -> output and logsumexp.
+// qh: [L, E], kh: [S, E], vh: [S, Ev] dense rows of this (b, h); scores: rows x S, acc: rows x Ev scratch.
+template <class T>
+void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, const T* qh, const T* kh,
+                  const T* vh, T* scores, T* acc, Tensor& out, Tensor& lse) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  gemm<T>(false, true, rows, p.S, p.E, T(p.scale), qh + i0 * p.E, p.E, kh, p.E, T(0), scores, p.S);
+  const std::size_t oisz = out.itemsize(), lisz = lse.itemsize();
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t i = i0 + r;
+    T* s = scores + r * p.S;
+    T mx = ninf;
+    for (int64_t j = 0; j < p.S; ++j) {
+      if (p.causal && j > i) s[j] = ninf;  // top-left aligned causal mask, as torch's
+      else if (p.mask && p.bool_mask) s[j] = p.mask->at(b, h, i, j) == 0.0 ? ninf : s[j];
+      else if (p.mask) s[j] += T(p.mask->at(b, h, i, j));
+      mx = std::max(mx, s[j]);
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < p.S; ++j) {
+      s[j] = mx == ninf ? T(0) : std::exp(s[j] - mx);  // a row with every key masked gives zeros
+      sum += s[j];
+    }
+    const T inv = sum > 0 ? T(1.0 / sum) : T(0);
+    for (int64_t j = 0; j < p.S; ++j) s[j] *= inv;
+    const double lse_v = sum > 0 ? double(mx) + std::log(sum) : -std::numeric_limits<double>::infinity();
+    store_from_double(lse.data() + (b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]) * int64_t(lisz),
+                      lse.dtype, lse_v);
+  }
+  gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, vh, p.Ev, T(0), acc, p.Ev);
+  for (int64_t r = 0; r < rows; ++r) {
+    char* orow = out.data() + (b * out.strides[0] + h * out.strides[1] + (i0 + r) * out.strides[2]) * int64_t(oisz);
+    for (int64_t e = 0; e < p.Ev; ++e)
+      store_from_double(orow + e * out.strides[3] * int64_t(oisz), out.dtype, double(acc[r * p.Ev + e]));
+  }
+}
+
+// Every (image, head, block of rows) on the thread team; T is the compute type (float or double).
+template <class T>
+void attend(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse) {
+  const int32_t ct = std::is_same_v<T, double> ? static_cast<int32_t>(DType::f64) : static_cast<int32_t>(DType::f32);
+  TensorPtr qc = contiguous_as(q, ct), kc = contiguous_as(k, ct), vc = contiguous_as(v, ct);
+  const T* qd = reinterpret_cast<const T*>(qc->data());
+  const T* kd = reinterpret_cast<const T*>(kc->data());
+  const T* vd = reinterpret_cast<const T*>(vc->data());
+  // Rows per block: each of the block's two products below kSplitGemmMinMacs, so it runs on the calling thread.
+  const double macs_per_row = double(p.S) * double(std::max(p.E, p.Ev));
+  const int64_t rows = std::clamp<int64_t>(int64_t(kSplitGemmMinMacs / std::max(macs_per_row, 1.0)), 1, p.L);
+  const int64_t blocks_per_head = (p.L + rows - 1) / rows, tasks = p.B * p.H * blocks_per_head;
+  run_parts([&](unsigned t, unsigned parts) {
+    std::vector<T> scores(std::size_t(rows * std::max<int64_t>(p.S, 1))), acc(std::size_t(rows * std::max<int64_t>(p.Ev, 1)));
+    for (int64_t task = t; task < tasks; task += parts) {
+      const int64_t bh = task / blocks_per_head, i0 = (task % blocks_per_head) * rows;
+      const int64_t b = bh / p.H, h = bh % p.H;
+      attend_block<T>(p, b, h, i0, std::min(rows, p.L - i0), qd + bh * p.L * p.E, kd + bh * p.S * p.E,
+                      vd + bh * p.S * p.Ev, scores.data(), acc.data(), out, lse);
+    }
+  });
 }
 
 }  // namespace
@@ -89,60 +159,14 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
     const int64_t lse_strides[3] = {L * H, 1, H};
     TensorPtr lse(new_tensor(lse_sizes, lse_strides, lse_dt));
 
-    const View4 Q = view4(q), K = view4(k), V = view4(v);
     View4 M{};
-    const bool bool_mask = mask && mask->dtype == static_cast<int32_t>(DType::boolean);
     if (mask) M = mask_view(*mask, B, H, L, S);
-    const std::size_t oisz = out->itemsize(), lisz = lse->itemsize();
-    const double ninf = -std::numeric_limits<double>::infinity();
-
-    std::vector<double> qrow(static_cast<std::size_t>(E)), scores(static_cast<std::size_t>(S)),
-        acc(static_cast<std::size_t>(Ev));
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t i = 0; i < L; ++i) {
-          for (int64_t e = 0; e < E; ++e) qrow[e] = Q.at(b, h, i, e);
-          double mx = ninf;
-          for (int64_t j = 0; j < S; ++j) {
-            double s;
-            if (is_causal && j > i) {  // top-left aligned causal mask, as torch's
-              s = ninf;
-            } else {
-              double dot = 0;
-              for (int64_t e = 0; e < E; ++e) dot += qrow[e] * K.at(b, h, j, e);
-              s = dot * sc;
-              if (mask) {
-                const double m = M.at(b, h, i, j);
-                if (bool_mask) {
-                  if (m == 0.0) s = ninf;
-                } else {
-                  s += m;
-                }
-              }
-            }
-            scores[j] = s;
-            if (s > mx) mx = s;
-          }
-          std::fill(acc.begin(), acc.end(), 0.0);
-          double sum = 0, lse_v = ninf;
-          if (mx != ninf) {  // a row with every key masked gives zeros (and logsumexp -inf)
-            for (int64_t j = 0; j < S; ++j) {
-              if (scores[j] == ninf) continue;
-              const double p = std::exp(scores[j] - mx);
-              sum += p;
-              for (int64_t e = 0; e < Ev; ++e) acc[e] += p * V.at(b, h, j, e);
-            }
-            for (int64_t e = 0; e < Ev; ++e) acc[e] /= sum;
-            lse_v = mx + std::log(sum);
-          }
-          char* orow = out->data() + (b * out_strides[0] + h * out_strides[1] + i * out_strides[2]) *
-                                         static_cast<int64_t>(oisz);
-          for (int64_t e = 0; e < Ev; ++e)
-            store_from_double(orow + e * out_strides[3] * static_cast<int64_t>(oisz), dt, acc[e]);
-          store_from_double(lse->data() + (b * lse_strides[0] + h * lse_strides[1] + i * lse_strides[2]) *
-                                              static_cast<int64_t>(lisz),
-                            lse_dt, lse_v);
-        }
+    const Problem p{B, H, L, S, E, Ev, sc, is_causal != 0, mask ? &M : nullptr,
+                    mask && mask->dtype == static_cast<int32_t>(DType::boolean)};
+    if (B * H * L > 0) {
+      if (f64) attend<double>(p, q, k, v, *out, *lse);
+      else attend<float>(p, q, k, v, *out, *lse);
+    }
     *ret0 = out.release();
     *ret1 = lse.release();
   });
