@@ -139,7 +139,7 @@ TEST_CASE("addmm_out: beta 0 ignores self; out may be self (addmm_); mm_out", "[
   CHECK(aoti_torch_cpu_mm_out(wrong.get(), A.h.get(), B.h.get()) == 1);
 }
 
-TEST_CASE("mm_out for float64, float16 and int64", "[shim][ops]") {
+TEST_CASE("mm_out for float64, float16, bfloat16 and int64", "[shim][ops]") {
   const int64_t M = 3, K = 4, N = 2;
   SECTION("float64 (dgemm)") {
     std::vector<double> a(M * K), b(K * N);
@@ -162,7 +162,7 @@ TEST_CASE("mm_out for float64, float16 and int64", "[shim][ops]") {
         CHECK(std::abs(o[i * N + j] - r) < 1e-12);
       }
   }
-  SECTION("float16 (loop), through conversions") {
+  SECTION("float16 (widened to float), through conversions") {
     std::vector<float> a{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, b{1, -1, 0.5f, 2, -2, 1, 0, 3};
     Strided A32({M, K}, {K, 1}, a), B32({K, N}, {N, 1}, b);
     Handle A = empty({M, K}, {K, 1}, aoti_torch_dtype_float16()), B = empty({K, N}, {N, 1}, aoti_torch_dtype_float16());
@@ -173,6 +173,42 @@ TEST_CASE("mm_out for float64, float16 and int64", "[shim][ops]") {
     Handle O32 = empty({M, N}, {N, 1}, f32);
     REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
     require_close(read_f32(O32.get()), ref_mm(a, b, M, K, N));
+  }
+  SECTION("bfloat16 addmm: a Linear layer's transposed weight, a broadcast bias, beta and alpha") {
+    const int64_t Mb = 5, Kb = 77, Nb = 9;
+    const auto x = random_floats(Mb * Kb, 31), w = random_floats(Nb * Kb, 32), bias = random_floats(Nb, 33);
+    auto to_bf16 = [](const std::vector<float>& v, std::vector<int64_t> sizes) {
+      Strided f(sizes, contiguous(sizes), v);
+      Handle h = empty(sizes, contiguous(sizes), aoti_torch_dtype_bfloat16());
+      REQUIRE(aoti_torch_copy_(h.get(), f.h.get(), 0) == 0);
+      Handle back = empty(sizes, contiguous(sizes), f32);
+      REQUIRE(aoti_torch_copy_(back.get(), h.get(), 0) == 0);
+      return std::pair{std::move(h), read_f32(back.get())};  // the tensor and its values as bfloat16 holds them
+    };
+    auto [X, xv] = to_bf16(x, {Mb, Kb});
+    auto [W, wv] = to_bf16(w, {Nb, Kb});
+    auto [Bias, bv] = to_bf16(bias, {Nb});
+    Handle WT, Self;
+    const int64_t wt_sizes[] = {Kb, Nb}, wt_strides[] = {1, Kb}, self_sizes[] = {Mb, Nb}, self_strides[] = {0, 1};
+    REQUIRE(aoti_torch__reinterpret_tensor(W.get(), 2, wt_sizes, wt_strides, 0, WT.out()) == 0);
+    REQUIRE(aoti_torch__reinterpret_tensor(Bias.get(), 2, self_sizes, self_strides, 0, Self.out()) == 0);
+    Handle O = empty({Mb, Nb}, {Nb, 1}, aoti_torch_dtype_bfloat16());
+    const double beta = 0.5, alpha = 2.0;
+    REQUIRE(aoti_torch_cpu_addmm_out(O.get(), Self.get(), X.get(), WT.get(), beta, alpha) == 0);
+    Handle O32 = empty({Mb, Nb}, {Nb, 1}, f32);
+    REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
+    const auto got = read_f32(O32.get());
+    for (int64_t i = 0; i < Mb; ++i)
+      for (int64_t j = 0; j < Nb; ++j) {
+        double r = 0, magnitude = 0;
+        for (int64_t k = 0; k < Kb; ++k) {
+          r += double(xv[i * Kb + k]) * double(wv[j * Kb + k]);
+          magnitude += std::abs(double(xv[i * Kb + k]) * double(wv[j * Kb + k]));
+        }
+        r = beta * bv[j] + alpha * r;
+        // one rounding to bfloat16 (8 significant bits) of a float-accumulated result
+        CHECK(std::abs(got[i * Nb + j] - r) <= std::abs(r) / 256 + 1e-6 * magnitude);
+      }
   }
   SECTION("int64 (loop)") {
     std::vector<int64_t> a{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, b{1, -1, 2, 0, -3, 1, 4, 2};

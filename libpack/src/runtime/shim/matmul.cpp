@@ -139,6 +139,27 @@ void matmul_loop(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double
     }
 }
 
+// float16 and bfloat16: widened to dense float, one float product on BLAS, rounded once into C, as torch's CPU
+// kernels accumulate these dtypes in float; the element-wise double loop above is a thousand times slower.
+void matmul_widened(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double alpha, bool has_acc) {
+  const std::size_t isz = element_size(dtype);
+  auto widen = [&](const Mat& m) {
+    std::vector<float> v(static_cast<std::size_t>(m.rows * m.cols));
+    for (int64_t i = 0; i < m.rows; ++i)
+      for (int64_t j = 0; j < m.cols; ++j)
+        v[i * m.cols + j] = static_cast<float>(load_as_double(m.p + (i * m.s0 + j * m.s1) * isz, dtype));
+    return v;
+  };
+  std::vector<float> a = widen(A), b = widen(B);
+  std::vector<float> c = has_acc ? widen(C) : std::vector<float>(static_cast<std::size_t>(C.rows * C.cols));
+  auto dense = [](std::vector<float>& v, const Mat& m) {
+    return Mat{reinterpret_cast<char*>(v.data()), m.rows, m.cols, m.cols, 1};
+  };
+  matmul_blas<float>(dense(c, C), dense(a, A), dense(b, B), static_cast<float>(alpha), has_acc ? 1.0f : 0.0f);
+  for (int64_t i = 0; i < C.rows; ++i)
+    for (int64_t j = 0; j < C.cols; ++j) store_from_double(C.p + (i * C.s0 + j * C.s1) * isz, dtype, c[i * C.cols + j]);
+}
+
 Mat mat_of(const Tensor& t, int64_t batch_dim) {
   // For 3-D tensors, the matrix of batch 0; callers add the batch stride.
   const int64_t o = batch_dim;
@@ -172,6 +193,10 @@ void run_matmul(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double 
       break;
     case DType::f64:
       matmul_blas<double>(C, A, B, alpha, has_acc ? 1.0 : 0.0);
+      break;
+    case DType::f16:
+    case DType::bf16:
+      matmul_widened(C, A, B, dtype, alpha, has_acc);
       break;
     default:
       matmul_loop(C, A, B, dtype, alpha, has_acc ? 1.0 : 0.0);
