@@ -83,7 +83,7 @@ TEST_CASE("pt2: the default package lists one CPU model with embedded weights") 
   CHECK(m.metadata.at("AOTI_PLATFORM") == "linux");
 }
 
-TEST_CASE("pt2: the blob package names its weights blob; the CUDA package its cubin") {
+TEST_CASE("pt2: the blob package names its weights blob, the CUDA package its cubin") {
   auto blob = pt2_fixture("blob.pt2");
   auto cuda = pt2_fixture("cuda.pt2");
   MPK_REQUIRE_FIXTURE(blob);

@@ -102,7 +102,7 @@ TEST_CASE("run --bench: the container's SHA-256 is that of the file", "[run][cli
   }
 }
 
-TEST_CASE("run --bench: text, csv and md reports; --cold says what the drop did; --duration", "[run][cli][bench]") {
+TEST_CASE("run --bench: text, csv and md reports, --cold says what the drop did, --duration", "[run][cli][bench]") {
   MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
   TempDir tmp;
   const auto mpk = build_tiny(tmp);
@@ -158,7 +158,7 @@ TEST_CASE("run --bench with --input and no recorded example: nothing checked, st
   CHECK(none.exit_code == 2);
 }
 
-TEST_CASE("run --bench --include-transfers times full runs; --cuda-graph is refused on a CPU library",
+TEST_CASE("run --bench --include-transfers times full runs, --cuda-graph is refused on a CPU library",
           "[run][cli][bench]") {
   MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
   TempDir tmp;

@@ -404,7 +404,7 @@ TEST_CASE("tensor specs: FILE[:DTYPE:SHAPE], parsed from the right", "[tensor_io
     CHECK(parse_dtype(n).has_value());
 }
 
-TEST_CASE(".npy: write and read back every dtype; refuse Fortran order and big-endian", "[tensor_io]") {
+TEST_CASE(".npy: write and read back every dtype, refuse Fortran order and big-endian", "[tensor_io]") {
   TempDir tmp;
   for (int32_t dt : {dtype::float32, dtype::float16, dtype::float64, dtype::int64, dtype::int32, dtype::int16,
                      dtype::int8, dtype::uint8, dtype::bool_}) {

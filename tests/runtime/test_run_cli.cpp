@@ -155,7 +155,7 @@ TEST_CASE("run: the bundled tiny_mlp example, by --input/--expect and by recorde
   CHECK(r.out.find("matches the recorded example output0") != std::string::npos);
 }
 
-TEST_CASE("run --output writes .npy files that hold the outputs; --input alone exits 0", "[run][cli]") {
+TEST_CASE("run --output writes .npy files that hold the outputs, --input alone exits 0", "[run][cli]") {
   const auto dir = tiny_mlp_dir();
   MPK_REQUIRE_FIXTURE(dir / "model.so");
   TempDir tmp;

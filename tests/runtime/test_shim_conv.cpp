@@ -333,7 +333,7 @@ TEST_CASE("convolution on oneDNN writes every element of the output", "[shim][co
   }
 }
 
-TEST_CASE("convolution float64 on the built-in path; what it cannot do is one line", "[shim][conv]") {
+TEST_CASE("convolution float64 on the built-in path, what it cannot do is one line", "[shim][conv]") {
   Case k = conv2d(2, 4, 6, 2, 9, 8, 3, 2, 1, 2);
   k.dtype = kF64;
   check_through_abi(k);

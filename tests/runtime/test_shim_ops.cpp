@@ -1,5 +1,6 @@
 // The shim's fallback ops against plain reference loops.
 #include "parallel.hpp"
+#include "provided.hpp"
 #include "shim_test_util.hpp"
 
 #include <dlfcn.h>
@@ -114,7 +115,7 @@ TEST_CASE("addmm_out: a batch-1 Linear large enough for the GEMV split over thre
   check();
 }
 
-TEST_CASE("addmm_out: beta 0 ignores self; out may be self (addmm_); mm_out", "[shim][ops]") {
+TEST_CASE("addmm_out: beta 0 ignores self, out may be self (addmm_), mm_out", "[shim][ops]") {
   const int64_t M = 4, K = 3, N = 6;
   const auto a = random_floats(M * K, 4), b = random_floats(K * N, 5);
   const auto mm = ref_mm(a, b, M, K, N);
@@ -228,7 +229,7 @@ TEST_CASE("mm_out for float64, float16, bfloat16 and int64", "[shim][ops]") {
   }
 }
 
-TEST_CASE("bmm_out with transposed batch operands; baddbmm_out", "[shim][ops]") {
+TEST_CASE("bmm_out with transposed batch operands, baddbmm_out", "[shim][ops]") {
   const int64_t Bn = 3, M = 4, K = 5, N = 2;
   const auto a = random_floats(Bn * M * K, 7), b = random_floats(Bn * K * N, 8);
   std::vector<double> want(Bn * M * N);
@@ -307,7 +308,8 @@ TEST_CASE("convolution 2-D with groups, dilation, padding, stride and bias", "[s
   }
 }
 
-TEST_CASE("convolution: channels-last input gives channels-last output; 1-D; transposed refused", "[shim][ops]") {
+TEST_CASE("convolution: channels-last input gives channels-last output, 1-D, a transposed weight that does not fit",
+          "[shim][ops]") {
   const int64_t N = 2, C = 3, H = 5, W = 4, O = 2, K = 3;
   const auto x = random_floats(N * C * H * W, 13), w = random_floats(O * C * K * K, 14);
   int64_t OH = 0, OW = 0;
@@ -334,10 +336,12 @@ TEST_CASE("convolution: channels-last input gives channels-last output; 1-D; tra
   CHECK(sizes_of(Y1.get()) == std::vector<int64_t>{N, O, ol});
   require_close(read_f32(Y1.get()), want1);
 
+  // Transposed, the weight must be [C, O/groups, k...]: [2, 3, 3, 3] does not fit 3 input channels.
   Handle T;
   CHECK(aoti_torch_cpu_convolution(X.h.get(), Wt.h.get(), nullptr, one, 1, one, 1, one, 1, 1, zero, 1, 1, T.out()) ==
         1);
   CHECK(T.h == nullptr);
+  CHECK_THAT(std::string(mpspack::shim::last_error()), Catch::Contains("does not fit 3 input channels"));
 }
 
 namespace {

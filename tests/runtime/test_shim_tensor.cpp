@@ -95,7 +95,7 @@ TEST_CASE("empty_strided: metadata, aligned owned storage, refcounted handles", 
   CHECK(read_f32(col2.get()) == std::vector<float>{2, 5});
 }
 
-TEST_CASE("create_tensor_from_blob borrows; data pointer includes the offset", "[shim]") {
+TEST_CASE("create_tensor_from_blob borrows, data pointer includes the offset", "[shim]") {
   std::vector<float> buf{0, 1, 2, 3, 4, 5, 6, 7};
   {
     Handle t = from_blob(buf.data(), {2, 3}, {3, 1}, f32, 2);
@@ -134,7 +134,7 @@ TEST_CASE("empty_strided refuses non-CPU devices with an error code", "[shim]") 
   CHECK_FALSE(mpspack::shim::last_error().empty());
 }
 
-TEST_CASE("clone keeps dense strides, densifies the rest; clone_preserve_strides keeps them all", "[shim]") {
+TEST_CASE("clone keeps dense strides, densifies the rest, clone_preserve_strides keeps them all", "[shim]") {
   std::vector<float> buf(24);
   for (int i = 0; i < 24; ++i) buf[i] = float(i);
   // A transposed [4,6] -> [6,4] view: dense, so clone keeps strides (1, 6).
@@ -257,7 +257,7 @@ TEST_CASE("copy_ converts dtypes, follows strides and broadcasts", "[shim]") {
   }
 }
 
-TEST_CASE("aoti_torch_check throws (the model's C API turns it into error code 1); warn prints", "[shim]") {
+TEST_CASE("aoti_torch_check throws (the model's C API turns it into error code 1), warn prints", "[shim]") {
   aoti_torch_check(true, "f", "file.cpp", 1, "never");
   CHECK_THROWS_WITH(aoti_torch_check(false, "kernel", "model.cpp", 42, "index out of bounds"),
                     Catch::Contains("index out of bounds") && Catch::Contains("model.cpp:42"));
