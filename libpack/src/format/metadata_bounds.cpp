@@ -81,17 +81,23 @@ class BoundedVerifier {
     return {};
   }
 
-  Status leaf(bool verified, uint64_t bytes) {
+  // A table with no lists of its own: `bytes` reads its fields, so it is called only once the table verified
+  // (an argument computed beside the Verify call could read the fields first: argument order is unspecified).
+  template <class Bytes>
+  Status leaf(bool verified, Bytes bytes) {
     if (!verified) return malformed();
-    return charge(0, limits::table_cost + bytes);
+    return charge(0, limits::table_cost + bytes());
   }
 
   Status source(const fb::Source& s) {
-    return leaf(s.Verify(v_), string_size(s.name()) + string_size(s.sha256()) + string_size(s.kind()) +
-                                  string_size(s.flavour()));
+    return leaf(s.Verify(v_), [&] {
+      return string_size(s.name()) + string_size(s.sha256()) + string_size(s.kind()) + string_size(s.flavour());
+    });
   }
 
-  Status segment(const fb::Segment& s) { return leaf(s.Verify(v_), string_size(s.name())); }
+  Status segment(const fb::Segment& s) {
+    return leaf(s.Verify(v_), [&] { return string_size(s.name()); });
+  }
 
   Status library(const fb::Library& l) {
     using L = fb::Library;
@@ -118,7 +124,8 @@ class BoundedVerifier {
   Status constant(const fb::Constant& c) {
     const uint64_t dims = length(c.shape()) + length(c.stride());
     MPK_CHECK(charge(dims, 0));
-    return leaf(true, string_size(c.name()) + string_size(c.fqn()) + limits::integer_cost * dims);
+    // verified with its Weights table (weights())
+    return leaf(true, [&] { return string_size(c.name()) + string_size(c.fqn()) + limits::integer_cost * dims; });
   }
 
   Status weights(const fb::Weights& w) {
@@ -134,7 +141,8 @@ class BoundedVerifier {
 
   Status tensor(const fb::Tensor& x) {
     MPK_CHECK(charge(length(x.shape()), 0));
-    return leaf(true, limits::integer_cost * length(x.shape()));
+    // verified with its Example table (example())
+    return leaf(true, [&] { return limits::integer_cost * length(x.shape()); });
   }
 
   Status example(const fb::Example& e) {
