@@ -317,11 +317,7 @@ TEST_CASE("a container whose libraries share one segment is refused before unpac
   // whose libraries restore to about 120 MB: the writer refuses it (rule S5), and so does every reader at open.
   auto c = format::Container::open(one);
   REQUIRE(c.ok());
-  std::vector<format::PendingSegment> pending;
-  for (uint32_t i = 0; i < c->manifest().segments.size(); ++i) {
-    const auto& s = c->manifest().segments[i];
-    pending.push_back({s.kind, s.name, c->segment(i), s.offset});
-  }
+  std::vector<format::PendingSegment> pending = segments_of(*c);
   Manifest m = c->manifest();
   LibraryInfo l = m.libraries[0];
   l.imports.clear();

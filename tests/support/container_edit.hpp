@@ -49,15 +49,21 @@ inline std::string with_manifest(const std::string& bytes, const std::function<v
 
 // Writes the segments of the container at `from` to `to` under an edited manifest of any size (more libraries
 // sharing the same segments, say), through the library's own writer.
+// Every segment of c, to be written again with the writer; each keeps its place modulo 64 KiB.
+inline std::vector<format::PendingSegment> segments_of(const format::Container& c) {
+  std::vector<format::PendingSegment> pending;
+  for (uint32_t i = 0; i < c.manifest().segments.size(); ++i) {
+    const auto& s = c.manifest().segments[i];
+    pending.push_back({s.kind, s.name, c.segment(i), s.offset});
+  }
+  return pending;
+}
+
 inline void rewrite_container(const std::filesystem::path& from, const std::filesystem::path& to,
                               const std::function<void(Manifest&)>& edit) {
   auto c = format::Container::open(from);
   REQUIRE(c.ok());
-  std::vector<format::PendingSegment> pending;
-  for (uint32_t i = 0; i < c->manifest().segments.size(); ++i) {
-    const auto& s = c->manifest().segments[i];
-    pending.push_back({s.kind, s.name, c->segment(i), s.offset});  // each keeps its place modulo 64 KiB
-  }
+  std::vector<format::PendingSegment> pending = segments_of(*c);
   Manifest m = c->manifest();
   edit(m);
   auto written = format::write_container(to, std::move(m), pending);
