@@ -348,13 +348,18 @@ Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target, D
   remove_stale_temps(dir, target.filename().string());
   for (int attempt = 0; w.fd_ < 0; ++attempt) {
     w.temp_ = dir / fmt::format("{}{}{}-{}", target.filename().string(), kTempInfix, getpid(), random_token());
+    // Registered before it exists: a signal handled by any thread the moment after open() still finds it.
+    register_temp(w.temp_.string());
     // 0666 as any new file: the kernel applies the umask (and a default ACL), which is the mode commit() gives.
     w.fd_ = ::open(w.temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (w.fd_ < 0 && (errno != EEXIST || attempt == 100))
-      return io_error(target.string(), "cannot create a temporary file");
+    if (w.fd_ < 0) {
+      const int open_errno = errno;
+      unregister_temp(w.temp_.string());  // not ours: the handler must not remove it
+      errno = open_errno;
+      if (errno != EEXIST || attempt == 100) return io_error(target.string(), "cannot create a temporary file");
+    }
   }
   w.pending_ = true;
-  register_temp(w.temp_.string());
   struct stat st{};
   if (::fstat(w.fd_, &st) != 0) return io_error(target.string(), "cannot stat the temporary file");
   w.final_mode_ = st.st_mode & 07777;
