@@ -20,6 +20,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 using namespace mpspack;
 using namespace mpspack::test;
@@ -70,6 +72,31 @@ bool resident(const void* p, size_t n) {
   std::vector<unsigned char> in((n + page - 1) / page);
   REQUIRE(::mincore(const_cast<void*>(p), n, in.data()) == 0);
   return std::all_of(in.begin(), in.end(), [](unsigned char v) { return (v & 1) != 0; });
+}
+
+// Where the byte at p comes from: the file a mapping of it names in /proc/self/maps and the offset in that file,
+// or an empty path when it is anonymous memory.
+struct Backing {
+  std::string path;
+  uint64_t offset = 0;
+};
+
+Backing backing_of(const void* p) {
+  std::ifstream maps("/proc/self/maps");
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream in(line);
+    std::string range, perms, offset, dev, inode, path;
+    in >> range >> perms >> offset >> dev >> inode;
+    std::getline(in >> std::ws, path);
+    const size_t dash = range.find('-');
+    const uintptr_t lo = std::stoull(range.substr(0, dash), nullptr, 16);
+    const uintptr_t hi = std::stoull(range.substr(dash + 1), nullptr, 16);
+    if (a < lo || a >= hi) continue;
+    if (inode == "0") return {};
+    return {path, std::stoull(offset, nullptr, 16) + (a - lo)};
+  }
+  return {};
 }
 
 }  // namespace
@@ -171,20 +198,29 @@ TEST_CASE("large blocks: a model library's malloc, realloc, memcpy and free reac
   auto c = format::Container::open(o.output);
   REQUIRE(c.ok());
 
-  for (bool prefault : {true, false}) {
-    INFO("prefault_large_blocks = " << prefault);
+  const uint64_t weights = c->manifest().segments[c->manifest().weights.at(0).segment].size;
+  struct Way {
+    bool prefault, map;
+  };
+  for (Way way : {Way{true, true}, Way{true, false}, Way{false, false}}) {
+    INFO("prefault_large_blocks = " << way.prefault << ", weights mapped = " << way.map);
     REQUIRE(runtime::routed_blocks_live() == 0);
     runtime::LoadOptions lo;
-    lo.prefault_large_blocks = prefault;
-    const size_t copies = runtime::routed_copies_made();
+    lo.prefault_large_blocks = way.prefault;
+    if (!way.map) lo.map_weights_min_bytes = UINT64_MAX;
+    const size_t copies = runtime::routed_copies_made(), skipped = runtime::routed_bytes_not_copied();
     {
       // Create mallocs a block of its 33 MiB of constants, memcpys them in, reallocs it 8 MiB larger and checks
-      // the bytes, copies them in again with __memcpy_chk (it fails if a byte is wrong).
+      // the bytes, copies them in again with __memcpy_chk (it fails if a byte is wrong). Offered the weights
+      // mapped, its malloc gets them and the first copy is skipped; the realloc moves them to a block of ours.
       auto m = runtime::Model::load(*c, 0, lo);
       INFO((m.ok() ? "" : m.error().message));
       REQUIRE(m.ok());
-      CHECK(runtime::routed_blocks_live() == (prefault ? 1u : 0u));
-      CHECK(runtime::routed_copies_made() - copies == (prefault ? 2u : 0u));
+      CHECK(m->weights_mode() ==
+            (way.map ? runtime::WeightsMode::EmbeddedMapped : runtime::WeightsMode::EmbeddedCopied));
+      CHECK(runtime::routed_blocks_live() == (way.prefault ? 1u : 0u));
+      CHECK(runtime::routed_copies_made() - copies == (way.prefault ? (way.map ? 1u : 2u) : 0u));
+      CHECK(runtime::routed_bytes_not_copied() - skipped == (way.map ? weights : 0u));
     }
     // Delete freed it through the library's free: a routed block handed to the C library's free would abort.
     CHECK(runtime::routed_blocks_live() == 0);
@@ -344,6 +380,93 @@ TEST_CASE("loader: a constants table that disagrees with the model falls back to
   auto out = m->run(std::vector<HostTensor>{raw(dir / "input0.bin", dtype::float32, {8, 64})});
   REQUIRE(out.ok());
   require_matches((*out)[0], raw(dir / "expected0.bin", dtype::float32, {8, 10}));
+}
+
+TEST_CASE("loader: on the CPU, embedded weights and a plain .so + blob are the container's pages, not a copy",
+          "[loader]") {
+  // The fixtures are real AOTInductor builds: Create (embedded) and UpdateConstantsFromBlob (blob) malloc one block
+  // for their constants and copy each in; offered the weights segment mapped from the container, they copy nothing.
+  struct Case {
+    const char* name;
+    int32_t in_dtype;
+    std::vector<int64_t> in, out;
+    runtime::WeightsMode mode;
+  };
+  using W = runtime::WeightsMode;
+  for (const Case& k : {Case{"cpu_mlp_embedded", dtype::float32, {8, 64}, {8, 10}, W::EmbeddedMapped},
+                        Case{"cpu_cnn_embedded", dtype::float32, {4, 3, 32, 32}, {4, 10}, W::EmbeddedMapped},
+                        Case{"cpu_block_embedded", dtype::int64, {2, 16}, {2, 16, 100}, W::EmbeddedMapped},
+                        Case{"cpu_mlp_blob", dtype::float32, {8, 64}, {8, 10}, W::BlobMapped},
+                        Case{"cpu_cnn_blob", dtype::float32, {4, 3, 32, 32}, {4, 10}, W::BlobMapped},
+                        Case{"cpu_block_blob", dtype::int64, {2, 16}, {2, 16, 100}, W::BlobMapped}}) {
+    DYNAMIC_SECTION(k.name) {
+      const auto dir = rebuilt(k.name);
+      MPK_REQUIRE_FIXTURE(dir / "model.so");
+      TempDir tmp;
+      auto c = build_container(dir, tmp / "m.mpk");
+      const SegmentInfo& seg = c.manifest().segments[c.manifest().weights.at(0).segment];
+      runtime::LoadOptions o;
+      o.map_weights_min_bytes = 0;  // the fixtures' weights are a few KiB
+      const size_t skipped_before = runtime::routed_bytes_not_copied();
+      auto m = runtime::Model::load(c, 0, o);
+      INFO((m.ok() ? "" : m.error().message));
+      REQUIRE(m.ok());
+      CHECK(m->weights_mode() == k.mode);
+      auto live = m->constants();
+      REQUIRE(live.ok());
+      REQUIRE(!live->empty());
+      uint64_t bytes = 0;
+      for (const auto& t : *live) {
+        INFO(t.name);
+        const Backing b = backing_of(t.data);
+        CHECK(fs::path(b.path) == fs::canonical(tmp / "m.mpk"));
+        CHECK(b.offset >= seg.offset);
+        CHECK(b.offset + t.storage_bytes <= seg.offset + seg.size);
+        bytes += t.storage_bytes;
+      }
+      CHECK(runtime::routed_bytes_not_copied() - skipped_before >= bytes);
+      const HostTensor want = raw(dir / "expected0.bin", dtype::float32, k.out);
+      for (int rep = 0; rep < 2; ++rep) {
+        auto out = m->run(std::vector<HostTensor>{raw(dir / "input0.bin", k.in_dtype, k.in)});
+        INFO((out.ok() ? "" : out.error().message));
+        REQUIRE(out.ok());
+        require_matches((*out)[0], want);
+      }
+    }
+  }
+  CHECK(runtime::routed_blocks_live() == 0);  // each model's Delete freed its mapped block
+}
+
+TEST_CASE("large blocks: an offered block is taken by a malloc of its size only, and skips only copies it holds",
+          "[loader][large_blocks]") {
+  std::vector<uint8_t> mirror(1 << 16);
+  for (size_t i = 0; i < mirror.size(); ++i) mirror[i] = uint8_t(i * 7 + 1);
+  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  auto* block = static_cast<uint8_t*>(
+      ::mmap(nullptr, mirror.size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(block != MAP_FAILED);
+  std::memcpy(block, mirror.data(), mirror.size());
+  runtime::offer_block({block, mirror.data(), mirror.size(), block, mirror.size()});
+  void* other = runtime::routed_malloc(mirror.size() - 64);  // not its size: the C library's
+  CHECK(other != block);
+  runtime::routed_free(other);
+  REQUIRE(runtime::routed_malloc(mirror.size()) == block);
+  CHECK(runtime::routed_malloc(mirror.size()) != block);  // taken once
+  const size_t skipped = runtime::routed_bytes_not_copied();
+  runtime::routed_memcpy(block + 128, mirror.data() + 128, 256);  // same offset: already there
+  CHECK(runtime::routed_bytes_not_copied() - skipped == 256);
+  // Another offset is copied as asked, from the mirror.
+  runtime::routed_memcpy(block + page, mirror.data(), 64);
+  CHECK(std::memcmp(block + page, mirror.data(), 64) == 0);
+  CHECK(runtime::routed_bytes_not_copied() - skipped == 256);
+  CHECK(runtime::withdraw_offer());
+  // After the offer ends, copies into the block are ordinary copies again.
+  runtime::routed_memcpy(block + 128, mirror.data() + 128, 256);
+  CHECK(runtime::routed_bytes_not_copied() - skipped == 256);
+  REQUIRE(runtime::routed_blocks_live() == 1);
+  runtime::routed_free(block);  // the library's free unmaps it
+  CHECK(runtime::routed_blocks_live() == 0);
+  CHECK_FALSE(runtime::withdraw_offer());  // nothing offered, nothing taken
 }
 
 TEST_CASE("loader: inputs are checked before the model runs", "[loader]") {

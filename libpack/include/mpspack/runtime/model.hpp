@@ -4,10 +4,11 @@
 //     refuse  -> device not this backend's, machine not this host's, imports the shim lacks, libtorch NEEDED
 //     memory  -> the stored library into a memfd, dlopen("/proc/self/fd/N", RTLD_NOW | RTLD_LOCAL)
 //     weights -> by flavour (embedded: the container's pages mapped at base + region.start_vaddr
-//                (or copied there) before Create;
-//                external blob: tensors over the container's mapping, no copy, or a copy with
-//                copy_weights / when the container has no constants table; mmap-self: the
-//                self-mapped file rebuilt in the memfd)
+//                (or copied there) before Create, and on the CPU Create's block for them offered as
+//                the segment mapped from the container;
+//                external blob: tensors over the container's mapping, no copy; without a constants
+//                table UpdateConstantsFromBlob with its block offered the same way; a copy with
+//                copy_weights; mmap-self: the self-mapped file rebuilt in the memfd)
 //     Create  -> AOTInductorModelContainerCreateWithDevice(&h, 1, backend device, nullptr)
 //   model.run(inputs) -> outputs (checked first: count, and dtype/shape when an example is recorded)
 //
@@ -54,6 +55,12 @@ struct LoadOptions {
   // Create's copy, and its copies that large run on the same threads (large_blocks.hpp). False leaves every
   // allocation and copy to the C library, as when the library is opened directly.
   bool prefault_large_blocks = true;
+  // On the CPU, weights of this many bytes or more (embedded, or an external blob without a constants table)
+  // reach the model without Create's or UpdateConstantsFromBlob's copy: the block the library mallocs for its
+  // constants is the weights segment mapped from the container, copy-on-write (large_blocks.hpp, OfferedBlock).
+  // Below it, finding the library's malloc costs more than the copy saves. Needs prefault_large_blocks (the same
+  // routing of the library's malloc and memcpy); a library that allocates otherwise gets its copy as before.
+  uint64_t map_weights_min_bytes = uint64_t(1) << 20;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;
 };
@@ -70,9 +77,11 @@ struct DeviceFigures {
 enum class WeightsMode {
   None,             // the library has no constants
   EmbeddedCopied,   // put back into the library's constants region; Create copied them
+  EmbeddedMapped,   // Create's block for them is the weights segment mapped from the container (no copy)
   BlobInPlace,      // external blob: tensors over the container's mapping (no copy)
   BlobUploaded,     // external blob: uploaded by mpspack into one GPU allocation, tensors over it
   BlobCopied,       // external blob: AOTInductorModelUpdateConstantsFromBlob (one copy)
+  BlobMapped,       // external blob: UpdateConstantsFromBlob's block is the segment mapped from the container
   MmapSelf,         // the self-mapped file rebuilt in memory; the library maps its weights itself
 };
 const char* to_string(WeightsMode m);

@@ -30,12 +30,22 @@ namespace {
 struct Block {
   void* p;
   size_t n;
+  void* mapping;  // where the mapping holding p starts (p, but for an offered block)
 };
 
 std::mutex g_mutex;
 std::vector<Block> g_blocks;     // the large blocks handed out, under g_mutex
 std::atomic<size_t> g_live{0};   // g_blocks.size(), read without the lock: free() of a small block stays lock-free
 std::atomic<size_t> g_copies{0};  // large copies made
+std::atomic<size_t> g_not_copied{0};
+
+// The offer (offer_block): pending until malloc takes it, then the block it became, until withdraw_offer().
+OfferedBlock g_offer;                  // under g_mutex
+std::atomic<bool> g_offered{false};    // an offer is pending: malloc looks under the lock only then
+std::atomic<bool> g_taken{false};      // malloc took it: copies into it are looked at
+std::atomic<uint8_t*> g_taken_block{nullptr};
+std::atomic<const uint8_t*> g_taken_mirror{nullptr};
+std::atomic<size_t> g_taken_size{0};
 
 size_t page_size() {
   static const size_t page = size_t(::sysconf(_SC_PAGESIZE));
@@ -74,10 +84,10 @@ void fault_in(uint8_t* p, size_t n) {
 
 // The block at p, or {nullptr, 0} when p is not one of them; taken out of the list when `take`.
 Block find_block(void* p, bool take) {
-  if (!p || g_live.load(std::memory_order_acquire) == 0) return {nullptr, 0};
+  if (!p || g_live.load(std::memory_order_acquire) == 0) return {nullptr, 0, nullptr};
   std::lock_guard<std::mutex> lock(g_mutex);
   auto it = std::find_if(g_blocks.begin(), g_blocks.end(), [p](const Block& b) { return b.p == p; });
-  if (it == g_blocks.end()) return {nullptr, 0};
+  if (it == g_blocks.end()) return {nullptr, 0, nullptr};
   Block b = *it;
   if (take) {
     g_blocks.erase(it);
@@ -88,7 +98,61 @@ Block find_block(void* p, bool take) {
 
 }  // namespace
 
+void offer_block(const OfferedBlock& offer) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_offer = offer;
+  g_taken.store(false, std::memory_order_release);
+  g_offered.store(true, std::memory_order_release);
+}
+
+bool withdraw_offer() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_offered.store(false, std::memory_order_release);
+  g_taken_block.store(nullptr, std::memory_order_release);
+  g_offer = {};
+  return g_taken.exchange(false, std::memory_order_acq_rel);
+}
+
+size_t routed_bytes_not_copied() { return g_not_copied.load(std::memory_order_relaxed); }
+
+namespace {
+
+// The offered block, when it is pending and `n` is its size: from here on the library's.
+void* take_offer(size_t n) {
+  if (!g_offered.load(std::memory_order_acquire)) return nullptr;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_offered.load(std::memory_order_relaxed) || n != g_offer.size) return nullptr;
+  try {
+    g_blocks.push_back({g_offer.block, g_offer.mapped, g_offer.mapping});
+  } catch (const std::bad_alloc&) {
+    return nullptr;  // a malloc of its own instead: the copies fill it
+  }
+  g_live.store(g_blocks.size(), std::memory_order_release);
+  g_offered.store(false, std::memory_order_release);
+  g_taken_mirror.store(static_cast<const uint8_t*>(g_offer.mirror), std::memory_order_release);
+  g_taken_size.store(g_offer.size, std::memory_order_release);
+  g_taken_block.store(static_cast<uint8_t*>(g_offer.block), std::memory_order_release);
+  g_taken.store(true, std::memory_order_release);
+  return g_offer.block;
+}
+
+// Whether copying [src, src + n) to dst would write what the taken block already holds there.
+bool already_there(const void* dst, const void* src, size_t n) {
+  const uint8_t* block = g_taken_block.load(std::memory_order_acquire);
+  if (!block) return false;
+  const auto* d = static_cast<const uint8_t*>(dst);
+  const auto* s = static_cast<const uint8_t*>(src);
+  const uint8_t* mirror = g_taken_mirror.load(std::memory_order_acquire);
+  const size_t size = g_taken_size.load(std::memory_order_acquire);
+  if (d < block || s < mirror) return false;
+  const size_t at = size_t(d - block);
+  return size_t(s - mirror) == at && at <= size && n <= size - at;
+}
+
+}  // namespace
+
 void* routed_malloc(size_t n) {
+  if (void* p = take_offer(n)) return p;
   if (n < kLargeBlock) return std::malloc(n);
   const size_t len = (n + page_size() - 1) / page_size() * page_size();
   void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -99,7 +163,7 @@ void* routed_malloc(size_t n) {
   fault_in(static_cast<uint8_t*>(p), len);
   try {
     std::lock_guard<std::mutex> lock(g_mutex);
-    g_blocks.push_back({p, len});
+    g_blocks.push_back({p, len, p});
     g_live.store(g_blocks.size(), std::memory_order_release);
   } catch (const std::bad_alloc&) {
     ::munmap(p, len);
@@ -112,7 +176,7 @@ void* routed_malloc(size_t n) {
 void routed_free(void* p) {
   if (!p) return;
   if (Block b = find_block(p, /*take=*/true); b.p) {
-    ::munmap(b.p, b.n);
+    ::munmap(b.mapping, b.n);
     return;
   }
   std::free(p);
@@ -127,12 +191,16 @@ void* routed_realloc(void* p, size_t n) {
   }
   void* q = routed_malloc(n);
   if (!q) return nullptr;  // p is left as it was
-  std::memcpy(q, p, std::min(n, old.n));
+  std::memcpy(q, p, std::min(n, old.n - size_t(static_cast<uint8_t*>(old.p) - static_cast<uint8_t*>(old.mapping))));
   routed_free(p);
   return q;
 }
 
 void* routed_memcpy(void* dst, const void* src, size_t n) {
+  if (already_there(dst, src, n)) {
+    g_not_copied.fetch_add(n, std::memory_order_relaxed);
+    return dst;
+  }
   if (n < kLargeBlock) return std::memcpy(dst, src, n);
   auto* d = static_cast<uint8_t*>(dst);
   auto* s = static_cast<const uint8_t*>(src);
@@ -145,7 +213,7 @@ void* routed_memcpy(void* dst, const void* src, size_t n) {
 // destination's size: the same, after its check. A copy that would overflow goes to the C library's, which
 // reports it and aborts.
 void* routed_memcpy_chk(void* dst, const void* src, size_t n, size_t dst_size) {
-  if (n < kLargeBlock || n > dst_size) return __memcpy_chk(dst, src, n, dst_size);
+  if (n > dst_size) return __memcpy_chk(dst, src, n, dst_size);
   return routed_memcpy(dst, src, n);
 }
 

@@ -31,6 +31,26 @@ inline constexpr unsigned kLargeBlockThreads = 4;
 // whether the library's allocations are routed.
 bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* what);
 
+// A block that already holds the bytes the library is about to copy into it: the weights segment mapped from the
+// container (private, copy-on-write). While offered, the library's next malloc of exactly `size` bytes gets
+// `block`, and its copies from [mirror, mirror + size) to the same offset in `block` are skipped, because the bytes
+// are already there: AOTInductor's Create (embedded weights) and UpdateConstantsFromBlob (external blob) malloc one
+// block for all constants and memcpy each one in at the offset it has in the source, so the model ends up with
+// tensors over the container's pages and no copy made. A copy to any other place in the block is made as asked,
+// from the untouched mirror, so a library that lays its block out differently still gets the right bytes. The
+// block, once taken, is the library's: its free() unmaps it.
+struct OfferedBlock {
+  void* block = nullptr;
+  const void* mirror = nullptr;
+  size_t size = 0;
+  void* mapping = nullptr;  // the mapping `block` lies in, unmapped by free()
+  size_t mapped = 0;        // its length
+};
+void offer_block(const OfferedBlock& offer);
+// Ends the offer. Returns whether the library took the block; if it did not, the caller still owns the mapping.
+bool withdraw_offer();
+size_t routed_bytes_not_copied();  // bytes of copies skipped because the block already held them
+
 // The functions the slots point at; public for the tests.
 void* routed_malloc(size_t n);
 void routed_free(void* p);

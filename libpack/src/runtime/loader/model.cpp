@@ -19,6 +19,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -59,6 +63,8 @@ const char* to_string(WeightsMode m) {
     case WeightsMode::None: return "none";
     case WeightsMode::BlobUploaded: return "external blob, uploaded to the GPU by mpspack (pinned pipeline)";
     case WeightsMode::EmbeddedCopied: return "embedded (restored in memory, copied by Create)";
+    case WeightsMode::EmbeddedMapped: return "embedded, mapped from the container (copy-on-write, no copy)";
+    case WeightsMode::BlobMapped: return "external blob, mapped from the container (copy-on-write, no copy)";
     case WeightsMode::BlobInPlace: return "external blob, used in place from the container (no copy)";
     case WeightsMode::BlobCopied: return "external blob, copied into the model";
     case WeightsMode::MmapSelf: return "mmap-self (self-mapped file rebuilt in memory)";
@@ -105,6 +111,7 @@ struct Model::Impl {
   LibraryInfo lib;
   std::unique_ptr<Backend> backend;
   int memfd = -1;
+  bool routed = false;  // the library's malloc and memcpy go through large_blocks.hpp
   void* dl = nullptr;
   uintptr_t base = 0;  // where dl's vaddr 0 lies in memory (its link map's l_addr)
   AotiApi api;
@@ -295,13 +302,97 @@ Status library_to_memory(Model::Impl& m) {
 
 // Only for a library whose constants fill a large block: Create mallocs one block of their size. Below that,
 // reading the library's relocations would cost more (~0.3 ms) than it could save.
+// Also for a library whose weights may be offered as a mapped block (map_weights_min_bytes).
+bool may_map_weights(const Model::Impl& m, const LoadOptions& o);
+
 void route_allocations(Model::Impl& m, const LoadOptions& o) {
   if (!o.prefault_large_blocks || m.lib.weights < 0) return;
   const auto& manifest = m.container->manifest();
-  if (manifest.segments[manifest.weights[size_t(m.lib.weights)].segment].size < kLargeBlock) return;
+  if (manifest.segments[manifest.weights[size_t(m.lib.weights)].segment].size < kLargeBlock &&
+      !may_map_weights(m, o))
+    return;
   auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));
   if (!elf.ok()) return;  // the container was built from it: cannot fail
-  route_large_blocks(*elf, m.base, m.what().c_str());
+  m.routed = route_large_blocks(*elf, m.base, m.what().c_str());
+}
+
+// --- the weights block offered to Create or UpdateConstantsFromBlob (large_blocks.hpp, OfferedBlock) -----
+
+const SegmentInfo& weights_segment(const Model::Impl& m) {
+  const auto& manifest = m.container->manifest();
+  return manifest.segments[manifest.weights[size_t(m.lib.weights)].segment];
+}
+
+bool may_map_weights(const Model::Impl& m, const LoadOptions& o) {
+  if (m.lib.weights < 0 || m.backend->device() != "cpu" || m.container->file().fd() < 0) return false;
+  if (m.lib.flavour != Flavour::Embedded && m.lib.flavour != Flavour::ExternalBlob) return false;
+  const SegmentInfo& seg = weights_segment(m);
+  return seg.size > 0 && seg.size >= o.map_weights_min_bytes && seg.offset % 64 == 0;  // as aligned as the region
+}
+
+// While it lives, the weights segment mapped from the container (private: the model's writes stay its own) is
+// offered as the library's block of `size` bytes mirroring `mirror`; taken() says whether the library took it.
+class WeightsOffer {
+ public:
+  WeightsOffer(const Model::Impl& m, const void* mirror, uint64_t size) {
+    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    const uint64_t offset = weights_segment(m).offset, skip = offset % page;  // an embedded segment is placed
+    mapped_ = align_up(skip + size, page);                                     // congruent to its region
+    void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE, m.container->file().fd(),
+                     off_t(offset - skip));
+    if (p == MAP_FAILED) {
+      spdlog::debug("{}: weights not mapped for the model ({}): copied", m.what(), std::strerror(errno));
+      return;
+    }
+    mapping_ = p;
+    offer_block({static_cast<uint8_t*>(p) + skip, mirror, size, mapping_, mapped_});
+  }
+  ~WeightsOffer() { finish(); }
+  WeightsOffer(const WeightsOffer&) = delete;
+  WeightsOffer& operator=(const WeightsOffer&) = delete;
+
+  // Ends the offer; true when the library took the block (it is the library's now).
+  bool finish() {
+    if (!mapping_) return taken_;
+    taken_ = withdraw_offer();
+    if (!taken_) ::munmap(mapping_, mapped_);
+    // The pages are in the page cache (warm) or on their way: map them all now, in one call, rather than one fault
+    // per 64 KiB in the first run (bench/zero_copy.sh; docs/PERFORMANCE.md, "Weights without a copy"). A kernel
+    // before 5.14 lacks it and the first run faults them in.
+    if (taken_) ::madvise(mapping_, mapped_, MADV_POPULATE_READ);
+    mapping_ = nullptr;
+    return taken_;
+  }
+
+ private:
+  void* mapping_ = nullptr;
+  uint64_t mapped_ = 0;
+  bool taken_ = false;
+};
+
+// The block AOTInductor's load_constants mallocs: every non-folded constant's data_size rounded up to 64 bytes.
+// Also what it reads from the source (the unrounded sizes), which must lie inside the weights.
+struct ConstantsBlock {
+  uint64_t block = 0, read = 0;
+};
+
+Result<ConstantsBlock> constants_block(const Model::Impl& m) {
+  if (!m.api.num_constants || !m.api.constant_data_size || !m.api.constant_from_folded)
+    return m.error(Kind::Unsupported, "lacks the constant-info functions");
+  size_t n = 0;
+  if (m.api.num_constants(m.handle, &n) != 0) return m.error(Kind::Runtime, "GetNumConstants failed");
+  ConstantsBlock b;
+  for (size_t i = 0; i < n; ++i) {
+    size_t size = 0;
+    bool folded = false;
+    if (m.api.constant_data_size(m.handle, i, &size) != 0 || m.api.constant_from_folded(m.handle, i, &folded) != 0)
+      return m.error(Kind::Runtime, fmt::format("the model did not describe constant {}", i));
+    if (folded) continue;
+    if (size > (uint64_t(1) << 60)) return m.error(Kind::Corrupt, fmt::format("constant {} claims {} bytes", i, size));
+    b.read += size;
+    b.block += align_up(uint64_t(size), 64);
+  }
+  return b;
 }
 
 // --- step 4: embedded weights go back where the linker put them -----------------------------------
@@ -471,12 +562,27 @@ Status load_external_blob(Model::Impl& m, const LoadOptions& o) {
   ByteView blob = m.container->segment(w.segment);
   std::string obstacle = o.copy_weights ? "" : in_place_obstacle(m, w, blob);
   if (!o.copy_weights && obstacle.empty()) return blob_in_place(m, w, blob);
-  if (!o.copy_weights) spdlog::info("{}: weights copied into the model: {}", m.what(), obstacle);
   if (!m.api.update_constants_from_blob)
     return m.error(Kind::Unsupported, "does not export AOTInductorModelUpdateConstantsFromBlob");
+  // UpdateConstantsFromBlob reads the sum of the constants' sizes from the pointer it is given: never past the
+  // segment.
+  std::optional<ConstantsBlock> block;
+  if (auto b = constants_block(m); b.ok()) {
+    if (b->read > blob.size())
+      return m.error(Kind::Corrupt, fmt::format("its constants need {:#x} bytes, the weights segment holds {:#x}",
+                                                b->read, blob.size()));
+    block = *b;
+  }
+  std::optional<WeightsOffer> offer;
+  if (!o.copy_weights && block && m.routed && may_map_weights(m, o)) offer.emplace(m, blob.data(), block->block);
+  if (!o.copy_weights && !offer) spdlog::info("{}: weights copied into the model: {}", m.what(), obstacle);
   if (m.api.update_constants_from_blob(m.handle, blob.data()) != 0)
     return m.error(Kind::Runtime, "AOTInductorModelUpdateConstantsFromBlob failed (see above)");
-  m.mode = WeightsMode::BlobCopied;
+  const bool mapped = offer && offer->finish();
+  if (offer && !mapped)
+    spdlog::info("{}: weights copied into the model: it did not allocate one block of {:#x} bytes for them",
+                 m.what(), block->block);
+  m.mode = mapped ? WeightsMode::BlobMapped : WeightsMode::BlobCopied;
   return {};
 }
 
@@ -558,12 +664,21 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   MPK_CHECK(write_cubins(*m));
   const std::string device = m->backend->create_device();
   const size_t blocks_before = routed_blocks_live();
+  // Embedded weights: Create's block for them (the size of the region it copies from) offered mapped.
+  std::optional<WeightsOffer> offer;
+  if (m->lib.flavour == Flavour::Embedded && m->mode == WeightsMode::EmbeddedCopied && m->routed &&
+      may_map_weights(*m, options))
+    offer.emplace(*m, reinterpret_cast<const void*>(m->base + m->lib.region->start_vaddr),
+                  weights_segment(*m).size);
   if (m->api.create(&m->handle, 1, device.c_str(), m->cubin_dir.empty() ? nullptr : m->cubin_dir.c_str()) != 0 ||
       !m->handle) {
     m->handle = nullptr;
     return m->error(Kind::Runtime, "AOTInductorModelContainerCreateWithDevice failed: the model reported an "
                                    "error (see above)");
   }
+  if (offer && offer->finish()) m->mode = WeightsMode::EmbeddedMapped;
+  else if (offer) spdlog::info("{}: weights copied by Create: it did not allocate one block the size of its "
+                               "constants region", m->what());
   m->t.create_ms = ms_since(t0);
   if (routed_blocks_live() > blocks_before)
     spdlog::debug("{}: Create took {} block(s) faulted in up front", m->what(), routed_blocks_live() - blocks_before);

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Warm time to first result of the two .so layouts without a constants table (weights embedded in the .so, and a
+# plain .so + weights blob), side by side in one run on the SYNTHETIC Linear model (bench/synthetic/linear.cpp:
+# loads its weights as AOTInductor's generated code does; its Run reads every weight):
+#   mpspack      `mpspack run FILE --bench --iterations 1 --warmup 0`: load_to_first_result_ms and the weights mode
+#   copying      the same with --large-blocks libc: the library's malloc and memcpy left alone, so Create or
+#                UpdateConstantsFromBlob copies the weights (how mpspack loaded these layouts before)
+#   AOTInductor  bench/direct_load: dlopen the .so where it lies, Create, [map the blob, UpdateConstantsFromBlob];
+#                its load only, no run (which favours it)
+#   read + run   one read() of the whole container into memory, plus one steady-state run (p50 of 20)
+# Every file is read once before (warm page cache). Each figure is the median of RUNS runs.
+#
+#   bash bench/zero_copy.sh BUILD_DIR [SIZES_MIB="64 1024 4096"] [RUNS=3]
+# BUILD_DIR must be configured with -DMPSPACK_BUILD_BENCH=ON and have built mpspack and direct_load.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="$(cd "${1:-$root/build}" && pwd)"
+export LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+sizes="${2:-64 1024 4096}"
+runs="${3:-3}"
+for b in mpspack direct_load; do
+  [ -x "$build/bin/$b" ] || { echo "zero_copy.sh: $build/bin/$b missing (configure with -DMPSPACK_BUILD_BENCH=ON, build mpspack direct_load)" >&2; exit 2; }
+done
+work="$(mktemp -d "${TMPDIR:-/tmp}/mpspack-zero-copy-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+/usr/bin/python3 - "$root" "$build" "$work" "$runs" $sizes <<'PY'
+import json, os, statistics, subprocess, sys, time
+root, build, work, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+mpspack, direct = f"{build}/bin/mpspack", f"{build}/bin/direct_load"
+
+def js(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"zero_copy.sh: {' '.join(cmd)} failed:\n{r.stderr}")
+    return json.loads(r.stdout)
+
+def warm(files):
+    for f in files:
+        subprocess.run(["cat", f], stdout=subprocess.DEVNULL, check=True)
+
+def read_all(path):  # one read() into a buffer of the file's size, as a host that reads the file would
+    t0 = time.perf_counter()
+    with open(path, "rb", buffering=0) as f:
+        buf = bytearray(os.fstat(f.fileno()).st_size)
+        f.readinto(buf)
+    return (time.perf_counter() - t0) * 1e3
+
+cpu = open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlines()[0].strip()
+print(f"machine: {cpu}, {os.cpu_count()} cores, kernel {os.uname().release}; warm page cache; median of {runs} runs; "
+      "ms to the first result (AOTInductor: to the end of its load)")
+print()
+print("| layout | weights | mpspack ms (mode) | copying ms | AOTInductor's own path ms | read + run ms | "
+      "mpspack / (read + run) | AOTInductor / mpspack |")
+print("|---|---|---|---|---|---|---|---|")
+for mib in sys.argv[5:]:
+    d = f"{work}/linear_{mib}"
+    print(f"building the synthetic Linear model, {mib} MiB of weights...", file=sys.stderr, flush=True)
+    subprocess.run(["bash", f"{root}/bench/synthetic/make_linear.sh", build, mib, d], check=True)
+    for layout in ("embedded", "blob"):
+        mpk, so = f"{d}/{layout}.mpk", f"{d}/{layout}/model.so"
+        blob = f"{d}/blob/weights.blob" if layout == "blob" else None
+        files = [mpk, so] + ([blob] if blob else [])
+        bench = [mpspack, "run", "--bench", mpk, "--format", "json"]
+        res = {"mpspack": [], "copying": [], "aoti": [], "read": []}
+        mode = ""
+        for _ in range(runs):
+            warm(files)
+            j = js(bench + ["--iterations", "1", "--warmup", "0"])
+            res["mpspack"].append(j["load_ms"]["load_to_first_result_ms"])
+            mode = j["weights_mode"]
+            j = js(bench + ["--iterations", "1", "--warmup", "0", "--large-blocks", "libc"])
+            res["copying"].append(j["load_ms"]["load_to_first_result_ms"])
+            j = js([direct, so, f"{d}/input0.bin", "f32", "1x1024"] + (["--blob", blob] if blob else []))
+            res["aoti"].append(j["load_to_first_result_ms"] - j["first_run_ms"])
+            res["read"].append(read_all(mpk))
+        steady = js(bench + ["--iterations", "20", "--warmup", "2"])["latency_ms"]["p50"]
+        m = {k: statistics.median(v) for k, v in res.items()}
+        rr = m["read"] + steady
+        short = "mapped" if "mapped" in mode else ("copied" if "cop" in mode else mode)
+        print(f"| {layout} | {int(mib)} MiB | {m['mpspack']:.1f} ({short}) | {m['copying']:.1f} | {m['aoti']:.1f} | "
+              f"{m['read']:.1f} + {steady:.1f} | {m['mpspack'] / rr:.2f} | {m['aoti'] / m['mpspack']:.2f} |", flush=True)
+    subprocess.run(["rm", "-rf", d], check=True)
+PY
