@@ -2,7 +2,9 @@
 # Builds the SYNTHETIC Linear model (bench/synthetic/linear.cpp) with MIB MiB of weights in both layouts:
 #   OUT/embedded/model.so               weights embedded (AOTInductor's default)
 #   OUT/blob/model.so + weights.blob    package_constants_in_so=False: the .so holds the blob's size only
-#   OUT/embedded.mpk, OUT/blob.mpk      packed with the example input and output recorded
+#   OUT/model.pt2                       the blob layout as aoti_compile_and_package packs it: .so, weights blob, and
+#                                       the wrapper source's constants_info_ lines (which give the constants table)
+#   OUT/embedded.mpk, OUT/blob.mpk, OUT/pt2.mpk   packed with the example input and output recorded
 #   OUT/input0.bin, OUT/expected0.bin   x [1, 1024] f32 and y [1, MIB*256] f32
 # Deterministic (bench/synthetic/linear_gen.cpp), no torch. Nothing is written into the source tree.
 #   bash bench/synthetic/make_linear.sh BUILD_DIR MIB OUT_DIR
@@ -22,6 +24,31 @@ so "$out/embedded/model.so" "$out/blob/weights.blob"
   "$out/blob/size.bin" "$out/blob/weights.blob"
 so "$out/blob/model.so" "$out/blob/size.bin" -DLINEAR_EXTERNAL
 rm -f "$out/linear_gen" "$out/blob/size.bin"
+/usr/bin/python3 - "$out" "$in" "$rows" <<'PY'
+import sys, zipfile
+out, n_in, rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+pad = lambda n: (n + 63) // 64 * 64
+lines = []
+for i, (name, shape, stride, size) in enumerate([("weight", [rows, n_in], [n_in, 1], rows * n_in * 4),
+                                                  ("bias", [rows], [1], rows * 4)]):
+    f = f"    constants_info_[{i}]"
+    lines += [f'{f}.name = "{name}";', f"{f}.dtype = cached_torch_dtype_float32;", f"{f}.offset = 0;",
+              f"{f}.data_size = {pad(size)};", f"{f}.from_folded = false;",
+              f"{f}.shape = {{{', '.join(map(str, shape))}}};", f"{f}.stride = {{{', '.join(map(str, stride))}}};",
+              f'{f}.original_fqn = "{name}";']
+m = "linear/data/aotinductor/model/linear"
+with zipfile.ZipFile(f"{out}/model.pt2", "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+    z.writestr("linear/archive_format", "pt2")
+    z.writestr("linear/archive_version", "0")
+    z.writestr("linear/byteorder", "little")
+    z.writestr("linear/.data/version", "6")
+    z.writestr(f"{m}.wrapper.cpp", "// synthetic: the constants table only\nAOTInductorModel::AOTInductorModel() {\n"
+               + "\n".join(lines) + "\n}\n")
+    z.writestr(f"{m}.wrapper_metadata.json", '{"AOTI_DEVICE_KEY": "cpu", "AOTI_PLATFORM": "linux", "AOTI_MACHINE": "x86_64"}')
+    z.write(f"{out}/blob/model.so", f"{m}.wrapper.so")
+    z.write(f"{out}/blob/weights.blob", f"{m}.wrapper_weights.blob")
+PY
 examples=(--example-input "$out/input0.bin:f32:1x$in" --example-output "$out/expected0.bin:f32:1x$rows")
 "$build/bin/mpspack" -q build "$out/embedded/model.so" -o "$out/embedded.mpk" "${examples[@]}"
 "$build/bin/mpspack" -q build "$out/blob/model.so" --weights "$out/blob/weights.blob" -o "$out/blob.mpk" "${examples[@]}"
+"$build/bin/mpspack" -q build "$out/model.pt2" -o "$out/pt2.mpk" "${examples[@]}"

@@ -330,6 +330,15 @@ bool may_map_weights(const Model::Impl& m, const LoadOptions& o) {
   return seg.size > 0 && seg.size >= o.map_weights_min_bytes && seg.offset % 64 == 0;  // as aligned as the region
 }
 
+// Maps the pages of `bytes` (the weights, mapped from the container) into this process now, in one call, rather
+// than one fault per 64 KiB in the first run (bench/zero_copy.sh; docs/PERFORMANCE.md, "Weights without a copy").
+// The pages are in the page cache (warm) or read on the way. A kernel before 5.14 lacks it: the first run faults.
+void populate(std::span<const uint8_t> bytes) {
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t lo = uint64_t(bytes.data()) / page * page;
+  ::madvise(reinterpret_cast<void*>(lo), uint64_t(bytes.data()) + bytes.size() - lo, MADV_POPULATE_READ);
+}
+
 // While it lives, the weights segment mapped from the container (private: the model's writes stay its own) is
 // offered as the library's block of `size` bytes mirroring `mirror`; taken() says whether the library took it.
 class WeightsOffer {
@@ -356,10 +365,7 @@ class WeightsOffer {
     if (!mapping_) return taken_;
     taken_ = withdraw_offer();
     if (!taken_) ::munmap(mapping_, mapped_);
-    // The pages are in the page cache (warm) or on their way: map them all now, in one call, rather than one fault
-    // per 64 KiB in the first run (bench/zero_copy.sh; docs/PERFORMANCE.md, "Weights without a copy"). A kernel
-    // before 5.14 lacks it and the first run faults them in.
-    if (taken_) ::madvise(mapping_, mapped_, MADV_POPULATE_READ);
+    if (taken_) populate({static_cast<const uint8_t*>(mapping_), mapped_});
     mapping_ = nullptr;
     return taken_;
   }
@@ -553,6 +559,7 @@ Status blob_in_place(Model::Impl& m, const WeightsInfo& w, ByteView blob) {
                                       /*validate_full_update=*/true) != 0)
     return m.error(Kind::Runtime, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs failed (see above)");
   m.mode = m.staged.owner ? WeightsMode::BlobUploaded : WeightsMode::BlobInPlace;
+  if (!m.staged.owner) populate(blob.span());
   return {};
 }
 
