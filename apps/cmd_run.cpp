@@ -52,6 +52,7 @@ struct RunArgs {
   bool no_tf32 = false;
   std::string embedded_weights;  // hidden: memcpy (default), memcpy-willneed, pread, mmap, mmap-populate
   std::string large_blocks;      // hidden: prefault (default), libc
+  std::string populate_weights;  // hidden: on (default), off
 };
 
 runtime::EmbeddedWeights embedded_mechanism(const std::string& name) {
@@ -233,6 +234,7 @@ runtime::LoadOptions load_options(const RunArgs& a) {
   lo.copy_weights = a.copy_weights;
   if (!a.embedded_weights.empty()) lo.embedded = embedded_mechanism(a.embedded_weights);
   if (a.large_blocks == "libc") lo.prefault_large_blocks = false;
+  if (a.populate_weights == "off") lo.populate_weights = false;
   return lo;
 }
 
@@ -478,6 +480,7 @@ int run_bench(const RunArgs& a) {
       {"weights_mode", runtime::to_string(model->weights_mode())},
       {"embedded_weights", runtime::to_string(load_options(a).embedded)},
       {"large_blocks", load_options(a).prefault_large_blocks ? "prefault" : "libc"},
+      {"populate_weights", load_options(a).populate_weights},
       {"cold", a.cold},
       {"load_ms",
        {{"open_ms", t.open_ms},
@@ -559,6 +562,11 @@ Action add_run(CLI::App& app) {
   app.add_option("--large-blocks", a->large_blocks,
                  "The model's mallocs and copies of 32 MiB or more: prefault (default: on several threads) or libc")
       ->check(CLI::IsMember({"prefault", "libc"}))
+      ->group(kHiddenGroup);
+  app.add_option("--populate-weights", a->populate_weights,
+                 "Weights used from the container's pages: map them all at load (on, default) or as the model "
+                 "touches them (off)")
+      ->check(CLI::IsMember({"on", "off"}))
       ->group(kHiddenGroup);
   app.add_flag("--include-transfers", a->include_transfers,
                "--bench: time each run with its input and output copies (default: the model alone, inputs already "

@@ -11,6 +11,9 @@
 #      Needs hyperfine.
 #   5. OpenBLAS's kernel sets on one thread, on the products the CPU shim hands OpenBLAS (why shim/blas.hpp names
 #      the kernel set by what the CPU can run instead of leaving OpenBLAS to pick it by model number).
+#   6. the first pass over a page-cached file through a fresh private mapping against later passes: lazy page
+#      tables, populated up front (MADV_POPULATE_READ), and 2 MiB-aligned with MADV_HUGEPAGE (why the loader
+#      populates the weights it maps: loader/model.cpp, populate()).
 #   bash bench/micro/run.sh [build-dir] [FILE_MIB=2048]
 # Not run here: gemv_kernels.cpp (the shim's GEMV row kernel against its variants), which wants the device
 # machine's 16 cores; its header says how to build and run it.
@@ -57,3 +60,6 @@ for s in $sets; do
   echo "-- OPENBLAS_CORETYPE=$s"
   OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=$s "$work/blas_kernels"
 done
+
+echo "== 6. first touch of a ${mib} MiB page-cached file through a fresh mapping"
+g++ -O2 -march=native "$here/first_touch.cpp" -o "$work/first_touch" && "$work/first_touch" "$work/file"

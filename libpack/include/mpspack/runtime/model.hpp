@@ -61,6 +61,9 @@ struct LoadOptions {
   // Below it, finding the library's malloc costs more than the copy saves. Needs prefault_large_blocks (the same
   // routing of the library's malloc and memcpy); a library that allocates otherwise gets its copy as before.
   uint64_t map_weights_min_bytes = uint64_t(1) << 20;
+  // CPU weights used from the container's pages (mapped block, or in place): their page tables filled at load
+  // (MADV_POPULATE_READ) rather than by the first run's faults, one per 64 KiB (docs/PERFORMANCE.md).
+  bool populate_weights = true;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;
 };

@@ -343,7 +343,8 @@ void populate(std::span<const uint8_t> bytes) {
 // offered as the library's block of `size` bytes mirroring `mirror`; taken() says whether the library took it.
 class WeightsOffer {
  public:
-  WeightsOffer(const Model::Impl& m, const void* mirror, uint64_t size) {
+  WeightsOffer(const Model::Impl& m, const LoadOptions& o, const void* mirror, uint64_t size)
+      : populate_(o.populate_weights) {
     const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
     const uint64_t offset = weights_segment(m).offset, skip = offset % page;  // an embedded segment is placed
     mapped_ = align_up(skip + size, page);                                     // congruent to its region
@@ -365,12 +366,13 @@ class WeightsOffer {
     if (!mapping_) return taken_;
     taken_ = withdraw_offer();
     if (!taken_) ::munmap(mapping_, mapped_);
-    if (taken_) populate({static_cast<const uint8_t*>(mapping_), mapped_});
+    if (taken_ && populate_) populate({static_cast<const uint8_t*>(mapping_), mapped_});
     mapping_ = nullptr;
     return taken_;
   }
 
  private:
+  const bool populate_;
   void* mapping_ = nullptr;
   uint64_t mapped_ = 0;
   bool taken_ = false;
@@ -539,7 +541,7 @@ std::string in_place_obstacle(Model::Impl& m, const WeightsInfo& w, ByteView blo
   return {};
 }
 
-Status blob_in_place(Model::Impl& m, const WeightsInfo& w, ByteView blob) {
+Status blob_in_place(Model::Impl& m, const LoadOptions& o, const WeightsInfo& w, ByteView blob) {
   const SegmentInfo& seg = m.container->manifest().segments[w.segment];
   MPK_TRY(m.staged, m.backend->stage_weights(blob, m.container->file().fd(), seg.offset));
   if (m.staged.owner) {
@@ -559,7 +561,7 @@ Status blob_in_place(Model::Impl& m, const WeightsInfo& w, ByteView blob) {
                                       /*validate_full_update=*/true) != 0)
     return m.error(Kind::Runtime, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs failed (see above)");
   m.mode = m.staged.owner ? WeightsMode::BlobUploaded : WeightsMode::BlobInPlace;
-  if (!m.staged.owner) populate(blob.span());
+  if (!m.staged.owner && o.populate_weights) populate(blob.span());
   return {};
 }
 
@@ -568,7 +570,7 @@ Status load_external_blob(Model::Impl& m, const LoadOptions& o) {
   const WeightsInfo& w = m.container->manifest().weights[size_t(m.lib.weights)];
   ByteView blob = m.container->segment(w.segment);
   std::string obstacle = o.copy_weights ? "" : in_place_obstacle(m, w, blob);
-  if (!o.copy_weights && obstacle.empty()) return blob_in_place(m, w, blob);
+  if (!o.copy_weights && obstacle.empty()) return blob_in_place(m, o, w, blob);
   if (!m.api.update_constants_from_blob)
     return m.error(Kind::Unsupported, "does not export AOTInductorModelUpdateConstantsFromBlob");
   // UpdateConstantsFromBlob reads the sum of the constants' sizes from the pointer it is given: never past the
@@ -581,7 +583,7 @@ Status load_external_blob(Model::Impl& m, const LoadOptions& o) {
     block = *b;
   }
   std::optional<WeightsOffer> offer;
-  if (!o.copy_weights && block && m.routed && may_map_weights(m, o)) offer.emplace(m, blob.data(), block->block);
+  if (!o.copy_weights && block && m.routed && may_map_weights(m, o)) offer.emplace(m, o, blob.data(), block->block);
   if (!o.copy_weights && !offer) spdlog::info("{}: weights copied into the model: {}", m.what(), obstacle);
   if (m.api.update_constants_from_blob(m.handle, blob.data()) != 0)
     return m.error(Kind::Runtime, "AOTInductorModelUpdateConstantsFromBlob failed (see above)");
@@ -675,7 +677,7 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   std::optional<WeightsOffer> offer;
   if (m->lib.flavour == Flavour::Embedded && m->mode == WeightsMode::EmbeddedCopied && m->routed &&
       may_map_weights(*m, options))
-    offer.emplace(*m, reinterpret_cast<const void*>(m->base + m->lib.region->start_vaddr),
+    offer.emplace(*m, options, reinterpret_cast<const void*>(m->base + m->lib.region->start_vaddr),
                   weights_segment(*m).size);
   if (m->api.create(&m->handle, 1, device.c_str(), m->cubin_dir.empty() ? nullptr : m->cubin_dir.c_str()) != 0 ||
       !m->handle) {
