@@ -451,7 +451,9 @@ TEST_CASE("large blocks: an offered block is taken by a malloc of its size only,
   CHECK(other != block);
   runtime::routed_free(other);
   REQUIRE(runtime::routed_malloc(mirror.size()) == block);
-  CHECK(runtime::routed_malloc(mirror.size()) != block);  // taken once
+  void* second = runtime::routed_malloc(mirror.size());  // taken once: this one is the C library's
+  CHECK(second != block);
+  runtime::routed_free(second);
   const size_t skipped = runtime::routed_bytes_not_copied();
   runtime::routed_memcpy(block + 128, mirror.data() + 128, 256);  // same offset: already there
   CHECK(runtime::routed_bytes_not_copied() - skipped == 256);
