@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -175,8 +176,12 @@ TEST_CASE("mm_out for float64, float16, bfloat16 and int64", "[shim][ops]") {
     REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
     require_close(read_f32(O32.get()), ref_mm(a, b, M, K, N));
   }
-  SECTION("bfloat16 addmm: a Linear layer's transposed weight, a broadcast bias, beta and alpha") {
-    const int64_t Mb = 5, Kb = 77, Nb = 9;
+  // The weights are widened in blocks of columns: one block; a single row through the matrix-vector product, three
+  // blocks; three blocks split over the shim's threads.
+  for (const auto& [Mb, Kb, Nb] : {std::array<int64_t, 3>{5, 77, 9}, std::array<int64_t, 3>{1, 4096, 40},
+                                    std::array<int64_t, 3>{8, 512, 300}})
+  DYNAMIC_SECTION("bfloat16 addmm: a Linear layer's transposed weight, a broadcast bias, beta and alpha, " << Mb << "x"
+                  << Kb << "x" << Nb) {
     const auto x = random_floats(Mb * Kb, 31), w = random_floats(Nb * Kb, 32), bias = random_floats(Nb, 33);
     auto to_bf16 = [](const std::vector<float>& v, std::vector<int64_t> sizes) {
       Strided f(sizes, contiguous(sizes), v);

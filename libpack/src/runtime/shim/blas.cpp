@@ -134,6 +134,24 @@ void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t l
   });
 }
 
+template <class T>
+void gemm_here(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+               int64_t ldb, T beta, T* C, int64_t ldc) {
+  settle();
+  blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <class T>
+void gemv_here(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
+               T beta, T* y, int64_t incy) {
+  settle();
+  blas_gemv(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
+}
+
+template void gemm_here<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
+                               int64_t, float, float*, int64_t);
+template void gemv_here<float>(bool, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float,
+                               float*, int64_t);
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
                           float, float*, int64_t);
 template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t, const double*,

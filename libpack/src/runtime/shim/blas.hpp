@@ -46,6 +46,15 @@ template <class T>
 void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
           int64_t ldb, T beta, T* C, int64_t ldc);
 
+// The same products on the calling thread, never split: for callers that split the work over the threads
+// themselves.
+template <class T>
+void gemm_here(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
+               int64_t ldb, T beta, T* C, int64_t ldc);
+template <class T>
+void gemv_here(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
+               T beta, T* y, int64_t incy);
+
 // y = alpha * op(A)[rows or cols] @ x + beta * y, row-major A [rows, cols], as cblas_sgemv/cblas_dgemv: the
 // shape of a batch-1 Linear layer, bound by memory bandwidth, which one thread cannot use up.
 template <class T>

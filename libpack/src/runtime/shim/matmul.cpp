@@ -2,6 +2,8 @@
 // strides BLAS cannot take are packed to contiguous first. Other dtypes use a plain loop.
 #include "aoti_shim.h"
 #include "blas.hpp"
+#include "element.hpp"
+#include "parallel.hpp"
 #include "tensor.hpp"
 
 #include <algorithm>
@@ -139,25 +141,96 @@ void matmul_loop(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double
     }
 }
 
-// float16 and bfloat16: widened to dense float, one float product on BLAS, rounded once into C, as torch's CPU
-// kernels accumulate these dtypes in float; the element-wise double loop above is a thousand times slower.
-void matmul_widened(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double alpha, bool has_acc) {
-  const std::size_t isz = element_size(dtype);
-  auto widen = [&](const Mat& m) {
-    std::vector<float> v(static_cast<std::size_t>(m.rows * m.cols));
-    for (int64_t i = 0; i < m.rows; ++i)
-      for (int64_t j = 0; j < m.cols; ++j)
-        v[i * m.cols + j] = static_cast<float>(load_as_double(m.p + (i * m.s0 + j * m.s1) * isz, dtype));
-    return v;
+// Elements below which converting on one thread is cheaper than waking the thread team.
+constexpr int64_t kParallelConvert = int64_t(1) << 16;
+
+// Calls rows(r0, r1) over [0, n_rows) split into row blocks on the shim's threads, or on this one when the matrix
+// is small.
+template <class Rows>
+void over_rows(int64_t n_rows, int64_t n_elements, const Rows& rows) {
+  if (n_elements < kParallelConvert) return rows(int64_t(0), n_rows);
+  run_parts([&](unsigned t, unsigned parts) {
+    rows(n_rows * t / parts, n_rows * (t + 1) / parts);
+  });
+}
+
+// m (float16 or bfloat16, element type S) widened into `buf` as dense float, in the layout it is stored in: row-major,
+// or column-major for a transposed view (a Linear's weight^T), so the conversion reads memory in order and BLAS
+// takes the result as a transpose. Returns the dense matrix.
+template <class S>
+Mat widen(const Mat& m, std::vector<float>& buf) {
+  buf.resize(static_cast<std::size_t>(std::max<int64_t>(m.rows * m.cols, 1)));
+  const bool column_major = m.s0 == 1 && m.s1 != 1 && m.rows > 1;
+  const Mat src = column_major ? m.t() : m;  // read along its unit stride
+  const auto* p = reinterpret_cast<const S*>(src.p);
+  float* out = buf.data();
+  over_rows(src.rows, src.rows * src.cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      const S* row = p + i * src.s0;
+      float* d = out + i * src.cols;
+      if (src.s1 == 1)
+        for (int64_t j = 0; j < src.cols; ++j) d[j] = typed::load(row + j);
+      else
+        for (int64_t j = 0; j < src.cols; ++j) d[j] = typed::load(row + j * src.s1);
+    }
+  });
+  auto* q = reinterpret_cast<char*>(out);
+  return column_major ? Mat{q, m.rows, m.cols, 1, m.rows} : Mat{q, m.rows, m.cols, m.cols, 1};
+}
+
+// float16 and bfloat16, as torch's CPU kernels do them: products accumulated in float, rounded once into C. A is
+// widened to dense float once (the activations: a few rows); B (the weights, which the model stores in 16 bits) is
+// widened a block of columns at a time into a buffer that stays in cache, and each block's product runs on float
+// BLAS right after its conversion; the blocks are split over the shim's threads. Widening all of B first cost a
+// fresh float copy of the weights at every call, and its page faults were most of a bf16 model's time
+// (bench/matmul_cpu.cpp, docs/PERFORMANCE.md).
+template <class S>
+void matmul_widened(const Mat& C, const Mat& A, const Mat& B, double alpha, bool has_acc) {
+  const int64_t M = C.rows, N = C.cols, K = A.cols;
+  for (int64_t v : {M, N, K})
+    if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
+  std::vector<float> a;
+  const Mat wa = widen<S>(A, a);
+  const BlasOperand oa = blas_view(wa);  // dense: always a BLAS view
+  // Columns per block: the block of B (K floats per column) in about 256 KiB, at least 16 columns.
+  const int64_t per_block = std::clamp<int64_t>((int64_t(64) << 10) / std::max<int64_t>(K, 1), 16, 4096);
+  const int64_t blocks = (N + per_block - 1) / per_block;
+  const auto* b = reinterpret_cast<const S*>(B.p);
+  auto* c = reinterpret_cast<S*>(C.p);
+  auto run_blocks = [&](int64_t first, int64_t last) {
+    std::vector<float> wb, wc;
+    for (int64_t blk = first; blk < last; ++blk) {
+      const int64_t j0 = blk * per_block, nb = std::min(per_block, N - j0);
+      // The block as nb rows of K (column j of B is row j - j0): read along B's columns when they are its unit
+      // stride (a Linear's weight^T), else along its rows.
+      wb.resize(static_cast<std::size_t>(nb * K));
+      if (B.s0 == 1 || B.s1 != 1) {
+        for (int64_t j = 0; j < nb; ++j)
+          for (int64_t k = 0; k < K; ++k) wb[j * K + k] = typed::load(b + k * B.s0 + (j0 + j) * B.s1);
+      } else {
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t j = 0; j < nb; ++j) wb[j * K + k] = typed::load(b + k * B.s0 + (j0 + j));
+      }
+      wc.resize(static_cast<std::size_t>(M * nb));
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < nb; ++j)
+          wc[i * nb + j] = has_acc ? float(typed::load(c + i * C.s0 + (j0 + j) * C.s1)) : 0.0f;
+      const float beta = has_acc ? 1.0f : 0.0f;
+      if (K == 0) {
+        // Nothing to add: wc already holds C's accumulated term or zeros.
+      } else if (M == 1) {  // a row: y[nb] = block[nb, K] @ x, a matrix-vector product (see product())
+        gemv_here<float>(false, nb, K, float(alpha), wb.data(), K, reinterpret_cast<const float*>(wa.p), 1, beta,
+                         wc.data(), 1);
+      } else {
+        gemm_here<float>(oa.trans, true, M, nb, K, float(alpha), reinterpret_cast<const float*>(wa.p), oa.ld,
+                         wb.data(), K, beta, wc.data(), nb);
+      }
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < nb; ++j) typed::store(c + i * C.s0 + (j0 + j) * C.s1, wc[i * nb + j]);
+    }
   };
-  std::vector<float> a = widen(A), b = widen(B);
-  std::vector<float> c = has_acc ? widen(C) : std::vector<float>(static_cast<std::size_t>(C.rows * C.cols));
-  auto dense = [](std::vector<float>& v, const Mat& m) {
-    return Mat{reinterpret_cast<char*>(v.data()), m.rows, m.cols, m.cols, 1};
-  };
-  matmul_blas<float>(dense(c, C), dense(a, A), dense(b, B), static_cast<float>(alpha), has_acc ? 1.0f : 0.0f);
-  for (int64_t i = 0; i < C.rows; ++i)
-    for (int64_t j = 0; j < C.cols; ++j) store_from_double(C.p + (i * C.s0 + j * C.s1) * isz, dtype, c[i * C.cols + j]);
+  if (double(M) * double(N) * double(K) < double(kParallelConvert) * 16 || blocks == 1) return run_blocks(0, blocks);
+  run_parts([&](unsigned t, unsigned parts) { run_blocks(blocks * t / parts, blocks * (t + 1) / parts); });
 }
 
 Mat mat_of(const Tensor& t, int64_t batch_dim) {
@@ -195,8 +268,10 @@ void run_matmul(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double 
       matmul_blas<double>(C, A, B, alpha, has_acc ? 1.0 : 0.0);
       break;
     case DType::f16:
+      matmul_widened<typed::Half>(C, A, B, alpha, has_acc);
+      break;
     case DType::bf16:
-      matmul_widened(C, A, B, dtype, alpha, has_acc);
+      matmul_widened<typed::BF16>(C, A, B, alpha, has_acc);
       break;
     default:
       matmul_loop(C, A, B, dtype, alpha, has_acc ? 1.0 : 0.0);

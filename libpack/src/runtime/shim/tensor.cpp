@@ -242,23 +242,6 @@ static uint32_t f32_bits(float f) {
   std::memcpy(&u, &f, 4);
   return u;
 }
-static float f32_from(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  const uint32_t man = h & 0x3ffu;
-  if (exp == 0) {
-    const float mag = std::ldexp(static_cast<float>(man), -24);  // zero or subnormal
-    return sign ? -mag : mag;
-  }
-  if (exp == 31) return f32_from(sign | 0x7f800000u | (man << 13));
-  return f32_from(sign | ((exp + 112u) << 23) | (man << 13));
-}
 
 uint16_t float_to_half(float f) {
   const uint32_t x = f32_bits(f);
@@ -284,8 +267,6 @@ uint16_t float_to_half(float f) {
   if (rem > halfway || (rem == halfway && (h & 1u))) ++h;
   return static_cast<uint16_t>(sign | h);
 }
-
-float bf16_to_float(uint16_t b) { return f32_from(static_cast<uint32_t>(b) << 16); }
 
 uint16_t float_to_bf16(float f) {
   if (std::isnan(f)) return 0x7fc0u;

@@ -1,0 +1,81 @@
+// The CPU shim's products in float16 and bfloat16 (widened to float, one float product on OpenBLAS, rounded once)
+// against the same products in float32 (no conversion), on the shapes of a batch-8 MLP (the zoo's mlp_bf16:
+// Linear 512-2048-512) and a batch-1 transformer projection: median of the timed calls of
+// aoti_torch_cpu_addmm_out(out, bias, x, weight^T), as AOTInductor's generated code calls it.
+//
+//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200]
+// OMP_NUM_THREADS sets the shim's threads (default: every core this process may use).
+#include "aoti_shim.h"
+#include "parallel.hpp"
+#include "tensor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+using namespace mpspack::shim;
+
+namespace {
+
+struct Shape {
+  const char* what;
+  int64_t m, k, n;
+};
+
+// A tensor of `sizes` (contiguous) in `dtype`, filled with values in [-1, 1) through a float32 copy.
+TensorPtr random_tensor(std::vector<int64_t> sizes, int32_t dtype, unsigned seed) {
+  std::vector<int64_t> strides(sizes.size(), 1);
+  for (size_t i = sizes.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * sizes[i];
+  TensorPtr f(new_tensor(sizes, strides, static_cast<int32_t>(DType::f32)));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  auto* p = reinterpret_cast<float*>(f->data());
+  for (int64_t i = 0; i < f->numel(); ++i) p[i] = d(rng);
+  TensorPtr t(new_tensor(sizes, strides, dtype));
+  if (aoti_torch_copy_(t.get(), f.get(), 0) != 0) std::exit(1);
+  return t;
+}
+
+double median_ms(int32_t dtype, const Shape& s, int reps) {
+  TensorPtr x = random_tensor({s.m, s.k}, dtype, 1), w = random_tensor({s.n, s.k}, dtype, 2),
+            b = random_tensor({s.n}, dtype, 3), out = random_tensor({s.m, s.n}, dtype, 4);
+  AtenTensorHandle wt = nullptr, bias = nullptr;
+  const int64_t wt_sizes[] = {s.k, s.n}, wt_strides[] = {1, s.k}, b_sizes[] = {s.m, s.n}, b_strides[] = {0, 1};
+  if (aoti_torch__reinterpret_tensor(w.get(), 2, wt_sizes, wt_strides, 0, &wt) != 0 ||
+      aoti_torch__reinterpret_tensor(b.get(), 2, b_sizes, b_strides, 0, &bias) != 0)
+    std::exit(1);
+  std::vector<double> ms;
+  for (int r = 0; r < reps + 5; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (aoti_torch_cpu_addmm_out(out.get(), bias, x.get(), wt, 1.0, 1.0) != 0) std::exit(1);
+    if (r >= 5) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  aoti_torch_delete_tensor_object(wt);
+  aoti_torch_delete_tensor_object(bias);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
+  const char* omp = std::getenv("OMP_NUM_THREADS");
+  std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(),
+              omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
+  std::printf("| addmm (out = bias + x @ weight^T) | float32 | bfloat16 | float16 | bf16 / f32 | f16 / f32 |\n"
+              "|---|---|---|---|---|---|\n");
+  const Shape shapes[] = {{"[8,512] @ [512,2048] (mlp_bf16, first Linear)", 8, 512, 2048},
+                          {"[8,2048] @ [2048,512] (mlp_bf16, second Linear)", 8, 2048, 512},
+                          {"[1,4096] @ [4096,4096] (batch-1 projection)", 1, 4096, 4096},
+                          {"[128,1024] @ [1024,1024] (a 128-token prompt)", 128, 1024, 1024}};
+  for (const Shape& s : shapes) {
+    const double f32 = median_ms(static_cast<int32_t>(DType::f32), s, reps);
+    const double bf16 = median_ms(static_cast<int32_t>(DType::bf16), s, reps);
+    const double f16 = median_ms(static_cast<int32_t>(DType::f16), s, reps);
+    std::printf("| %s | %.3f | %.3f | %.3f | %.2fx | %.2fx |\n", s.what, f32, bf16, f16, bf16 / f32, f16 / f32);
+  }
+}
