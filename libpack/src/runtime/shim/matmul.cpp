@@ -229,6 +229,7 @@ void matmul_widened(const Mat& C, const Mat& A, const Mat& B, double alpha, bool
         for (int64_t j = 0; j < nb; ++j) typed::store(c + i * C.s0 + (j0 + j) * C.s1, wc[i * nb + j]);
     }
   };
+  // Under 2^20 multiply-adds (16 times the conversion threshold) the whole product stays on this thread.
   if (double(M) * double(N) * double(K) < double(kParallelConvert) * 16 || blocks == 1) return run_blocks(0, blocks);
   run_parts([&](unsigned t, unsigned parts) { run_blocks(blocks * t / parts, blocks * (t + 1) / parts); });
 }
