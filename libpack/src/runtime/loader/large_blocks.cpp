@@ -42,8 +42,7 @@ std::atomic<size_t> g_not_copied{0};
 // The offer (offer_block): pending until malloc takes it, then the block it became, until withdraw_offer().
 OfferedBlock g_offer;                  // under g_mutex
 std::atomic<bool> g_offered{false};    // an offer is pending: malloc looks under the lock only then
-std::atomic<bool> g_taken{false};      // malloc took it: copies into it are looked at
-std::atomic<uint8_t*> g_taken_block{nullptr};
+std::atomic<uint8_t*> g_taken_block{nullptr};  // malloc took it (not null): copies into it are looked at
 std::atomic<const uint8_t*> g_taken_mirror{nullptr};
 std::atomic<size_t> g_taken_size{0};
 
@@ -101,16 +100,15 @@ Block find_block(void* p, bool take) {
 void offer_block(const OfferedBlock& offer) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_offer = offer;
-  g_taken.store(false, std::memory_order_release);
+  g_taken_block.store(nullptr, std::memory_order_release);
   g_offered.store(true, std::memory_order_release);
 }
 
 bool withdraw_offer() {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_offered.store(false, std::memory_order_release);
-  g_taken_block.store(nullptr, std::memory_order_release);
   g_offer = {};
-  return g_taken.exchange(false, std::memory_order_acq_rel);
+  return g_taken_block.exchange(nullptr, std::memory_order_acq_rel) != nullptr;
 }
 
 size_t routed_bytes_not_copied() { return g_not_copied.load(std::memory_order_relaxed); }
@@ -132,7 +130,6 @@ void* take_offer(size_t n) {
   g_taken_mirror.store(static_cast<const uint8_t*>(g_offer.mirror), std::memory_order_release);
   g_taken_size.store(g_offer.size, std::memory_order_release);
   g_taken_block.store(static_cast<uint8_t*>(g_offer.block), std::memory_order_release);
-  g_taken.store(true, std::memory_order_release);
   return g_offer.block;
 }
 

@@ -300,24 +300,6 @@ Status library_to_memory(Model::Impl& m) {
 
 // --- step 2b: the library's large mallocs and copies on several threads (large_blocks.hpp) ---------
 
-// Only for a library whose constants fill a large block: Create mallocs one block of their size. Below that,
-// reading the library's relocations would cost more (~0.3 ms) than it could save.
-// Also for a library whose weights may be offered as a mapped block (map_weights_min_bytes).
-bool may_map_weights(const Model::Impl& m, const LoadOptions& o);
-
-void route_allocations(Model::Impl& m, const LoadOptions& o) {
-  if (!o.prefault_large_blocks || m.lib.weights < 0) return;
-  const auto& manifest = m.container->manifest();
-  if (manifest.segments[manifest.weights[size_t(m.lib.weights)].segment].size < kLargeBlock &&
-      !may_map_weights(m, o))
-    return;
-  auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));
-  if (!elf.ok()) return;  // the container was built from it: cannot fail
-  m.routed = route_large_blocks(*elf, m.base, m.what().c_str());
-}
-
-// --- the weights block offered to Create or UpdateConstantsFromBlob (large_blocks.hpp, OfferedBlock) -----
-
 const SegmentInfo& weights_segment(const Model::Impl& m) {
   const auto& manifest = m.container->manifest();
   return manifest.segments[manifest.weights[size_t(m.lib.weights)].segment];
@@ -330,6 +312,19 @@ bool may_map_weights(const Model::Impl& m, const LoadOptions& o) {
   return seg.size > 0 && seg.size >= o.map_weights_min_bytes && seg.offset % 64 == 0;  // as aligned as the region
 }
 
+// Only for a library whose constants fill a large block: Create mallocs one block of their size. Below that,
+// reading the library's relocations would cost more (~0.3 ms) than it could save. Also for a library whose weights
+// may be offered as a mapped block (map_weights_min_bytes).
+void route_allocations(Model::Impl& m, const LoadOptions& o) {
+  if (!o.prefault_large_blocks || m.lib.weights < 0) return;
+  if (weights_segment(m).size < kLargeBlock && !may_map_weights(m, o)) return;
+  auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));
+  if (!elf.ok()) return;  // the container was built from it: cannot fail
+  m.routed = route_large_blocks(*elf, m.base, m.what().c_str());
+}
+
+// --- the weights block offered to Create or UpdateConstantsFromBlob (large_blocks.hpp, OfferedBlock) -----
+
 // Maps the pages of `bytes` (the weights, mapped from the container) into this process now, in one call, rather
 // than one fault per 64 KiB in the first run (bench/zero_copy.sh; docs/PERFORMANCE.md, "Weights without a copy").
 // The pages are in the page cache (warm) or read on the way. A kernel before 5.14 lacks it: the first run faults.
@@ -340,7 +335,7 @@ void populate(std::span<const uint8_t> bytes) {
 }
 
 // While it lives, the weights segment mapped from the container (private: the model's writes stay its own) is
-// offered as the library's block of `size` bytes mirroring `mirror`; taken() says whether the library took it.
+// offered as the library's block of `size` bytes mirroring `mirror`; finish() says whether the library took it.
 class WeightsOffer {
  public:
   WeightsOffer(const Model::Impl& m, const LoadOptions& o, const void* mirror, uint64_t size)
@@ -446,7 +441,7 @@ Status place_embedded(Model::Impl& m, const LoadOptions& o) {
   const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
   const uint64_t lo = uint64_t(dst) / page * page;
   const uint64_t hi = align_up(uint64_t(dst) + weights.size(), page);
-  const SegmentInfo& seg = m.container->manifest().segments[m.container->manifest().weights[size_t(lib.weights)].segment];
+  const SegmentInfo& seg = weights_segment(m);
   const int fd = m.container->file().fd();
   EmbeddedWeights how = o.embedded;
   // Mapping needs the container's file and the segment congruent to the region modulo the page
