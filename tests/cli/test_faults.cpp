@@ -92,14 +92,10 @@ TEST_CASE("kill -9 during build leaves the previous output untouched, and the ne
   auto big = make_slow_build_input(tmp.path);
   auto out = tmp / "out.mpk";
   write_bytes(out, "previous contents");
-  pid_t pid = spawn_mpspack({"build", big.string(), "-o", out.string()}, tmp / "stderr.txt");
-  // Wait until the temp file exists (the build is under way), then kill it.
-  const bool started = wait_for_temp_file(tmp.path);
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  REQUIRE(started);
-  CHECK(WIFSIGNALED(status));
+  // Killed once the temp file exists (the build is under way).
+  const auto r = interrupt_build(tmp.path, big, out, SIGKILL);
+  REQUIRE(r.started);
+  CHECK(WIFSIGNALED(r.status));
   CHECK(slurp(out) == "previous contents");
   CHECK(has_temp_file(tmp.path));  // a killed process cannot clean up after itself...
 

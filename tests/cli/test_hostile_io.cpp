@@ -406,14 +406,10 @@ TEST_CASE("SIGINT, SIGTERM or SIGHUP during build leaves no temp file and the pr
       const auto big = make_slow_build_input(tmp.path);
       const auto out = tmp / "out.mpk";
       write_bytes(out, "previous contents");
-      pid_t pid = spawn_mpspack({"build", big.string(), "-o", out.string()}, tmp / "stderr.txt");
-      const bool started = wait_for_temp_file(tmp.path);
-      kill(pid, sig);
-      int status = 0;
-      waitpid(pid, &status, 0);
-      REQUIRE(started);
-      CHECK(WIFSIGNALED(status));
-      if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == sig);  // dies of the signal, as a shell expects
+      const auto r = interrupt_build(tmp.path, big, out, sig);
+      REQUIRE(r.started);
+      CHECK(WIFSIGNALED(r.status));
+      if (WIFSIGNALED(r.status)) CHECK(WTERMSIG(r.status) == sig);  // dies of the signal, as a shell expects
       CHECK(slurp(out) == "previous contents");
       CHECK_FALSE(has_temp_file(tmp.path));
     }

@@ -70,16 +70,19 @@ Handle view(AtenTensorHandle t, const std::vector<int64_t>& sizes, const std::ve
   return v;
 }
 
-// Any tensor (CPU or GPU) as dense host floats.
-std::vector<float> host(AtenTensorHandle t) {
+// Any tensor (CPU or GPU) as dense host values of T (float or double; `dtype` its code), row-major.
+template <class T>
+std::vector<T> host_as(AtenTensorHandle t, int32_t dtype) {
   const auto sizes = sizes_of(t);
-  Handle h = empty(sizes, contiguous(sizes), kF32);
+  Handle h = empty(sizes, contiguous(sizes), dtype);
   REQUIRE(aoti_torch_copy_(h.get(), t, 0) == 0);
   void* p = nullptr;
   REQUIRE(aoti_torch_get_data_ptr(h.get(), &p) == 0);
-  const float* f = static_cast<const float*>(p);
-  return std::vector<float>(f, f + numel(sizes));
+  const T* v = static_cast<const T*>(p);
+  return std::vector<T>(v, v + numel(sizes));
 }
+
+std::vector<float> host(AtenTensorHandle t) { return host_as<float>(t, kF32); }
 
 void require_close(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-4f) {
   REQUIRE(got.size() == want.size());
@@ -315,16 +318,7 @@ Handle upload(const std::vector<double>& values, const std::vector<int64_t>& siz
   return g;
 }
 
-// Any tensor's values in double, row-major.
-std::vector<double> doubles(AtenTensorHandle t) {
-  const auto sizes = sizes_of(t);
-  Handle h = empty(sizes, contiguous(sizes), kF64);
-  REQUIRE(aoti_torch_copy_(h.get(), t, 0) == 0);
-  void* p = nullptr;
-  REQUIRE(aoti_torch_get_data_ptr(h.get(), &p) == 0);
-  const double* d = static_cast<const double*>(p);
-  return std::vector<double>(d, d + numel(sizes));
-}
+std::vector<double> doubles(AtenTensorHandle t) { return host_as<double>(t, kF64); }
 
 std::vector<double> random_doubles(int64_t n, uint32_t seed) {
   const auto f = random_floats(size_t(n), seed);

@@ -7,9 +7,11 @@
 
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <thread>
 
 namespace mpspack::test {
@@ -61,6 +63,23 @@ inline bool wait_for_temp_file(const std::filesystem::path& dir) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+// A build of the slow input `big` into `out`, sent `sig` once its temp file exists in `dir`: whether the temp file
+// appeared (the build was under way) and the wait status it ended with.
+struct InterruptedBuild {
+  bool started = false;
+  int status = 0;
+};
+
+inline InterruptedBuild interrupt_build(const std::filesystem::path& dir, const std::filesystem::path& big,
+                                        const std::filesystem::path& out, int sig) {
+  const pid_t pid = spawn_mpspack({"build", big.string(), "-o", out.string()}, dir / "stderr.txt");
+  InterruptedBuild r;
+  r.started = wait_for_temp_file(dir);
+  ::kill(pid, sig);
+  ::waitpid(pid, &r.status, 0);
+  return r;
 }
 
 }  // namespace mpspack::test
