@@ -427,3 +427,24 @@ TEST_CASE("build refuses a .pt2 whose metadata JSON nests 100,000 deep, in one l
   check_one_line_error(r, "h.wrapper_metadata.json");
   CHECK_FALSE(fs::exists(tmp / "deep.mpk"));
 }
+
+TEST_CASE("run refuses a plain .so + blob whose weights segment is shorter than its constants, in one line",
+          "[cli][hostile-io]") {
+  // UpdateConstantsFromBlob reads every constant from the pointer it is given: a segment cut short would let the
+  // library read past it. The loader asks the library for its constants' sizes first.
+  const auto blob = fixture("cpu_mlp_blob");
+  MPK_REQUIRE_FIXTURE(blob);
+  TempDir tmp;
+  const auto whole = tmp / "whole.mpk";
+  build({(blob / "model.so").string(), "--weights", (blob / "weights.blob").string()}, whole);
+  auto c = format::Container::open(whole);
+  REQUIRE(c.ok());
+  std::vector<format::PendingSegment> pending = segments_of(*c);
+  const uint32_t w = c->manifest().weights.at(0).segment;
+  REQUIRE(pending[w].bytes.size() > 64);
+  pending[w].bytes = ByteView(pending[w].bytes.span().first(64), "weights");
+  const auto cut = tmp / "cut.mpk";
+  REQUIRE(format::write_container(cut, c->manifest(), pending).ok());
+  auto r = run_mpspack({"run", cut.string(), "--input", (blob / "input0.bin").string() + ":f32:8x64"}, kLimitS);
+  check_one_line_error(r, "the weights segment holds 0x40");
+}
