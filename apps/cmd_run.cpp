@@ -53,6 +53,7 @@ struct RunArgs {
   std::string embedded_weights;  // hidden: memcpy (default), memcpy-willneed, pread, mmap, mmap-populate
   std::string large_blocks;      // hidden: prefault (default), libc
   std::string populate_weights;  // hidden: on (default), off
+  std::optional<uint64_t> map_weights_min_bytes;  // hidden: LoadOptions::map_weights_min_bytes
 };
 
 runtime::EmbeddedWeights embedded_mechanism(const std::string& name) {
@@ -235,6 +236,7 @@ runtime::LoadOptions load_options(const RunArgs& a) {
   if (!a.embedded_weights.empty()) lo.embedded = embedded_mechanism(a.embedded_weights);
   if (a.large_blocks == "libc") lo.prefault_large_blocks = false;
   if (a.populate_weights == "off") lo.populate_weights = false;
+  if (a.map_weights_min_bytes) lo.map_weights_min_bytes = *a.map_weights_min_bytes;
   return lo;
 }
 
@@ -567,6 +569,9 @@ Action add_run(CLI::App& app) {
                  "Weights used from the container's pages: map them all at load (on, default) or as the model "
                  "touches them (off)")
       ->check(CLI::IsMember({"on", "off"}))
+      ->group(kHiddenGroup);
+  app.add_option("--map-weights-min-bytes", a->map_weights_min_bytes,
+                 "Weights of this many bytes or more reach the model without the library's own copy (default 1 MiB)")
       ->group(kHiddenGroup);
   app.add_flag("--include-transfers", a->include_transfers,
                "--bench: time each run with its input and output copies (default: the model alone, inputs already "

@@ -60,6 +60,9 @@ struct LoadOptions {
   // constants is the weights segment mapped from the container, copy-on-write (large_blocks.hpp, OfferedBlock).
   // Below it, finding the library's malloc costs more than the copy saves. Needs prefault_large_blocks (the same
   // routing of the library's malloc and memcpy); a library that allocates otherwise gets its copy as before.
+  // On a GPU, from the same size, the library's own copies of the weights to the device (one synchronous
+  // cudaMemcpy per constant from pageable memory) are made by the backend's upload pipeline instead
+  // (Backend::defer_weight_copies); also needs prefault_large_blocks and not copy_weights.
   uint64_t map_weights_min_bytes = uint64_t(1) << 20;
   // CPU weights used from the container's pages (mapped block, or in place): their page tables filled at load
   // (MADV_POPULATE_READ) rather than by the first run's faults, one per 64 KiB (docs/PERFORMANCE.md).
@@ -82,7 +85,8 @@ enum class WeightsMode {
   EmbeddedCopied,   // put back into the library's constants region; Create copied them
   EmbeddedMapped,   // Create's block for them is the weights segment mapped from the container (no copy)
   BlobInPlace,      // external blob: tensors over the container's mapping (no copy)
-  BlobUploaded,     // external blob: uploaded by mpspack into one GPU allocation, tensors over it
+  EmbeddedUploaded, // GPU: Create's copies of them to the device made by mpspack's upload pipeline instead
+  BlobUploaded,     // external blob: uploaded by mpspack into the GPU memory the model reads them from
   BlobCopied,       // external blob: AOTInductorModelUpdateConstantsFromBlob (one copy)
   BlobMapped,       // external blob: UpdateConstantsFromBlob's block is the segment mapped from the container
   MmapSelf,         // the self-mapped file rebuilt in memory; the library maps its weights itself

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "aoti_shim.h"
+#include "import_slots.hpp"
 #include "mpspack/bytes.hpp"
 #include "mpspack/result.hpp"
 #include "mpspack/runtime/model.hpp"
@@ -49,6 +50,17 @@ class Backend {
   // The external-blob weights, `blob` (a view of the container's mapping of file `fd` at `file_offset`), put
   // where the device reads them.
   virtual Result<StagedWeights> stage_weights(ByteView blob, int fd, uint64_t file_offset) = 0;
+  // The weights a library copies to the device itself while it loads them (Create for embedded weights,
+  // UpdateConstantsFromBlob for a blob), one synchronous copy per constant from pageable memory: the imports
+  // through which the backend takes those copies over (routed by the loader, import_slots.hpp), none where the
+  // library's copies are not the slow part (the CPU).
+  virtual std::vector<ImportRoute> weight_copy_routes() const { return {}; }
+  // From here to finish_weight_copies(), the routed library's copies from [mirror, mirror + size) (which holds the
+  // bytes of file `fd` at `file_offset`) into device memory it allocates meanwhile are gathered, not made.
+  virtual void defer_weight_copies(const void* mirror, uint64_t size, int fd, uint64_t file_offset) {}
+  // Makes the gathered copies (on the GPU: the pinned upload pipeline, from the file) and ends the window.
+  // Returns what moved (`base` unused, `bytes` 0 when the library copied nothing from the mirror).
+  virtual Result<StagedWeights> finish_weight_copies() { return StagedWeights{}; }
   // A tensor of this device over memory the caller keeps alive (from stage_weights).
   Result<AtenTensorHandle> wrap(void* data, int32_t dtype, const std::vector<int64_t>& shape,
                                 const std::vector<int64_t>& stride, int64_t storage_offset);

@@ -11,6 +11,7 @@
 #include "backend_plugin.hpp"
 
 #include "cuda_common.hpp"
+#include "cuda_weight_copies.hpp"
 #include "provided.hpp"
 
 #include <cuda_runtime_api.h>
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <thread>
 
 namespace mpspack::runtime {
@@ -123,9 +125,29 @@ class CudaBackend final : public Backend {
     if (auto e = cudaMalloc(&dev, std::max<uint64_t>(blob.size(), 1)); e != cudaSuccess)
       return cuda_error(fmt::format("allocating {} bytes of GPU memory for the weights", blob.size()), e);
     std::shared_ptr<void> owner(dev, [](void* p) { cudaFree(p); });
-    MPK_CHECK(upload(static_cast<uint8_t*>(dev), blob, fd, file_offset));
+    const cuda_copies::Piece whole{static_cast<uint8_t*>(dev), 0, blob.size()};
+    MPK_CHECK(upload({&whole, 1}, blob.data(), fd, file_offset));
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     return StagedWeights{static_cast<uint8_t*>(dev), std::move(owner), blob.size(), ms};
+  }
+
+  std::vector<ImportRoute> weight_copy_routes() const override { return cuda_copies::routes(); }
+
+  void defer_weight_copies(const void* mirror, uint64_t size, int fd, uint64_t file_offset) override {
+    deferred_ = {static_cast<const uint8_t*>(mirror), fd, file_offset};
+    cuda_copies::begin(mirror, size);
+  }
+
+  Result<StagedWeights> finish_weight_copies() override {
+    const auto t0 = Clock::now();
+    const cuda_copies::Gathered gathered = cuda_copies::end();
+    if (gathered.failed) return make_error(Kind::Runtime, "copying the weights to the GPU failed");
+    StagedWeights moved;
+    for (const cuda_copies::Piece& p : gathered.pieces) moved.bytes += p.len;
+    if (moved.bytes == 0) return moved;
+    MPK_CHECK(upload(gathered.pieces, deferred_.mirror, deferred_.fd, deferred_.file_offset));
+    moved.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    return moved;
   }
 
   // Relaxed capture: AOTInductor's Run waits on its previous run's event (host-side) before it queues work.
@@ -187,6 +209,11 @@ class CudaBackend final : public Backend {
   cudaStream_t stream_;
   cudaStream_t previous_stream_ = nullptr;
   cudaGraphExec_t graph_ = nullptr;
+  struct {
+    const uint8_t* mirror = nullptr;
+    int fd = -1;
+    uint64_t file_offset = 0;
+  } deferred_;  // the open window of defer_weight_copies()
 
   // One reader's pinned host buffers, kept for the backend's lifetime (pinning is the costly part).
   struct Staging {
@@ -274,13 +301,20 @@ class CudaBackend final : public Backend {
     double read_ms = 0, wait_ms = 0, pin_ms = 0;
   };
 
-  Status upload(uint8_t* dev, ByteView blob, int fd, uint64_t file_offset) {
+  // Copies each piece [src, src + len) of the weights, which `host` holds and file `fd` holds at `file_offset`
+  // (read with pread when fd >= 0), to its device address.
+  Status upload(std::span<const cuda_copies::Piece> pieces, const uint8_t* host, int fd, uint64_t file_offset) {
     using Clock = std::chrono::steady_clock;
     auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
-    const uint64_t n = blob.size();
-    if (n == 0) return {};
     const uint64_t chunk = env_or("MPSPACK_UPLOAD_CHUNK_MIB", 2) << 20;
-    const uint64_t chunks = (n + chunk - 1) / chunk;
+    std::vector<cuda_copies::Piece> jobs;  // the pieces cut to the staging buffers' size
+    uint64_t n = 0;
+    for (const cuda_copies::Piece& p : pieces) {
+      for (uint64_t at = 0; at < p.len; at += chunk) jobs.push_back({p.dst + at, p.src + at, std::min(chunk, p.len - at)});
+      n += p.len;
+    }
+    if (n == 0) return {};
+    const uint64_t chunks = jobs.size();
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     const unsigned workers =
         unsigned(std::min<uint64_t>({chunks, env_or("MPSPACK_UPLOAD_THREADS", 12), hw}));
@@ -323,7 +357,7 @@ class CudaBackend final : public Backend {
       tm.pin_ms += ms_since(t_pin);
       for (uint64_t c = w, i = 0; ok && !stop && c < chunks; c += workers, ++i) {
         const int k = int(i % 2);
-        const uint64_t off = c * chunk, len = std::min(chunk, n - off);
+        const uint64_t off = jobs[c].src, len = jobs[c].len;
         // The slot's previous copy must have left it before it is refilled.
         auto t = Clock::now();
         if (cudaEventSynchronize(done[k]) != cudaSuccess) {
@@ -335,14 +369,14 @@ class CudaBackend final : public Backend {
         if (register_pages) {
           t = Clock::now();
           if (pinned[k]) cudaHostUnregister(pinned[k]);
-          pinned[k] = const_cast<uint8_t*>(blob.data() + off);
+          pinned[k] = const_cast<uint8_t*>(host + off);
           if (cudaHostRegister(pinned[k], len, cudaHostRegisterReadOnly) != cudaSuccess) {
             pinned[k] = nullptr;
             fail("cudaHostRegister of the container's weights failed");
             break;
           }
           tm.pin_ms += ms_since(t);
-          src = blob.data() + off;
+          src = host + off;
         } else {
           uint8_t* dst = staging_[w]->base + uint64_t(k) * chunk;
           t = Clock::now();
@@ -358,13 +392,13 @@ class CudaBackend final : public Backend {
               got += uint64_t(r);
             }
           } else {
-            std::memcpy(dst, blob.data() + off, len);
+            std::memcpy(dst, host + off, len);
           }
           tm.read_ms += ms_since(t);
           src = dst;
         }
         if (!ok) break;
-        if (cudaMemcpyAsync(dev + off, src, len, cudaMemcpyHostToDevice, s) != cudaSuccess ||
+        if (cudaMemcpyAsync(jobs[c].dst, src, len, cudaMemcpyHostToDevice, s) != cudaSuccess ||
             cudaEventRecord(done[k], s) != cudaSuccess) {
           fail("queueing the weight upload to the GPU failed");
           break;

@@ -2,6 +2,7 @@
 // GOT slots for malloc, free, realloc, memcpy and __memcpy_chk pointed at them (large_blocks.hpp says why).
 #include "large_blocks.hpp"
 
+#include "import_slots.hpp"
 #include "parallel.hpp"
 
 #include <spdlog/spdlog.h>
@@ -217,82 +218,18 @@ void* routed_memcpy_chk(void* dst, const void* src, size_t n, size_t dst_size) {
 size_t routed_blocks_live() { return g_live.load(std::memory_order_acquire); }
 size_t routed_copies_made() { return g_copies.load(std::memory_order_relaxed); }
 
-namespace {
-
-struct Routed {
-  std::string_view name;
-  void* function;
-  // A routed block may reach this function: then every reference to it must be a GOT slot we rewrite. (A
-  // reference elsewhere to malloc or memcpy only reaches the C library's, which is safe.)
-  bool every_reference;
-  std::vector<uint64_t> slots;  // vaddrs of the GOT slots naming it
-};
-
-bool is_slot_relocation(uint16_t machine, uint32_t type) {
-  if (machine == EM_X86_64) return type == R_X86_64_GLOB_DAT || type == R_X86_64_JUMP_SLOT;
-  if (machine == EM_AARCH64) return type == R_AARCH64_GLOB_DAT || type == R_AARCH64_JUMP_SLOT;
-  return false;
-}
-
-// Writes a GOT slot. ld.so made the whole pages of PT_GNU_RELRO read-only after relocating; a slot there is
-// written through a moment of PROT_WRITE.
-bool write_slot(const elf::ElfFile& lib, uintptr_t base, uint64_t vaddr, void* value) {
-  const uintptr_t at = base + vaddr, page = page_size();
-  for (const elf::ProgramHeader& ph : lib.program_headers()) {
-    if (ph.type != PT_GNU_RELRO) continue;
-    const uintptr_t lo = (base + ph.vaddr) / page * page, hi = (base + ph.vaddr + ph.memsz) / page * page;
-    if (at < lo || at + sizeof(void*) > hi) continue;
-    void* slot_page = reinterpret_cast<void*>(at / page * page);
-    if (::mprotect(slot_page, page, PROT_READ | PROT_WRITE) != 0) return false;
-    __atomic_store_n(reinterpret_cast<void**>(at), value, __ATOMIC_RELEASE);
-    return ::mprotect(slot_page, page, PROT_READ) == 0;
-  }
-  __atomic_store_n(reinterpret_cast<void**>(at), value, __ATOMIC_RELEASE);
-  return true;
-}
-
-}  // namespace
-
 bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* what) {
-  auto not_routed = [&](std::string_view why) {
+  // free and realloc before malloc: until malloc's slot is written no block of ours exists to reach them.
+  const ImportRoute routes[] = {{"free", reinterpret_cast<void*>(&routed_free), true},
+                                {"realloc", reinterpret_cast<void*>(&routed_realloc), true},
+                                {"malloc", reinterpret_cast<void*>(&routed_malloc)},
+                                {"memcpy", reinterpret_cast<void*>(&routed_memcpy)},
+                                {"__memcpy_chk", reinterpret_cast<void*>(&routed_memcpy_chk)}};
+  const std::string_view refused[] = {"reallocarray", "malloc_usable_size"};
+  if (std::string why = route_imports(lib, base, routes, refused, "malloc"); !why.empty()) {
     spdlog::debug("{}: large allocations left to the C library: {}", what, why);
     return false;
-  };
-  auto relocations = lib.dynamic_relocations();
-  if (!relocations.ok()) return not_routed(relocations.error().message);
-  auto symbols = lib.dynamic_symbols();
-  if (!symbols.ok()) return not_routed(symbols.error().message);
-  // free and realloc before malloc: until malloc's slot is written no block of ours exists to reach them.
-  Routed routed[] = {{"free", reinterpret_cast<void*>(&routed_free), true, {}},
-                     {"realloc", reinterpret_cast<void*>(&routed_realloc), true, {}},
-                     {"malloc", reinterpret_cast<void*>(&routed_malloc), false, {}},
-                     {"memcpy", reinterpret_cast<void*>(&routed_memcpy), false, {}},
-                     {"__memcpy_chk", reinterpret_cast<void*>(&routed_memcpy_chk), false, {}}};
-  auto entry = [&routed](std::string_view name) -> Routed* {
-    auto it = std::ranges::find(routed, name, &Routed::name);
-    return it == std::end(routed) ? nullptr : &*it;
-  };
-  for (const elf::Relocation& r : *relocations) {
-    if (r.symbol == 0 || r.symbol > symbols->size()) continue;
-    const std::string_view name = (*symbols)[r.symbol - 1].name;
-    if (name == "reallocarray" || name == "malloc_usable_size")
-      return not_routed(fmt::format("it imports {}, which would get a block it cannot handle", name));
-    Routed* target = entry(name);
-    if (!target) continue;
-    if (!is_slot_relocation(lib.machine_code(), r.type)) {
-      if (!target->every_reference) continue;
-      return not_routed(fmt::format("it stores the address of {} in its data (relocation type {})", name, r.type));
-    }
-    const elf::ProgramHeader* seg = lib.load_containing(r.offset, sizeof(void*));
-    if (!seg || !(seg->flags & PF_W))
-      return not_routed(fmt::format("the slot of {} at {:#x} is in no writable segment", name, r.offset));
-    target->slots.push_back(r.offset);
   }
-  if (entry("malloc")->slots.empty()) return not_routed("it does not import malloc");
-  for (const Routed& t : routed)
-    for (uint64_t slot : t.slots)
-      if (!write_slot(lib, base, slot, t.function))
-        return not_routed(fmt::format("the slot of {} could not be written: {}", t.name, std::strerror(errno)));
   spdlog::debug("{}: blocks of {} MiB or more it mallocs are faulted in up front, and copies that large made, "
                 "on {} threads", what, kLargeBlock >> 20, std::min(kLargeBlockThreads, shim::usable_cores()));
   return true;

@@ -6,6 +6,7 @@
 #include "aoti_api.hpp"
 #include "blas.hpp"
 #include "backend.hpp"
+#include "import_slots.hpp"
 #include "large_blocks.hpp"
 #include "provided.hpp"
 #include "shared_library.hpp"
@@ -62,6 +63,7 @@ const char* to_string(WeightsMode m) {
   switch (m) {
     case WeightsMode::None: return "none";
     case WeightsMode::BlobUploaded: return "external blob, uploaded to the GPU by mpspack (pinned pipeline)";
+    case WeightsMode::EmbeddedUploaded: return "embedded, uploaded to the GPU by mpspack (pinned pipeline)";
     case WeightsMode::EmbeddedCopied: return "embedded (restored in memory, copied by Create)";
     case WeightsMode::EmbeddedMapped: return "embedded, mapped from the container (copy-on-write, no copy)";
     case WeightsMode::BlobMapped: return "external blob, mapped from the container (copy-on-write, no copy)";
@@ -112,6 +114,7 @@ struct Model::Impl {
   std::unique_ptr<Backend> backend;
   int memfd = -1;
   bool routed = false;  // the library's malloc and memcpy go through large_blocks.hpp
+  bool copies_routed = false;  // its copies of its weights to the device go through the backend
   void* dl = nullptr;
   uintptr_t base = 0;  // where dl's vaddr 0 lies in memory (its link map's l_addr)
   AotiApi api;
@@ -321,6 +324,41 @@ void route_allocations(Model::Impl& m, const LoadOptions& o) {
   auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));
   if (!elf.ok()) return;  // the container was built from it: cannot fail
   m.routed = route_large_blocks(*elf, m.base, m.what().c_str());
+}
+
+// The library's own copies of its weights to the device made by the backend (Backend::weight_copy_routes), for
+// weights that come from the container's file and reach the mapping threshold.
+void route_weight_copies(Model::Impl& m, const LoadOptions& o) {
+  if (!o.prefault_large_blocks || o.copy_weights || m.lib.weights < 0 || m.container->file().fd() < 0) return;
+  if (m.lib.flavour != Flavour::Embedded && m.lib.flavour != Flavour::ExternalBlob) return;
+  if (weights_segment(m).size < std::max<uint64_t>(o.map_weights_min_bytes, 1)) return;
+  const std::vector<ImportRoute> routes = m.backend->weight_copy_routes();
+  if (routes.empty()) return;
+  auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));
+  if (!elf.ok()) return;  // the container was built from it: cannot fail
+  std::string why = route_imports(*elf, m.base, routes);
+  if (!why.empty()) spdlog::debug("{}: its copies of its weights to the device left to it: {}", m.what(), why);
+  m.copies_routed = why.empty();
+}
+
+// Runs `load` (Create or UpdateConstantsFromBlob) with the library's copies from `mirror` (the weights segment's
+// bytes as the library reads them; null: none to gather) gathered by the backend, then has the backend make them;
+// whether it made any.
+template <class Load>
+Result<bool> with_weight_copies_deferred(Model::Impl& m, const void* mirror, Load load) {
+  if (!m.copies_routed || !mirror) {
+    MPK_CHECK(load());
+    return false;
+  }
+  const SegmentInfo& seg = weights_segment(m);
+  m.backend->defer_weight_copies(mirror, seg.size, m.container->file().fd(), seg.offset);
+  Status loaded = load();
+  auto moved = m.backend->finish_weight_copies();
+  if (!loaded.ok()) return loaded.error();
+  if (!moved.ok()) return moved.error().context(m.what());
+  m.t.upload_bytes = moved->bytes;
+  m.t.upload_ms = moved->ms;
+  return moved->bytes > 0;
 }
 
 // --- the weights block offered to Create or UpdateConstantsFromBlob (large_blocks.hpp, OfferedBlock) -----
@@ -579,9 +617,17 @@ Status load_external_blob(Model::Impl& m, const LoadOptions& o) {
   }
   std::optional<WeightsOffer> offer;
   if (!o.copy_weights && block && m.routed && may_map_weights(m, o)) offer.emplace(m, o, blob.data(), block->block);
-  if (!o.copy_weights && !offer) spdlog::info("{}: weights copied into the model: {}", m.what(), obstacle);
-  if (m.api.update_constants_from_blob(m.handle, blob.data()) != 0)
-    return m.error(Kind::Runtime, "AOTInductorModelUpdateConstantsFromBlob failed (see above)");
+  if (!o.copy_weights && !offer && !m.copies_routed)
+    spdlog::info("{}: weights copied into the model: {}", m.what(), obstacle);
+  MPK_TRY(const bool uploaded, with_weight_copies_deferred(m, blob.data(), [&]() -> Status {
+    if (m.api.update_constants_from_blob(m.handle, blob.data()) != 0)
+      return m.error(Kind::Runtime, "AOTInductorModelUpdateConstantsFromBlob failed (see above)");
+    return {};
+  }));
+  if (uploaded) {
+    m.mode = WeightsMode::BlobUploaded;
+    return {};
+  }
   const bool mapped = offer && offer->finish();
   if (offer && !mapped)
     spdlog::info("{}: weights copied into the model: it did not allocate one block of {:#x} bytes for them",
@@ -654,6 +700,7 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   MPK_CHECK(provide_sleef(*m));
   MPK_CHECK(library_to_memory(*m));
   route_allocations(*m, options);
+  route_weight_copies(*m, options);
   auto api = resolve_api(m->dl);
   if (!api.ok()) return api.error().context(m->what());
   m->api = *api;
@@ -674,12 +721,18 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
       may_map_weights(*m, options))
     offer.emplace(*m, options, reinterpret_cast<const void*>(m->base + m->lib.region->start_vaddr),
                   weights_segment(*m).size);
-  if (m->api.create(&m->handle, 1, device.c_str(), m->cubin_dir.empty() ? nullptr : m->cubin_dir.c_str()) != 0 ||
-      !m->handle) {
-    m->handle = nullptr;
-    return m->error(Kind::Runtime, "AOTInductorModelContainerCreateWithDevice failed: the model reported an "
-                                   "error (see above)");
-  }
+  const void* region = m->lib.flavour == Flavour::Embedded && m->lib.region
+                           ? reinterpret_cast<const void*>(m->base + m->lib.region->start_vaddr) : nullptr;
+  MPK_TRY(const bool uploaded, with_weight_copies_deferred(*m, region, [&]() -> Status {
+    if (m->api.create(&m->handle, 1, device.c_str(), m->cubin_dir.empty() ? nullptr : m->cubin_dir.c_str()) != 0 ||
+        !m->handle) {
+      m->handle = nullptr;
+      return m->error(Kind::Runtime, "AOTInductorModelContainerCreateWithDevice failed: the model reported an "
+                                     "error (see above)");
+    }
+    return {};
+  }));
+  if (uploaded) m->mode = WeightsMode::EmbeddedUploaded;
   if (offer && offer->finish()) m->mode = WeightsMode::EmbeddedMapped;
   else if (offer) spdlog::info("{}: weights copied by Create: it did not allocate one block the size of its "
                                "constants region", m->what());

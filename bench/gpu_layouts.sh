@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The weights' upload to the GPU in each layout, side by side in one run on the device machine (an NVIDIA GPU,
+# torch installed): a stack of Linear(D, D) + ReLU CUDA layers with MIB MiB of weights from a fixed seed
+# (bench/device/make_big_case.py), compiled by torch twice, as an external blob and embedded, and packed three ways:
+#   .pt2      the blob package as is (its wrapper source gives the constants table: mpspack uploads the segment
+#             and hands the model tensors over it)
+#   blob      the same model.so + weights blob, unpacked and packed again as a plain .so + blob (no table: the
+#             model's own UpdateConstantsFromBlob copies, made by mpspack's pipeline instead)
+#   embedded  the embedded package (Create's copies, made by mpspack's pipeline instead)
+# Each runs `mpspack run --device cuda --expect` against torch eager, then `--bench` (its upload against a plain
+# pinned copy of the same size measured in the same run), then `--bench --copy-weights --large-blocks libc`, which
+# leaves the copies to the library (AOTInductor's own path: one synchronous cudaMemcpy per constant from pageable
+# memory).
+#
+#   bench/gpu_layouts.sh MPSPACK [MIB=1024]
+# WORK (default /tmp/gpu_layouts) holds the models (about 5 x MIB MiB).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+mpspack="$1"; mib="${2:-1024}"; work="${WORK:-/tmp/gpu_layouts}"
+mkdir -p "$work/blob" "$work/embedded"
+[ -f "$work/blob/big.pt2" ] || MIB="$mib" OUT="$work/blob" python3 "$here/device/make_big_case.py" &
+[ -f "$work/embedded/big.pt2" ] || EMBEDDED=1 MIB="$mib" OUT="$work/embedded" python3 "$here/device/make_big_case.py" &
+wait
+"$mpspack" -q build "$work/blob/big.pt2" -o "$work/pt2.mpk"
+rm -rf "$work/unpacked" && "$mpspack" -q unpack "$work/pt2.mpk" -o "$work/unpacked"
+so=$(ls "$work"/unpacked/*.so | head -1); blob=$(ls "$work"/unpacked/*_weights.blob | head -1)
+"$mpspack" -q build "$so" --weights "$blob" -o "$work/blob.mpk"
+rm -rf "$work/unpacked"
+"$mpspack" -q build "$work/embedded/big.pt2" -o "$work/embedded.mpk"
+python3 - "$mpspack" "$work" <<'PY'
+import json, subprocess, sys
+mpspack, work = sys.argv[1], sys.argv[2]
+def run(args):
+    r = subprocess.run([mpspack, "run"] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"gpu_layouts.sh: mpspack run {' '.join(args)} failed:\n{r.stderr}")
+    return json.loads(r.stdout)
+rows = []
+for layout, case in (("pt2", "blob"), ("blob", "blob"), ("embedded", "embedded")):
+    shape = open(f"{work}/{case}/shape.txt").read().strip()
+    io = ["--device", "cuda", "--input", f"{work}/{case}/input0.bin:f32:{shape}"]
+    mpk = f"{work}/{layout}.mpk"
+    check = run([mpk] + io + ["--expect", f"{work}/{case}/expected0.bin:f32:{shape}", "--rtol", "1e-3", "--atol", "1e-4",
+                              "--json"])
+    err = max(o.get("max_abs_error") or 0 for o in check["outputs"])
+    bench = ["--bench", "--iterations", "5", "--warmup", "1", "--format", "json"]
+    m = run([mpk] + io + bench)
+    c = run([mpk] + io + bench + ["--copy-weights", "--large-blocks", "libc"])
+    u, d = m["device"].get("weights_upload", {}), m["device"]
+    rows.append((layout, m["weights_mode"], u.get("bytes", 0) / 2**30, u.get("gbps", 0), d["h2d_pinned_gbps"],
+                 u.get("of_pinned_copy", 0), m["load_ms"]["load_to_first_result_ms"], c["weights_mode"],
+                 c["load_ms"]["load_to_first_result_ms"], err))
+    machine = f"{m['machine']['cpu']}, {m['machine']['cores']} cores; GPU {d['name']}"
+print(f"machine: {machine}; warm page cache")
+print()
+print("| layout | weights mode | GiB | upload GB/s | pinned copy GB/s | upload / pinned | load to first result ms | "
+      "the library's own copies: mode, ms | ratio | max abs error vs torch |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for (layout, mode, gib, gbps, pinned, share, ms, cmode, cms, err) in rows:
+    print(f"| {layout} | {mode} | {gib:.2f} | {gbps:.1f} | {pinned:.1f} | {100 * share:.0f}% | {ms:.0f} | {cmode}, "
+          f"{cms:.0f} | {cms / ms:.1f}x | {err:.1e} |")
+PY
