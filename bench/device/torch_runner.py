@@ -1,5 +1,5 @@
-# torch's own runtime on the same AOTInductor library, as issue 5 prescribes for the device image (where
-# torch._inductor.aoti_load_package cannot load these packages): libtorch's C shim made global, then the
+# torch's own runtime on the same AOTInductor library, driven through the library's C API because on the device
+# image torch._inductor.aoti_load_package cannot load these packages: libtorch's C shim made global, then the
 # library's own CreateWithDevice + AOTInductorModelUpdateConstantsFromBlob (the blob mapped, as torch's package
 # loader does) + Run, timed to the first synchronised result; then steady-state Run latency on inputs already
 # on the GPU. Prints one JSON object.

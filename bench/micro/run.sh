@@ -7,7 +7,7 @@
 #      page-cached source, the memcpy itself; then the destination faulted in up front by 1, 2, 4 (and all)
 #      threads (why the loader hands Create a block faulted in on up to 4 threads: loader/large_blocks.hpp).
 #   4. start-up cost of each shared library mpspack carries in lib/: an empty program linked against each (why
-#      none is linked into mpspack any more: each is opened when a command needs it), next to `mpspack --version`.
+#      none is linked into mpspack: each is opened when a command needs it), next to `mpspack --version`.
 #      Needs hyperfine.
 #   5. OpenBLAS's kernel sets on one thread, on the products the CPU shim hands OpenBLAS (why shim/blas.hpp names
 #      the kernel set by what the CPU can run instead of leaving OpenBLAS to pick it by model number).

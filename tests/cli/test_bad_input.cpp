@@ -121,8 +121,8 @@ TEST_CASE("offsets outside the file, overlapping, overflowing or misaligned are 
       {"library segment out of range", [](Manifest& m) { m.libraries[0].segment = 7; }},
       {"library segment of the wrong kind", [](Manifest& m) { m.libraries[0].segment = 1; }},
       {"weights index out of range", [](Manifest& m) { m.libraries[0].weights = 5; }},
-      // fuzz_container found this one (tests/fuzz/regressions/fuzz_container/): the library check
-      // read the segment of its weights before that index was checked, out of bounds.
+      // Also a fuzz_container regression input (tests/fuzz/regressions/fuzz_container/): the library
+      // check must not read the segment of its weights before that index is checked.
       {"weights segment out of range", [](Manifest& m) { m.weights[0].segment = 7; }},
       {"removed size disagrees", [](Manifest& m) { m.libraries[0].removed_size += 1; }},
       {"restore patch outside the library", [](Manifest& m) { m.libraries[0].restore[0].offset = UINT64_MAX - 1; }},

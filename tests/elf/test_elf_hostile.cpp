@@ -1,5 +1,5 @@
 // Hostile input: every damaged file gives an Error naming the problem, never a crash. Run this file
-// under -fsanitize=address,undefined as well (see the report in the commit history).
+// under -fsanitize=address,undefined as well: the asan preset does (docs/RELIABILITY.md).
 #include "elf_test_support.hpp"
 
 #include <mpspack/aoti/library.hpp>

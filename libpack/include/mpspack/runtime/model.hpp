@@ -9,7 +9,8 @@
 //                external blob: tensors over the container's mapping, no copy; without a constants
 //                table UpdateConstantsFromBlob with its block offered the same way; a copy with
 //                copy_weights; mmap-self: the self-mapped file rebuilt in the memfd)
-//     Create  -> AOTInductorModelContainerCreateWithDevice(&h, 1, backend device, nullptr)
+//     cubins  -> the library's stored kernel files written to a private temporary folder, removed with the model
+//     Create  -> AOTInductorModelContainerCreateWithDevice(&h, 1, backend device, that folder or nullptr)
 //   model.run(inputs) -> outputs (checked first: count, and dtype/shape when an example is recorded)
 //
 // Every phase is timed (timings()). The container must outlive the Model: external-blob weights
@@ -128,7 +129,8 @@ std::string_view cpu_blas_kernels();
 // provide, sorted. Device runtime imports (cuda*, cu*) are a backend's business and not listed.
 std::vector<std::string> missing_shim_imports(const LibraryInfo& lib);
 
-// The library a user means by NAME or INDEX ("" = the only one, or the first).
+// The library a user means by NAME or INDEX. "" means the only one: a container holding several is refused,
+// with their names, so that the user chooses.
 Result<uint32_t> find_library(const format::Container& c, std::string_view name_or_index);
 
 class Model {

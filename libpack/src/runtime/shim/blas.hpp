@@ -1,24 +1,22 @@
-// Every OpenBLAS call of the shim: OpenBLAS runs single-threaded, and products big enough to pay for waking
-// threads are split into blocks over the threads of parallel.hpp (the model's OpenMP team).
+// Every OpenBLAS call of the shim. One constructor, which runs before OpenBLAS's, sets up two of the three rules:
 //
-// The pthreads OpenBLAS linked into mpspack would start a thread per core from its constructor, in every process,
-// and run its products on them. Beside a model's OpenMP team, whose threads spin for a while after each loop,
-// its threads wait for cores: on the 16-core device machine a tiny CNN ran in 44-46 ms with them and in
-// 1.06-1.15 ms with OPENBLAS_NUM_THREADS=1, and every command (inspect, --version) paid ~0.7 ms to start them
-// (docs/PERFORMANCE.md, "OpenBLAS's threads"). So a constructor that runs before OpenBLAS's sets
-// OPENBLAS_NUM_THREADS=1, unless the user chose a count for OpenBLAS (OPENBLAS_NUM_THREADS or GOTO_NUM_THREADS
-// set), which is then left to OpenBLAS as it is, unsplit.
-//
-// Matrix-vector products (batch-1 Linear layers) are split by rows the same way: OpenBLAS's own threaded GEMV
-// stopped scaling after about four threads on the device machine. Until the kernels below were named, the shim had
-// an AVX2 row kernel of its own for them; OpenBLAS's AVX-512 kernel on each block was as fast at 64 MiB and faster
-// at 1 and 4 GiB (in 8 of 9 and 4 of 5 rounds), so it went (docs/PERFORMANCE.md, "OpenBLAS's kernels").
-//
-// OpenBLAS 0.3.21 (Debian 12's) picks its kernels by the CPU's model number, and a model it does not know gets
-// its oldest x86-64 kernels (Prescott: SSE3). Our build machines' Xeon (family 6, model 207) is one: single-threaded
-// SGEMMs ran 2.7-4.6x slower there than with the AVX-512 kernels (docs/PERFORMANCE.md, "OpenBLAS's kernels"). So the
-// same constructor names the kernel set by what the CPU can run (OPENBLAS_CORETYPE, kernels_for_this_cpu), unless
-// the user named one.
+// - OpenBLAS runs single-threaded (OPENBLAS_NUM_THREADS=1), and products big enough to pay for waking threads are
+//   split into blocks over the threads of parallel.hpp (the model's OpenMP team). Why: the pthreads OpenBLAS
+//   linked into mpspack would start a thread per core from its constructor, in every process, and run its
+//   products on them; beside a model's OpenMP team, whose threads spin for a while after each loop, those threads
+//   wait for cores (on the 16-core device machine a tiny CNN ran in 44-46 ms with them and in 1.06-1.15 ms with
+//   OPENBLAS_NUM_THREADS=1), and every command (inspect, --version) would pay ~0.7 ms to start them
+//   (docs/PERFORMANCE.md, "OpenBLAS's threads"). A count the user chose for OpenBLAS (OPENBLAS_NUM_THREADS or
+//   GOTO_NUM_THREADS set) is left to OpenBLAS as it is, and its products are not split.
+// - The kernel set is named by what the CPU can run (OPENBLAS_CORETYPE, kernels_for_this_cpu), unless the user
+//   named one. Why: OpenBLAS 0.3.21 (Debian 12's) picks its kernels by the CPU's model number, and a model it does
+//   not know gets its oldest x86-64 kernels (Prescott: SSE3). The Xeon of our build machines (family 6, model 207)
+//   is one: single-threaded SGEMMs run 2.7-4.6x slower there than on the AVX-512 kernels (docs/PERFORMANCE.md,
+//   "OpenBLAS's kernels").
+// - Matrix-vector products (batch-1 Linear layers) are split by rows over the same threads, each block on
+//   OpenBLAS's single-threaded GEMV. Why: OpenBLAS's own threaded GEMV stops scaling after about four threads on
+//   the device machine, and its AVX-512 GEMV on each block is as fast as an AVX2 row kernel of the shim's own at
+//   64 MiB and faster at 1 and 4 GiB (in 8 of 9 and 4 of 5 rounds; docs/PERFORMANCE.md, "OpenBLAS's kernels").
 #pragma once
 
 #include <cstdint>

@@ -49,7 +49,7 @@ void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T
     if (!fits_int(v)) fail("matrix dimension " + std::to_string(v) + " is too large for BLAS");
   // A single row or column is a matrix-vector product. OpenBLAS's GEMM (0.3.21) does not hand these to its GEMV,
   // which reads the matrix once (and which gemv() splits over threads): a batch-1 Linear of 1 GiB of weights took
-  // 4x torch's time through GEMM (docs/PERFORMANCE.md, CPU scaling).
+  // 4x torch's time through GEMM (docs/PERFORMANCE.md, "CPU: external-blob weights from 1 MiB to 8 GiB").
   if ((M == 1 || N == 1) && K > 0) {  // K == 0 stays with GEMM, which still applies beta
     const bool row = M == 1;  // C[1,N] = x[1,K] @ op(B): y = op(B)^T x; else C[M,1] = op(A) @ x: y = op(A) x
     const T* mat = row ? B : A;
@@ -181,9 +181,9 @@ Mat widen(const Mat& m, std::vector<float>& buf) {
 // float16 and bfloat16, as torch's CPU kernels do them: products accumulated in float, rounded once into C. A is
 // widened to dense float once (the activations: a few rows); B (the weights, which the model stores in 16 bits) is
 // widened a block of columns at a time into a buffer that stays in cache, and each block's product runs on float
-// BLAS right after its conversion; the blocks are split over the shim's threads. Widening all of B first cost a
-// fresh float copy of the weights at every call, and its page faults were most of a bf16 model's time
-// (bench/matmul_cpu.cpp, docs/PERFORMANCE.md).
+// BLAS right after its conversion; the blocks are split over the shim's threads. Widening all of B first would
+// cost a fresh float copy of the weights at every call, whose page faults are most of a bf16 model's time
+// (bench/matmul_cpu.cpp, docs/PERFORMANCE.md, "CPU: float16 and bfloat16 products").
 template <class S>
 void matmul_widened(const Mat& C, const Mat& A, const Mat& B, double alpha, bool has_acc) {
   const int64_t M = C.rows, N = C.cols, K = A.cols;

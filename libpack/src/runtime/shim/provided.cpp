@@ -147,7 +147,8 @@ bool any_name_list(F&& f) {
 
 std::vector<std::string_view> mpspack_shim_provided_symbols() {
   // Every list is written or generated sorted, so they are merged rather than sorted: sorting ~1,500 names
-  // with long common prefixes was a sixth of what `inspect` cost (test_shim_symbols checks the order).
+  // with long common prefixes on every call would be a sixth of what `inspect` costs (test_shim_symbols checks
+  // the order).
   std::vector<std::string_view> out;
   any_name_list([&out](std::span<const std::string_view> list) {
     const auto middle = out.insert(out.end(), list.begin(), list.end());
