@@ -1,0 +1,294 @@
+#include "run_report.hpp"
+
+#include "cli.hpp"
+#include "mpspack/model.hpp"
+#include "mpspack/text.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+namespace mpspack::cli {
+namespace {
+
+using nlohmann::json;
+using runtime::BenchReport;
+using runtime::VerifyReport;
+
+// --- run
+
+// printf's conversions (%g, %.3g) into a string: the run report's numbers have those forms.
+[[gnu::format(printf, 1, 2)]] std::string cformat(const char* f, ...) {
+  va_list args, again;
+  va_start(args, f);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, f, args);
+  va_end(args);
+  std::string s(size_t(std::max(n, 0)), '\0');
+  std::vsnprintf(s.data(), s.size() + 1, f, again);
+  va_end(again);
+  return s;
+}
+
+std::string index_string(const std::vector<int64_t>& idx) {
+  std::string s = "[";
+  for (size_t i = 0; i < idx.size(); ++i) s += (i ? ", " : "") + std::to_string(idx[i]);
+  return s + "]";
+}
+
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// The load phases, by the names both reports give them.
+json phases_json(const runtime::PhaseTimings& t) {
+  return {{"open_ms", t.open_ms},       {"checks_ms", t.checks_ms}, {"library_ms", t.library_ms},
+          {"weights_ms", t.weights_ms}, {"create_ms", t.create_ms}, {"constants_ms", t.constants_ms},
+          {"first_run_ms", t.first_run_ms}};
+}
+
+std::string comparison_text(const runtime::OutputCheck& o) {
+  const runtime::OutputReference& ref = *o.reference;
+  const Comparison& c = ref.comparison;
+  const std::string where = printable(ref.name);
+  if (!c.problem.empty()) return cformat(": DOES NOT MATCH %s: %s", where.c_str(), c.problem.c_str());
+  if (c.match)
+    return cformat(": matches %s (max abs error %.3g, max rel error %.3g; rtol %g, atol %g)", where.c_str(),
+                   c.max_abs_error, c.max_rel_error, ref.tolerance.rtol, ref.tolerance.atol);
+  return cformat(
+      ": DOES NOT MATCH %s: %llu of %llu elements out of tolerance (rtol %g, atol %g); max abs error %.6g, "
+      "max rel error %.6g; first at %s: got %.9g, expected %.9g",
+      where.c_str(), static_cast<unsigned long long>(c.mismatches),
+      static_cast<unsigned long long>(o.tensor.numel()), ref.tolerance.rtol, ref.tolerance.atol, c.max_abs_error,
+      c.max_rel_error, index_string(c.first_mismatch_index).c_str(), c.first_got, c.first_want);
+}
+
+json comparison_json(const runtime::OutputReference& ref) {
+  const Comparison& c = ref.comparison;
+  json o = {{"reference", ref.name},
+            {"match", c.match},
+            {"rtol", ref.tolerance.rtol},
+            {"atol", ref.tolerance.atol},
+            {"mismatches", c.mismatches},
+            {"max_abs_error", finite_or_null(c.max_abs_error)},
+            {"max_rel_error", finite_or_null(c.max_rel_error)}};
+  if (!c.problem.empty()) o["problem"] = c.problem;
+  if (c.first_mismatch) {
+    o["first_mismatch"] = {{"index", c.first_mismatch_index},
+                           {"flat", *c.first_mismatch},
+                           {"got", finite_or_null(c.first_got)},
+                           {"expected", finite_or_null(c.first_want)}};
+  }
+  return o;
+}
+
+json output_json(const runtime::OutputCheck& o) {
+  json j = {{"index", o.index}, {"dtype", dtype_name(o.tensor.dtype)}, {"shape", o.tensor.shape}};
+  if (!o.written.empty()) j["written"] = o.written;
+  if (o.reference) j.update(comparison_json(*o.reference));
+  return j;
+}
+
+// --- run --bench
+
+// A name as the text report shows it: what the JSON report holds (valid UTF-8), made safe for a terminal.
+std::string shown(const std::string& s) { return printable(text::utf8_with_replacements(s)); }
+
+json load_json(const runtime::PhaseTimings& t) {
+  json j = phases_json(t);
+  j["load_total_ms"] = runtime::load_total_ms(t);
+  j["load_to_first_result_ms"] = runtime::load_total_ms(t) + t.first_run_ms;
+  return j;
+}
+
+json latency_json(const runtime::LatencyStats& l) {
+  return {{"min", l.min}, {"mean", l.mean}, {"p50", l.p50},      {"p90", l.p90},
+          {"p99", l.p99}, {"max", l.max},   {"stddev", l.stddev}};
+}
+
+json machine_json(const runtime::MachineInfo& m) {
+  return {{"cpu", m.cpu},   {"cores", m.cores}, {"os", m.os}, {"kernel", m.kernel},
+          {"arch", m.arch}, {"blas_kernels", m.blas_kernels}};
+}
+
+json cold_cache_json(const runtime::ColdCache& c) {
+  return {{"attempted", true},
+          {"ok", c.ok},
+          {"resident_fraction_after", c.resident_fraction_after ? json(*c.resident_fraction_after) : json(nullptr)}};
+}
+
+json device_json(const runtime::DeviceReport& d) {
+  const runtime::DeviceFigures& f = d.figures;
+  json j = {{"name", f.name},
+            {"memory_total_bytes", f.memory_total},
+            {"memory_used_bytes", f.memory_used},
+            {"pool_peak_bytes", f.pool_peak},
+            {"h2d_copy_bytes", d.h2d_copy_bytes},
+            {"h2d_pinned_gbps", f.h2d_pinned_gbps},
+            {"h2d_pageable_gbps", f.h2d_pageable_gbps}};
+  if (const auto& u = d.weights_upload) {
+    j["weights_upload"] = {
+        {"bytes", u->bytes}, {"ms", u->ms}, {"gbps", u->gbps}, {"of_pinned_copy", u->of_pinned_copy}};
+  }
+  return j;
+}
+
+json bench_json(const BenchReport& r, const std::string& export_times) {
+  json j = {{"schema_version", 1},
+            {"container", r.container},
+            {"library", r.library},
+            {"backend", r.backend},
+            {"include_transfers", r.include_transfers},
+            {"cuda_graph", r.cuda_graph},
+            {"cudnn_tf32", r.cudnn_tf32},
+            {"weights_mode", runtime::to_string(r.weights_mode)},
+            {"embedded_weights", runtime::to_string(r.load.embedded)},
+            {"large_blocks", r.load.prefault_large_blocks ? "prefault" : "libc"},
+            {"populate_weights", r.load.populate_weights},
+            {"cold", r.cold},
+            {"load_ms", load_json(r.timings)},
+            {"time_to_first_result_ms", r.time_to_first_result_ms},
+            {"checked", r.checked},
+            {"ok", r.ok},
+            {"warmup_runs", r.warmup_runs},
+            {"iterations", r.times_ms.size()},
+            {"total_ms", r.total_ms},
+            {"latency_ms", latency_json(r.latency)},
+            {"throughput_per_s", r.throughput_per_s},
+            {"peak_rss_bytes", r.peak_rss_bytes},
+            {"machine", machine_json(r.machine)},
+            {"container_sha256", r.container_sha256},
+            {"mpspack_version", r.mpspack_version}};
+  if (r.cold_cache) j["cold_cache"] = cold_cache_json(*r.cold_cache);
+  if (r.device) j["device"] = device_json(*r.device);
+  if (!export_times.empty()) j["export_times"] = export_times;
+  return j;
+}
+
+std::string cold_text(const BenchReport& r) {
+  std::string s = fmt::format("cold: {}", r.cold ? "yes" : "no");
+  if (const auto& c = r.cold_cache) {
+    s += fmt::format(" (posix_fadvise DONTNEED {}; resident after: {})", c->ok ? "ok" : "failed",
+                     c->resident_fraction_after ? fmt::format("{:.1f}%", 100 * *c->resident_fraction_after)
+                                                : std::string("unknown"));
+  }
+  return s + "\n";
+}
+
+std::string device_text(const runtime::DeviceReport& d) {
+  const runtime::DeviceFigures& f = d.figures;
+  std::string s = fmt::format("device: {}; memory used {:.1f} of {:.1f} GiB, pool peak {:.1f} MiB\n", shown(f.name),
+                              double(f.memory_used) / (1 << 30), double(f.memory_total) / (1 << 30),
+                              double(f.pool_peak) / (1 << 20));
+  s += fmt::format("host to device, plain copy of {:.0f} MiB: pinned {:.1f} GB/s, pageable {:.1f} GB/s\n",
+                   double(d.h2d_copy_bytes) / (1 << 20), f.h2d_pinned_gbps, f.h2d_pageable_gbps);
+  if (const auto& u = d.weights_upload) {
+    s += fmt::format("weight upload: {:.1f} MiB in {:.1f} ms = {:.1f} GB/s ({:.0f}% of the pinned copy)\n",
+                     double(u->bytes) / (1 << 20), u->ms, u->gbps, 100 * u->of_pinned_copy);
+  }
+  return s;
+}
+
+std::string bench_text(const BenchReport& r) {
+  std::string s = fmt::format("{}: library '{}' on {} ({}), weights {}\n", shown(r.container), shown(r.library),
+                              shown(r.backend), shown(r.machine.cpu), runtime::to_string(r.weights_mode));
+  s += cold_text(r);
+  s += "load (ms):";
+  const json load = load_json(r.timings);  // the JSON report's load_ms, in its order (by name)
+  for (const auto& [name, ms] : load.items()) s += fmt::format(" {} {:.3f},", name, ms.get<double>());
+  s.back() = '\n';
+  s += fmt::format("time to first result: {:.3f} ms from process start\n", r.time_to_first_result_ms);
+  s += fmt::format("warm-up: {} runs; {} iterations in {:.3f} ms\n", r.warmup_runs, r.times_ms.size(), r.total_ms);
+  const runtime::LatencyStats& l = r.latency;
+  s += fmt::format(
+      "latency (ms): min {:.4f}  mean {:.4f}  p50 {:.4f}  p90 {:.4f}  p99 {:.4f}  max {:.4f}  stddev {:.4f}\n",
+      l.min, l.mean, l.p50, l.p90, l.p99, l.max, l.stddev);
+  s += fmt::format("throughput: {:.2f} runs/s; peak RSS {:.1f} MiB\n", r.throughput_per_s,
+                   double(r.peak_rss_bytes) / (1 << 20));
+  if (r.device) s += device_text(*r.device);
+  s += fmt::format("sha256 {}; mpspack {}\n", r.container_sha256, r.mpspack_version);
+  return s;
+}
+
+void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else if (j.is_array()) {
+    out.emplace_back(prefix, fmt::format("{} values", j.size()));
+  } else if (j.is_string()) {
+    out.emplace_back(prefix, j.get<std::string>());
+  } else {
+    out.emplace_back(prefix, j.dump());
+  }
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string md_cell(const std::string& s) {
+  std::string o;
+  for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
+  return o;
+}
+
+std::string csv_of(const std::vector<std::pair<std::string, std::string>>& rows) {
+  std::string head, data;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    head += (i ? "," : "") + csv_field(rows[i].first);
+    data += (i ? "," : "") + csv_field(rows[i].second);
+  }
+  return head + "\n" + data + "\n";
+}
+
+std::string md_of(const std::vector<std::pair<std::string, std::string>>& rows) {
+  std::string s = "| metric | value |\n|---|---|\n";
+  for (const auto& [k, v] : rows) s += fmt::format("| {} | {} |\n", md_cell(k), md_cell(v));
+  return s;
+}
+
+}  // namespace
+
+std::string run_text(const VerifyReport& r) {
+  std::string s;
+  for (const auto& o : r.outputs) {
+    s += fmt::format("output {}: {} {}", o.index, dtype_name(o.tensor.dtype), shape_string(o.tensor.shape));
+    if (!o.written.empty()) s += fmt::format(" -> {}", printable(o.written));
+    if (o.reference) s += comparison_text(o);
+    s += "\n";
+  }
+  const runtime::PhaseTimings& t = r.timings;
+  s += cformat("%s: library '%s' (%s): loaded in %.2f ms, first run %.2f ms\n", printable(r.container).c_str(),
+               printable(r.library).c_str(), runtime::to_string(r.weights_mode), runtime::load_total_ms(t),
+               t.first_run_ms);
+  return s;
+}
+
+json run_json(const VerifyReport& r) {
+  json outputs = json::array();
+  for (const auto& o : r.outputs) outputs.push_back(output_json(o));
+  return {{"container", r.container},
+          {"library", r.library},
+          {"weights", runtime::to_string(r.weights_mode)},
+          {"checked", r.checked()},
+          {"ok", r.ok()},
+          {"outputs", std::move(outputs)},
+          {"timings", phases_json(r.timings)}};
+}
+
+std::string bench_rendered(const BenchReport& r, const std::string& export_times, const std::string& format) {
+  if (format == "text") return bench_text(r);
+  const json j = utf8_json(bench_json(r, export_times));
+  if (format == "json") return j.dump(2) + "\n";
+  std::vector<std::pair<std::string, std::string>> rows;
+  flatten(j, "", rows);
+  return format == "csv" ? csv_of(rows) : md_of(rows);
+}
+
+}  // namespace mpspack::cli

@@ -1,0 +1,22 @@
+// How `run` and `run --bench` show their reports (docs/CLI.md, ## run): text and JSON for run; text, JSON, CSV
+// (a header line and one data line, nested keys joined with '.') and Markdown (a two-column table) for --bench.
+// Every key of both JSON reports is written in run_report.cpp, once.
+#pragma once
+
+#include "mpspack/runtime/bench.hpp"
+#include "mpspack/runtime/verify.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace mpspack::cli {
+
+// One line per output (and how it compared), then the load line.
+std::string run_text(const runtime::VerifyReport& r);
+nlohmann::json run_json(const runtime::VerifyReport& r);
+
+// format: text, json, csv, md. export_times: the file the iteration times went to, "" for none.
+std::string bench_rendered(const runtime::BenchReport& r, const std::string& export_times, const std::string& format);
+
+}  // namespace mpspack::cli
