@@ -28,6 +28,12 @@ struct Cublas {
                                     long long, const void*, void*, cudaDataType, int, long long, int,
                                     cublasComputeType_t, cublasGemmAlgo_t);
   GemmFn gemm = nullptr;
+  using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                      const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
+                                      const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+  GemmExFn gemm_ex = nullptr;
+  decltype(&cublasSetWorkspace_v2) set_workspace = nullptr;
+  decltype(&cublasSetMathMode) set_math_mode = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
   std::vector<cublasHandle_t> handles;  // per device
   std::string error;                    // why it could not be opened
@@ -53,6 +59,9 @@ Cublas& cublas() {
     lib.set_stream = reinterpret_cast<decltype(lib.set_stream)>(dlsym(h, "cublasSetStream_v2"));
     lib.gemm = reinterpret_cast<decltype(lib.gemm)>(dlsym(h, "cublasGemmStridedBatchedEx"));
     lib.status_string = reinterpret_cast<decltype(lib.status_string)>(dlsym(h, "cublasGetStatusString"));
+    lib.gemm_ex = reinterpret_cast<decltype(lib.gemm_ex)>(dlsym(h, "cublasGemmEx"));
+    lib.set_workspace = reinterpret_cast<decltype(lib.set_workspace)>(dlsym(h, "cublasSetWorkspace_v2"));
+    lib.set_math_mode = reinterpret_cast<decltype(lib.set_math_mode)>(dlsym(h, "cublasSetMathMode"));
     if (!lib.create || !lib.set_stream || !lib.gemm) lib.error = "the cuBLAS found lacks cublasGemmStridedBatchedEx";
   });
   return lib;
@@ -64,14 +73,42 @@ void check_blas(cublasStatus_t s, const char* what) {
   fail(std::string(what) + ": " + (why ? why : ("cuBLAS status " + std::to_string(int(s)))));
 }
 
+// Measurement knobs, for finding where mpspack's bfloat16 products part from torch's (bench/device/bf16_blas.py,
+// docs/PERFORMANCE.md): MPSPACK_CUBLAS_WORKSPACE_MIB gives the handle a workspace of its own, as torch does;
+// MPSPACK_CUBLAS_NO_REDUCED=1 forbids reduced-precision split-K reductions; MPSPACK_CUBLAS_CALL=ex makes single
+// products with cublasGemmEx, torch's call, instead of the batched one.
+void configure(cublasHandle_t h) {
+  Cublas& lib = cublas();
+  if (const char* mib = std::getenv("MPSPACK_CUBLAS_WORKSPACE_MIB"); mib && *mib && lib.set_workspace) {
+    const size_t bytes = size_t(std::strtoull(mib, nullptr, 10)) << 20;
+    void* ws = nullptr;
+    if (bytes && cudaMalloc(&ws, bytes) == cudaSuccess) check_blas(lib.set_workspace(h, ws, bytes), "cublasSetWorkspace");
+  }
+  if (const char* no = std::getenv("MPSPACK_CUBLAS_NO_REDUCED"); no && std::string(no) == "1" && lib.set_math_mode)
+    check_blas(lib.set_math_mode(h, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
+               "cublasSetMathMode");
+}
+
+bool single_call_ex() {
+  static const bool ex = [] {
+    const char* call = std::getenv("MPSPACK_CUBLAS_CALL");
+    return call && std::string(call) == "ex" && cublas().gemm_ex;
+  }();
+  return ex;
+}
+
 cublasHandle_t handle_for(int device) {
   Cublas& lib = cublas();
   if (!lib.error.empty()) fail(lib.error);
   static std::mutex mutex;
   std::lock_guard lock(mutex);
   if (lib.handles.size() <= std::size_t(device)) lib.handles.resize(std::size_t(device) + 1, nullptr);
-  if (!lib.handles[std::size_t(device)]) check_blas(lib.create(&lib.handles[std::size_t(device)]), "cublasCreate");
-  return lib.handles[std::size_t(device)];
+  cublasHandle_t& h = lib.handles[std::size_t(device)];
+  if (!h) {
+    check_blas(lib.create(&h), "cublasCreate");
+    configure(h);
+  }
+  return h;
 }
 
 // How cuBLAS (column-major) reads a row-major (rows x cols) matrix with strides (rs, cs): a row-major matrix
@@ -168,6 +205,15 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
   const void* pal = ty.dbl ? static_cast<const void*>(&alpha) : &falpha;
   const void* pbe = ty.dbl ? static_cast<const void*>(&beta) : &fbeta;
   // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's "A" is our b, its "B" our a.
+  if (batch == 1 && single_call_ex()) {
+    check_blas(cublas().gemm_ex(h, mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                int(N), int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), ma.ptr, in_ty.data,
+                                int(ma.ld), pbe, pc->data(), ty.data, int(mc->ld), ty.compute,
+                                CUBLAS_GEMM_DEFAULT_TENSOR_OP),
+               op);
+    if (pc != &c) copy_any(c, *pc);
+    return;
+  }
   check_blas(cublas().gemm(h, mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
                            int(N), int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), sb, ma.ptr, in_ty.data,
                            int(ma.ld), sa, pbe, pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute,
