@@ -485,6 +485,47 @@ TEST_CASE("cuda efficient attention matches the CPU shim's attention", "[cuda]")
     }
 }
 
+TEST_CASE("cuda cuDNN-named attention gives the efficient attention's values in torch's layouts", "[cuda]") {
+  REQUIRE_GPU();
+  const std::vector<int64_t> s{2, 3, 5, 8};
+  Pair q = make(s, 11), k = make(s, 12), v = make(s, 13), bias = make({2, 3, 5, 5}, 14);
+  // The same query as a model makes it: [B, L, H, E] memory seen as [B, H, L, E].
+  Handle qt = empty_on(aoti_torch_device_type_cuda(), s, {5 * 3 * 8, 8, 3 * 8, 1});
+  REQUIRE(aoti_torch_copy_(qt.get(), q.cpu.get(), 0) == 0);
+  for (int causal : {0, 1})
+    for (bool with_bias : {false, true})
+      for (bool transposed : {false, true}) {
+        INFO("causal " << causal << " bias " << with_bias << " transposed query " << transposed);
+        if (causal && with_bias) continue;
+        AtenTensorHandle bg = bias.gpu.get(), qg = transposed ? qt.get() : q.gpu.get();
+        Handle e0, e1, e2, e3, c0, c1, c2, c3, c6, c7, c8;
+        int64_t max_q = 0, max_k = 0;
+        REQUIRE(aoti_torch_cuda__scaled_dot_product_efficient_attention(
+                    q.gpu.get(), k.gpu.get(), v.gpu.get(), with_bias ? &bg : nullptr, 1, 0.0, causal, nullptr,
+                    e0.out(), e1.out(), e2.out(), e3.out()) == 0);
+        REQUIRE(aoti_torch_cuda__scaled_dot_product_cudnn_attention(
+                    qg, k.gpu.get(), v.gpu.get(), with_bias ? &bg : nullptr, 1, 0.0, causal, 0, nullptr, c0.out(),
+                    c1.out(), c2.out(), c3.out(), &max_q, &max_k, c6.out(), c7.out(), c8.out()) == 0);
+        REQUIRE(sizes_of(c0.get()) == s);
+        REQUIRE(strides_of(c0.get()) == strides_of(qg));  // torch's alloc_with_matching_layout
+        require_close(host(c0.get()), host(e0.get()));
+        REQUIRE(sizes_of(c1.get()) == std::vector<int64_t>{2, 3, 5, 1});
+        CHECK(c2.get() == nullptr);
+        CHECK(c3.get() == nullptr);
+        CHECK(c8.get() == nullptr);
+        CHECK(max_q == 5);
+        CHECK(max_k == 5);
+      }
+  Handle c0, c1, c2, c3, c6, c7, c8;
+  int64_t max_q = 0, max_k = 0;
+  REQUIRE(aoti_torch_cuda__scaled_dot_product_cudnn_attention(q.gpu.get(), k.gpu.get(), v.gpu.get(), nullptr, 1, 0.0,
+                                                              0, 1, nullptr, c0.out(), c1.out(), c2.out(), c3.out(),
+                                                              &max_q, &max_k, c6.out(), c7.out(), c8.out()) != 0);
+  CHECK(std::string(mpspack::shim::last_error()) ==
+        "aoti_torch_cuda__scaled_dot_product_cudnn_attention: scaled_dot_product_cudnn_attention: the debug mask is "
+        "not supported");
+}
+
 // softmax(q k^T * scale + causal mask) v in double, over [B, H, L, E] / [B, H, S, E] / [B, H, S, Ev] row-major.
 std::vector<double> attention_reference(const std::vector<double>& q, const std::vector<double>& k,
                                         const std::vector<double>& v, int64_t B, int64_t H, int64_t L, int64_t S,

@@ -46,6 +46,11 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
     int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale, AtenTensorHandle* ret0,
     AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+    int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+    AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
+    int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8);
 /* Running sum along dim, as aoti_torch_cpu_cumsum (aoti_shim.h), on a cuda tensor. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                          AtenTensorHandle* ret0);

@@ -1,4 +1,4 @@
-// aoti_torch_cuda__scaled_dot_product_efficient_attention as torch's math path computes it, on cuBLAS: for each
+// aoti_torch_cuda__scaled_dot_product_{efficient,cudnn}_attention as torch's math path computes it, on cuBLAS: for each
 // image and block of query rows, the scores Q K^T * scale in float32 (one product batched over the heads), the
 // bias and causal mask added and a numerically safe softmax taken row by row (one thread block per row, max
 // subtracted), then P V (a second batched product) into the output. A block's scores take at most 256 MiB, so
@@ -168,6 +168,61 @@ Strides4 bias_strides(const Tensor& t, const Problem& p) {
   return {st[0], st[1], st[2], st[3]};
 }
 
+
+constexpr const char* kEfficient = "scaled_dot_product_efficient_attention";
+constexpr const char* kCudnn = "scaled_dot_product_cudnn_attention";
+
+// The problem both entry points solve, from their operands, checked (messages name `op`).
+Problem attention_problem(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, double dropout_p,
+                          int32_t is_causal, const double* scale, const char* op) {
+  const std::string name(op);
+  for (const Tensor* t : {&q, &k, &v}) require_cuda(*t, op);
+  if (bias) require_cuda(*bias, op);
+  if (dropout_p != 0.0) fail(name + ": dropout is not supported (inference only)");
+  if (k.dtype != q.dtype || v.dtype != q.dtype || (bias && bias->dtype != q.dtype))
+    fail(name + ": query, key, value and bias dtypes differ");
+  Problem p{};
+  p.q = strides4(q, "query");
+  p.k = strides4(k, "key");
+  p.v = strides4(v, "value");
+  p.B = q.sizes[0], p.H = q.sizes[1], p.L = q.sizes[2], p.E = q.sizes[3];
+  p.S = k.sizes[2], p.Ev = v.sizes[3];
+  if (k.sizes[0] != p.B || v.sizes[0] != p.B || k.sizes[1] != p.H || v.sizes[1] != p.H || k.sizes[3] != p.E ||
+      v.sizes[2] != p.S)
+    fail(name + ": query [B,H,L,E], key [B,H,S,E] and value [B,H,S,Ev] do not fit");
+  if (bias) p.bias = bias_strides(*bias, p);
+  p.scale = float(scale ? *scale : 1.0 / std::sqrt(double(p.E)));
+  p.causal = is_causal != 0;
+  if (q.dtype != int32_t(DType::f32) && q.dtype != int32_t(DType::f16) && q.dtype != int32_t(DType::bf16))
+    fail(name + ": dtype " + dtype_name(q.dtype) + " is not supported");
+  if (p.H > 65535) fail(name + ": more than 65535 heads");
+  return p;
+}
+
+// torch's layout for cuDNN attention's output (alloc_with_matching_layout in its meta function): dense, with the
+// dimensions in query's order of strides (largest first, ties in index order); for a query that is not dense,
+// [B, L, H, Ev] memory seen as [B, H, L, Ev].
+std::vector<int64_t> matching_layout(const Tensor& q, const Problem& p) {
+  const int64_t shape[4] = {p.B, p.H, p.L, p.Ev};
+  int order[4] = {0, 1, 2, 3};
+  std::stable_sort(order, order + 4, [&](int a, int b) { return q.strides[size_t(a)] > q.strides[size_t(b)]; });
+  int64_t span = 1;
+  bool dense = true;
+  for (int i = 3; i >= 0; --i) {
+    const int d = order[i];
+    if (q.sizes[size_t(d)] != 1 && q.strides[size_t(d)] != span) dense = false;
+    span *= q.sizes[size_t(d)];
+  }
+  if (!dense) return {p.L * p.H * p.Ev, p.Ev, p.H * p.Ev, 1};
+  std::vector<int64_t> strides(4);
+  int64_t step = 1;
+  for (int i = 3; i >= 0; --i) {
+    strides[size_t(order[i])] = step;
+    step *= shape[order[i]];
+  }
+  return strides;
+}
+
 }  // namespace
 }  // namespace mpspack::shim::cuda
 
@@ -184,23 +239,7 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attentio
     const Tensor& v = deref(value, "value");
     const Tensor* bias = (attn_bias != nullptr && *attn_bias != nullptr) ? *attn_bias : nullptr;
     if (!ret0 || !ret1 || !ret2 || !ret3) fail("a result pointer is null");
-    for (const Tensor* t : {&q, &k, &v}) require_cuda(*t, "scaled_dot_product_efficient_attention");
-    if (bias) require_cuda(*bias, "scaled_dot_product_efficient_attention");
-    if (dropout_p != 0.0) fail("scaled_dot_product_efficient_attention: dropout is not supported (inference only)");
-    if (k.dtype != q.dtype || v.dtype != q.dtype || (bias && bias->dtype != q.dtype))
-      fail("scaled_dot_product_efficient_attention: query, key, value and bias dtypes differ");
-    Problem p{};
-    p.q = strides4(q, "query");
-    p.k = strides4(k, "key");
-    p.v = strides4(v, "value");
-    p.B = q.sizes[0], p.H = q.sizes[1], p.L = q.sizes[2], p.E = q.sizes[3];
-    p.S = k.sizes[2], p.Ev = v.sizes[3];
-    if (k.sizes[0] != p.B || v.sizes[0] != p.B || k.sizes[1] != p.H || v.sizes[1] != p.H || k.sizes[3] != p.E ||
-        v.sizes[2] != p.S)
-      fail("scaled_dot_product_efficient_attention: query [B,H,L,E], key [B,H,S,E] and value [B,H,S,Ev] do not fit");
-    if (bias) p.bias = bias_strides(*bias, p);
-    p.scale = float(scale ? *scale : 1.0 / std::sqrt(double(p.E)));
-    p.causal = is_causal != 0;
+    Problem p = attention_problem(q, k, v, bias, dropout_p, is_causal, scale, kEfficient);
     const int32_t device = q.storage->device_index;
     // torch: the output is made as [B, L, H, Ev] and returned transposed to [B, H, L, Ev].
     TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L, p.Ev},
@@ -213,15 +252,50 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attentio
     p.lse_b = p.H * lpad, p.lse_h = lpad;
     TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
-    if (q.dtype != int32_t(DType::f32) && q.dtype != int32_t(DType::f16) && q.dtype != int32_t(DType::bf16))
-      fail(std::string("scaled_dot_product_efficient_attention: dtype ") + dtype_name(q.dtype) + " is not supported");
-    if (p.B * p.H * p.L * p.Ev > 0) {
-      if (p.H > 65535) fail("scaled_dot_product_efficient_attention: more than 65535 heads");
+    if (p.B * p.H * p.L * p.Ev > 0)
       attend(q, k, v, bias, *out, compute_log_sumexp ? reinterpret_cast<float*>(lse->data()) : nullptr, p);
-    }
     *ret0 = out.release();
     *ret1 = lse.release();
     *ret2 = seed.release();
     *ret3 = offset.release();
+  });
+}
+
+// The same attention under the name torch's cuDNN backend has (chosen by torch for bf16/f16 on recent GPUs), with
+// its outputs as torch's meta function makes them: the output in query's layout, logsumexp float32 [B, H, L, 1],
+// no cumulative sequence lengths (null handles), max_q = L, max_k = S, and no debug mask.
+extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+    int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+    AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
+    int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8) {
+  return guarded(__func__, [&] {
+    const Tensor& q = deref(query, "query");
+    const Tensor& k = deref(key, "key");
+    const Tensor& v = deref(value, "value");
+    const Tensor* bias = (attn_bias != nullptr && *attn_bias != nullptr) ? *attn_bias : nullptr;
+    if (!ret0 || !ret1 || !ret2 || !ret3 || !ret4 || !ret5 || !ret6 || !ret7 || !ret8)
+      fail("a result pointer is null");
+    if (return_debug_mask) fail(std::string(kCudnn) + ": the debug mask is not supported");
+    Problem p = attention_problem(q, k, v, bias, dropout_p, is_causal, scale, kCudnn);
+    const int32_t device = q.storage->device_index;
+    TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L, p.Ev}, matching_layout(q, p),
+                                q.dtype));
+    p.out = {out->strides[0], out->strides[1], out->strides[2], out->strides[3]};
+    TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L, 1},
+                                std::vector<int64_t>{p.H * p.L, p.L, 1, 1}, int32_t(DType::f32)));
+    p.lse_b = p.H * p.L, p.lse_h = p.L;
+    TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
+    TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
+    if (p.B * p.H * p.L * p.Ev > 0) attend(q, k, v, bias, *out, reinterpret_cast<float*>(lse->data()), p);
+    *ret0 = out.release();
+    *ret1 = lse.release();
+    *ret2 = nullptr;
+    *ret3 = nullptr;
+    *ret4 = p.L;
+    *ret5 = p.S;
+    *ret6 = seed.release();
+    *ret7 = offset.release();
+    *ret8 = nullptr;
   });
 }

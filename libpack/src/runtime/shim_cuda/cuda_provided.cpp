@@ -12,6 +12,7 @@ namespace {
 constexpr std::string_view kNames[] = {
     "aoti_torch_create_cuda_guard",
     "aoti_torch_create_cuda_stream_guard",
+    "aoti_torch_cuda__scaled_dot_product_cudnn_attention",
     "aoti_torch_cuda__scaled_dot_product_efficient_attention",
     "aoti_torch_cuda_addmm_out",
     "aoti_torch_cuda_baddbmm_out",
