@@ -34,8 +34,12 @@ class Finished:
         if self.rc < 0:
             return f"killed by signal {-self.rc}" + (" (crashed)" if -self.rc in (signal.SIGSEGV, signal.SIGABRT,
                                                                               signal.SIGBUS) else "")
-        lines = [l for l in self.stderr_tail.splitlines() if l.strip()]
-        return f"exit {self.rc}: " + (lines[-1].strip()[:400] if lines else "(nothing on stderr)")
+        lines = [l.strip() for l in self.stderr_tail.splitlines() if l.strip()]
+        if not lines:
+            return f"exit {self.rc}: (nothing on stderr)"
+        # A last line that points "above" (the model's own error, then mpspack's) keeps the lines it points at.
+        shown = lines[-4:] if "(see above)" in lines[-1] else lines[-1:]
+        return f"exit {self.rc}: " + " | ".join(shown)[:800]
 
 
 def _end_group(proc):
