@@ -63,10 +63,14 @@ int run_verify(const RunArgs& a) {
 }
 
 int run_bench(const RunArgs& a) {
+  // --json means the JSON report with --bench too; it and another --format contradict each other.
+  if (a.json && a.format != "text" && a.format != "json")
+    return fail(make_error(Error::Kind::Invalid, "--json and --format {} ask for two reports; choose one", a.format));
+  const std::string format = a.json ? "json" : a.format;
   auto report = runtime::bench(a.bench);
   if (!report.ok()) return fail(report.error());
   if (auto s = write_times(a.export_times, report->times_ms); !s.ok()) return fail(s.error());
-  std::fputs(bench_rendered(*report, a.export_times, a.format).c_str(), stdout);
+  std::fputs(bench_rendered(*report, a.export_times, format).c_str(), stdout);
   std::fflush(stdout);
   if (auto s = runtime::verdict(*report); !s.ok()) return fail(s.error(), kCheckFailed);
   return kOk;
@@ -129,7 +133,7 @@ Action add_run(CLI::App& app) {
                "External-blob libraries: copy the weights into the model instead of using them in place");
   app.add_option("--device", v.device,
                  "Device to run on: cpu, cuda or cuda:N (default: the kind the library was compiled for, index 0)");
-  app.add_flag("--json", a->json, "Print a JSON report on stdout");
+  app.add_flag("--json", a->json, "Print a JSON report on stdout (with --bench: --format json)");
   add_bench_options(app, *a);
   add_loader_options(app, *a);
   app.add_flag("--include-transfers", a->bench.include_transfers,

@@ -8,8 +8,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
-#include <sstream>
 
 using namespace mpspack::cli;
 
@@ -25,13 +25,12 @@ void set_up_logging() {
   spdlog::set_level(level);
 }
 
-// CLI11's usage errors quote what was typed ("not in {...}", "were not expected"): each line escaped, as every
-// other message is.
-std::string escaped_failure_message(const CLI::App* app, const CLI::Error& e) {
-  std::string out;
-  std::istringstream lines(CLI::FailureMessage::simple(app, e));
-  for (std::string line; std::getline(lines, line);) out += printable(line) + "\n";
-  return out;
+// CLI11's usage errors as one line, like every other error: "mpspack: <what> (see --help)". They quote what was
+// typed ("not in {...}", "were not expected"), so the line is escaped as every other message is.
+std::string usage_error_line(const CLI::App*, const CLI::Error& e) {
+  std::string what = e.what();
+  std::replace(what.begin(), what.end(), '\n', ' ');
+  return "mpspack: " + printable(what) + " (see --help)\n";
 }
 
 }  // namespace
@@ -39,7 +38,7 @@ std::string escaped_failure_message(const CLI::App* app, const CLI::Error& e) {
 int main(int argc, char** argv) {
   CLI::App app{"mpspack: package, inspect, verify and unpack AOTInductor model libraries"};
   app.formatter(help_formatter());
-  app.failure_message(escaped_failure_message);  // subcommands take it over when added
+  app.failure_message(usage_error_line);  // subcommands take it over when added
   app.set_version_flag("--version", "mpspack " + mpspack::version_string());
   app.require_subcommand(1);
   auto& g = mutable_globals();

@@ -259,7 +259,7 @@ TEST_CASE("inspect and verify refuse files that are not containers", "[cli][bad-
   check_one_line_error(run_mpspack({"verify", (tmp / "missing.mpk").string()}), "missing.mpk");
 }
 
-TEST_CASE("a value outside an option's set is refused and the error names the option", "[cli][bad-input]") {
+TEST_CASE("a value outside an option's set is refused in one line that names the option", "[cli][bad-input]") {
   // The hidden options (benchmarks of the loader) included: CLI11 drops the name of an option hidden its own way.
   const std::vector<std::vector<std::string>> cases = {
       {"run", "x.mpk", "--format", "bogus"},
@@ -273,9 +273,22 @@ TEST_CASE("a value outside an option's set is refused and the error names the op
       auto r = run_mpspack(args);
       INFO("stderr: " << r.err);
       CHECK(r.exit_code == 2);
-      REQUIRE(!r.err_lines().empty());
-      CHECK(r.err_lines()[0].rfind(option + ": bogus", 0) == 0);
+      REQUIRE(r.err_lines().size() == 1);
+      CHECK(r.err_lines()[0].rfind("mpspack: " + option + ": bogus", 0) == 0);
     }
+  }
+}
+
+TEST_CASE("usage errors are one line starting mpspack:, exit 2", "[cli][bad-input]") {
+  const std::vector<std::vector<std::string>> cases = {
+      {"run"}, {"inspect", "a.mpk", "b.mpk"}, {"build", "--no-such-option"}, {"no-such-command"}, {}};
+  for (const auto& args : cases) {
+    auto r = run_mpspack(args);
+    INFO("args: " << args.size() << " stderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    REQUIRE(r.err_lines().size() == 1);
+    CHECK(r.err_lines()[0].rfind("mpspack: ", 0) == 0);
+    CHECK(r.out.empty());
   }
 }
 

@@ -186,3 +186,17 @@ TEST_CASE("run --bench reports whether float32 convolutions may use TF32, and --
   CHECK(json::parse(bench({mpk.string(), "--format", "json", "--iterations", "1", "--no-tf32"}).out)
             .at("cudnn_tf32") == false);
 }
+
+TEST_CASE("run --bench --json prints the JSON report, and --json with another --format is refused", "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  auto r = bench({mpk.string(), "--iterations", "2", "--warmup", "0", "--json"});
+  const json j = json::parse(r.out);
+  CHECK(j.contains("latency_ms"));
+  CHECK(j.contains("load_ms"));
+  auto refused = run_mpspack({"run", "--bench", mpk.string(), "--json", "--format", "csv"});
+  CHECK(refused.exit_code == 2);
+  REQUIRE(refused.err_lines().size() == 1);
+  CHECK(refused.err_lines()[0] == "mpspack: --json and --format csv ask for two reports; choose one");
+  CHECK(refused.out.empty());
+}
