@@ -1,7 +1,9 @@
 // inspect reads only the header and metadata of a container (its time does not grow with the
-// weights), or the ELF tables of a raw model library. It never loads or runs either.
+// weights), the ELF tables of a raw model library, or a .pt2's zip directory, wrapper source and library
+// (inspect_pt2.cpp). It never loads or runs any of them.
 #include "cli.hpp"
 #include "commands.hpp"
+#include "inspect_parts.hpp"
 #include "mpspack/aoti/library.hpp"
 #include "mpspack/file.hpp"
 #include "mpspack/format/header.hpp"
@@ -37,9 +39,9 @@ uint64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-std::map<std::string, DtypeTotals> totals_by_dtype(const WeightsInfo& w) {
+std::map<std::string, DtypeTotals> totals_by_dtype(const std::vector<ConstantInfo>& constants) {
   std::map<std::string, DtypeTotals> t;
-  for (const auto& c : w.constants) {
+  for (const auto& c : constants) {
     auto& x = t[dtype_name(c.dtype)];
     x.count++;
     x.parameters += numel(c.shape);
@@ -47,6 +49,27 @@ std::map<std::string, DtypeTotals> totals_by_dtype(const WeightsInfo& w) {
   }
   return t;
 }
+
+}  // namespace
+
+json constants_json(const std::vector<ConstantInfo>& constants) {
+  json cj = json::array();
+  for (const auto& k : constants)
+    cj.push_back({{"name", k.name}, {"fqn", k.fqn}, {"dtype", dtype_name(k.dtype)}, {"shape", k.shape},
+                  {"stride", k.stride}, {"storage_offset", k.storage_offset}, {"offset", k.offset},
+                  {"size", k.size}, {"type", k.type}, {"from_folded", k.from_folded},
+                  {"aligned_64", k.offset % 64 == 0}});
+  return cj;
+}
+
+json totals_json(const std::vector<ConstantInfo>& constants) {
+  json tj = json::object();
+  for (const auto& [name, t] : totals_by_dtype(constants))
+    tj[name] = {{"count", t.count}, {"parameters", t.parameters}, {"bytes", t.bytes}};
+  return tj;
+}
+
+namespace {
 
 json container_json(const format::Container& c) {
   const auto& h = c.header();
@@ -84,18 +107,10 @@ json container_json(const format::Container& c) {
   }
   j["weights"] = json::array();
   for (const auto& w : m.weights) {
-    json cj = json::array();
-    for (const auto& k : w.constants)
-      cj.push_back({{"name", k.name}, {"fqn", k.fqn}, {"dtype", dtype_name(k.dtype)}, {"shape", k.shape},
-                    {"stride", k.stride}, {"storage_offset", k.storage_offset}, {"offset", k.offset},
-                    {"size", k.size}, {"type", k.type}, {"from_folded", k.from_folded},
-                    {"aligned_64", k.offset % 64 == 0}});
-    json tj = json::object();
-    for (const auto& [name, t] : totals_by_dtype(w))
-      tj[name] = {{"count", t.count}, {"parameters", t.parameters}, {"bytes", t.bytes}};
     const auto& seg = m.segments[w.segment];
     j["weights"].push_back({{"segment", w.segment}, {"size", seg.size}, {"offset", seg.offset},
-                            {"alignment", seg.alignment}, {"constants", cj}, {"totals_by_dtype", tj}});
+                            {"alignment", seg.alignment}, {"constants", constants_json(w.constants)},
+                            {"totals_by_dtype", totals_json(w.constants)}});
   }
   j["examples"] = json::array();
   for (const auto& e : m.examples) {
@@ -108,6 +123,8 @@ json container_json(const format::Container& c) {
   }
   return j;
 }
+
+}  // namespace
 
 json library_json(const std::string& file, uint64_t size, const aoti::LibraryAnalysis& a) {
   json j;
@@ -127,6 +144,8 @@ json library_json(const std::string& file, uint64_t size, const aoti::LibraryAna
   return j;
 }
 
+namespace {
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : " ") + printable(s);
@@ -138,6 +157,23 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   for (size_t i = 0; i < shape.size(); ++i) out += fmt::format("{}{}", i ? "," : "", shape[i]);
   return out + "]";
 }
+
+}  // namespace
+
+void print_constants(const std::vector<ConstantInfo>& constants) {
+  std::printf("  %-32s %-24s %-5s %-16s %12s %12s\n", "name", "fqn", "dtype", "shape", "offset", "bytes");
+  for (const auto& k : constants)
+    std::printf("  %-32s %-24s %-5s %-16s %12s %12llu%s\n", printable(k.name).c_str(), printable(k.fqn).c_str(),
+                dtype_name(k.dtype).c_str(), shape_text(k.shape).c_str(), hex(k.offset).c_str(),
+                (unsigned long long)k.size, k.offset % 64 ? "  (not 64-aligned)" : "");
+  std::printf("  totals:");
+  for (const auto& [name, t] : totals_by_dtype(constants))
+    std::printf("  %s: %llu constants, %llu parameters, %llu bytes;", name.c_str(), (unsigned long long)t.count,
+                (unsigned long long)t.parameters, (unsigned long long)t.bytes);
+  std::printf("\n");
+}
+
+namespace {
 
 void print_container(const format::Container& c) {
   const auto& h = c.header();
@@ -178,18 +214,7 @@ void print_container(const format::Container& c) {
     std::printf("\nweights %zu: segment %u, %llu bytes at %s, %zu constants%s\n", w, wi.segment,
                 (unsigned long long)seg.size, hex(seg.offset).c_str(), wi.constants.size(),
                 wi.constants.empty() ? " (names not known: the input did not carry them)" : "");
-    if (!wi.constants.empty()) {
-      std::printf("  %-32s %-24s %-5s %-16s %12s %12s\n", "name", "fqn", "dtype", "shape", "offset", "bytes");
-      for (const auto& k : wi.constants)
-        std::printf("  %-32s %-24s %-5s %-16s %12s %12llu%s\n", printable(k.name).c_str(), printable(k.fqn).c_str(),
-                    dtype_name(k.dtype).c_str(), shape_text(k.shape).c_str(), hex(k.offset).c_str(),
-                    (unsigned long long)k.size, k.offset % 64 ? "  (not 64-aligned)" : "");
-      std::printf("  totals:");
-      for (const auto& [name, t] : totals_by_dtype(wi))
-        std::printf("  %s: %llu constants, %llu parameters, %llu bytes;", name.c_str(), (unsigned long long)t.count,
-                    (unsigned long long)t.parameters, (unsigned long long)t.bytes);
-      std::printf("\n");
-    }
+    if (!wi.constants.empty()) print_constants(wi.constants);
   }
 }
 
@@ -204,6 +229,8 @@ void print_examples(const Manifest& m) {
                 list(e.inputs).c_str(), list(e.outputs).c_str());
 }
 
+}  // namespace
+
 void print_library(const std::string& file, uint64_t size, const aoti::LibraryAnalysis& a) {
   std::printf("%s: AOTInductor model library, %llu bytes, %s, device %s, %s weights\n", printable(file).c_str(),
               (unsigned long long)size, printable(a.machine).c_str(), printable(a.device).c_str(), to_string(a.flavour));
@@ -216,6 +243,8 @@ void print_library(const std::string& file, uint64_t size, const aoti::LibraryAn
                 hex(a.weights_offset).c_str());
   std::printf("  needed: %s\n  imports (%zu): %s\n", join(a.needed).c_str(), a.imports.size(), join(a.imports).c_str());
 }
+
+namespace {
 
 int run_inspect(const InspectArgs& a) {
   auto opened = MappedFile::open(a.file);
@@ -232,12 +261,14 @@ int run_inspect(const InspectArgs& a) {
     }
     return kOk;
   }
+  if (file.size() >= 4 && std::memcmp(file.data(), "PK\x03\x04", 4) == 0) return inspect_pt2(a.file, a.json);
   auto analysis = aoti::analyze_library(file.view());
   if (!analysis.ok()) {
     if (analysis.error().kind == Error::Kind::NotThisFormat && file.size() >= 4 &&
         std::memcmp(file.data(), "\x7f" "ELF", 4) != 0)
       return fail(Error{Error::Kind::NotThisFormat,
-                        fmt::format("{}: neither an mpspack container nor a model library (.so)", a.file)});
+                        fmt::format("{}: neither an mpspack container, a .pt2 package nor a model library (.so)",
+                                    a.file)});
     return fail(analysis.error());
   }
   if (a.json) print_json(library_json(a.file, file.size(), *analysis));
@@ -249,7 +280,7 @@ int run_inspect(const InspectArgs& a) {
 
 Action add_inspect(CLI::App& app) {
   auto a = std::make_shared<InspectArgs>();
-  app.add_option("file", a->file, "Container (.mpk) or model library (.so)")->required();
+  app.add_option("file", a->file, "Container (.mpk), .pt2 package or model library (.so)")->required();
   app.add_flag("--json", a->json, "Print JSON (fields in docs/CLI.md)");
   return [a] { return run_inspect(*a); };
 }
