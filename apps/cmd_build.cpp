@@ -38,7 +38,8 @@ int run_build(const BuildArgs& a) {
   uint64_t bytes = 0;
   for (const auto& s : manifest->segments) bytes += s.size;
   if (a.json) {
-    print_json({{"output", o.output.string()},
+    print_json({{"schema_version", 1},
+                {"output", o.output.string()},
                 {"libraries", manifest->libraries.size()},
                 {"segments", manifest->segments.size()},
                 {"segment_bytes", bytes}});

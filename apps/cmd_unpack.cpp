@@ -9,6 +9,7 @@ struct UnpackArgs {
   std::string file;
   std::string dir;
   bool fsync = false;
+  bool json = false;
 };
 
 int run_unpack(const UnpackArgs& a) {
@@ -17,8 +18,13 @@ int run_unpack(const UnpackArgs& a) {
   auto written = pack::unpack(*c, a.dir, progress_bar("unpack"),
                               a.fsync ? Durability::disk : Durability::page_cache);
   if (!written.ok()) return fail(written.error());
-  if (!globals().quiet)
+  if (a.json) {
+    nlohmann::json files = nlohmann::json::array();
+    for (const auto& p : *written) files.push_back(p.string());
+    print_json({{"schema_version", 1}, {"file", a.file}, {"output", a.dir}, {"written", files}});
+  } else if (!globals().quiet) {
     for (const auto& p : *written) std::printf("%s\n", printable(p.string()).c_str());
+  }
   return kOk;
 }
 
@@ -29,6 +35,7 @@ Action add_unpack(CLI::App& app) {
   app.add_option("file", a->file, "Container to unpack")->required();
   app.add_option("-o,--output", a->dir, "Folder to write into (created if missing)")->required();
   app.add_flag("--fsync", a->fsync, kFsyncHelp);
+  app.add_flag("--json", a->json, "Print {schema_version, file, output, written[]} as JSON");
   return [a] { return run_unpack(*a); };
 }
 

@@ -273,7 +273,8 @@ std::string run_text(const VerifyReport& r) {
 json run_json(const VerifyReport& r) {
   json outputs = json::array();
   for (const auto& o : r.outputs) outputs.push_back(output_json(o));
-  return {{"container", r.container},
+  return {{"schema_version", 1},
+          {"container", r.container},
           {"library", r.library},
           {"weights", runtime::to_string(r.weights_mode)},
           {"checked", r.checked()},

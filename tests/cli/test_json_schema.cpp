@@ -241,3 +241,30 @@ TEST_CASE("a documented field that goes missing or changes type fails the schema
   j["segments"][0]["surprise"] = 1;
   CHECK_FALSE(violations(j, s).empty());
 }
+
+TEST_CASE("build, run, unpack and inspect of a .pt2 --json match docs/schema", "[cli][schema][fixtures]") {
+  auto pt2 = fixtures_dir() / "pt2" / "blob.pt2";
+  MPK_REQUIRE_FIXTURE(pt2);
+  const auto tiny = binary_dir() / "examples" / "tiny_mlp";
+  TempDir tmp;
+  const auto mpk = tmp / "tiny.mpk";
+  auto built = check_output({"build", (tiny / "model.so").string(), "--example-input",
+                             (tiny / "input0.bin").string() + ":f32:4x16", "--example-output",
+                             (tiny / "expected0.bin").string() + ":f32:4x8", "-o", mpk.string(), "--json"},
+                            0, "build");
+  CHECK(built.at("libraries") == 1);
+  auto ran = check_output({"run", mpk.string(), "--json", "--output", (tmp / "out").string()}, 0, "run");
+  CHECK(ran.at("outputs").at(0).at("match") == true);
+  CHECK(ran.at("outputs").at(0).contains("written"));
+  // A wrong expectation: the comparison's failure fields are in the schema too.
+  write_bytes(tmp / "wrong.bin", std::string(4 * 8 * 4, '\0'));
+  auto mismatched = check_output({"run", mpk.string(), "--json", "--input", (tiny / "input0.bin").string() + ":f32:4x16",
+                                  "--expect", (tmp / "wrong.bin").string() + ":f32:4x8"},
+                                 1, "run");
+  CHECK(mismatched.at("outputs").at(0).contains("first_mismatch"));
+  auto unpacked = check_output({"unpack", mpk.string(), "-o", (tmp / "unpacked").string(), "--json"}, 0, "unpack");
+  REQUIRE(unpacked.at("written").size() == 1);
+  CHECK(fs::exists(unpacked.at("written").at(0).get<std::string>()));
+  auto inspected = check_output({"inspect", pt2.string(), "--json"}, 0, "inspect-pt2");
+  CHECK(inspected.at("models").at(0).at("constants").size() == 1);
+}
