@@ -6,6 +6,9 @@
 #include "mpspack/runtime/verify.hpp"
 #include "run_report.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -62,6 +65,14 @@ int run_verify(const RunArgs& a) {
   return kOk;
 }
 
+// Whether `f` is a regular file that already holds something (`>> runs.csv`): a CSV report then leaves its
+// header out, so that runs append into one table.
+bool appending_to_file(std::FILE* f) {
+  struct stat st {};
+  const int fd = ::fileno(f);
+  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
 int run_bench(const RunArgs& a) {
   // --json means the JSON report with --bench too; it and another --format contradict each other.
   if (a.json && a.format != "text" && a.format != "json")
@@ -70,7 +81,7 @@ int run_bench(const RunArgs& a) {
   auto report = runtime::bench(a.bench);
   if (!report.ok()) return fail(report.error());
   if (auto s = write_times(a.export_times, report->times_ms); !s.ok()) return fail(s.error());
-  std::fputs(bench_rendered(*report, a.export_times, format).c_str(), stdout);
+  std::fputs(bench_rendered(*report, a.export_times, format, !appending_to_file(stdout)).c_str(), stdout);
   std::fflush(stdout);
   if (auto s = runtime::verdict(*report); !s.ok()) return fail(s.error(), kCheckFailed);
   return kOk;
@@ -88,8 +99,10 @@ void add_bench_options(CLI::App& app, RunArgs& a) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--cold", b.cold,
                "--bench: drop the container from the page cache first (posix_fadvise DONTNEED; clean pages only)");
-  app.add_option("--format", a.format, "--bench: report format: text (default), json, csv, md")
-      ->check(CLI::IsMember({"text", "json", "csv", "md"}));
+  app.add_option("--format", a.format,
+                 "--bench: report format: text (default), json, jsonl (one line per run), csv (fixed columns; no "
+                 "header when appending to a file that holds one), md")
+      ->check(CLI::IsMember({"text", "json", "jsonl", "csv", "md"}));
 }
 
 // For benchmarks of the loader (docs/PERFORMANCE.md), not a user choice: hidden from --help.

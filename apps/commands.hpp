@@ -16,5 +16,6 @@ Action add_verify(CLI::App& app);
 Action add_unpack(CLI::App& app);
 Action add_diff(CLI::App& app);
 Action add_run(CLI::App& app);
+Action add_report(CLI::App& app);
 
 }  // namespace mpspack::cli

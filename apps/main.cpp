@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   add("unpack", "Write the original libraries (and blobs, cubins) back out of a container", add_unpack);
   add("diff", "Compare two containers: libraries, weights, metadata (exit 0 same, 1 different)", add_diff);
   add("run", "Run a container's model library on the CPU or a CUDA GPU and check its outputs", add_run);
+  add("report", "Saved run --bench reports (json, jsonl) side by side in one table", add_report);
 
   try {
     app.parse(argc, argv);

@@ -97,6 +97,11 @@ json output_json(const runtime::OutputCheck& o) {
 // A name as the text report shows it: what the JSON report holds (valid UTF-8), made safe for a terminal.
 std::string shown(const std::string& s) { return printable(text::utf8_with_replacements(s)); }
 
+// The load phases in the order they happen, then the two sums: how the text and CSV reports list them.
+constexpr const char* kLoadPhases[] = {"open_ms",     "checks_ms",    "library_ms",     "weights_ms",
+                                       "create_ms",   "constants_ms", "first_run_ms",   "load_total_ms",
+                                       "load_to_first_result_ms"};
+
 json load_json(const runtime::PhaseTimings& t) {
   json j = phases_json(t);
   j["load_total_ms"] = runtime::load_total_ms(t);
@@ -197,8 +202,8 @@ std::string bench_text(const BenchReport& r) {
                               shown(r.backend), shown(r.machine.cpu), runtime::to_string(r.weights_mode));
   s += cold_text(r);
   s += "load (ms):";
-  const json load = load_json(r.timings);  // the JSON report's load_ms, in its order (by name)
-  for (const auto& [name, ms] : load.items()) s += fmt::format(" {} {:.3f},", name, ms.get<double>());
+  const json load = load_json(r.timings);
+  for (const char* name : kLoadPhases) s += fmt::format(" {} {:.3f},", name, load.at(name).get<double>());
   s.back() = '\n';
   s += fmt::format("time to first result: {:.3f} ms from process start\n", r.time_to_first_result_ms);
   s += fmt::format("warm-up: {} runs; {} iterations in {:.3f} ms\n", r.warmup_runs, r.times_ms.size(), r.total_ms);
@@ -238,18 +243,54 @@ std::string md_cell(const std::string& s) {
   return o;
 }
 
-std::string csv_of(const std::vector<std::pair<std::string, std::string>>& rows) {
-  std::string head, data;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    head += (i ? "," : "") + csv_field(rows[i].first);
-    data += (i ? "," : "") + csv_field(rows[i].second);
-  }
-  return head + "\n" + data + "\n";
+// The CSV report's columns, the same for every run whatever its options (a value a run lacks is empty), so that
+// runs append into one table.
+std::vector<std::string> csv_columns() {
+  std::vector<std::string> c = {"container", "library", "backend", "weights_mode", "cold", "checked", "ok",
+                                "warmup_runs", "iterations"};
+  for (const char* phase : kLoadPhases) c.push_back(std::string("load_ms.") + phase);
+  c.push_back("time_to_first_result_ms");
+  for (const char* stat : {"min", "mean", "p50", "p90", "p99", "max", "stddev"})
+    c.push_back(std::string("latency_ms.") + stat);
+  for (const char* k : {"total_ms", "throughput_per_s", "peak_rss_bytes", "device.name", "device.weights_upload.gbps",
+                        "device.weights_upload.of_pinned_copy", "machine.cpu", "machine.cores", "machine.kernel",
+                        "container_sha256", "mpspack_version"})
+    c.push_back(k);
+  return c;
 }
 
+// j at a dotted path ("latency_ms.p50"), as CSV shows it; "" when absent.
+std::string csv_value(const json& j, const std::string& path) {
+  const json* at = &j;
+  for (size_t start = 0; start <= path.size();) {
+    const size_t dot = std::min(path.find('.', start), path.size());
+    const std::string key = path.substr(start, dot - start);
+    if (!at->is_object() || !at->contains(key)) return {};
+    at = &(*at)[key];
+    start = dot + 1;
+  }
+  return at->is_string() ? at->get<std::string>() : at->dump();
+}
+
+std::string csv_of(const json& j, bool header) {
+  const std::vector<std::string> columns = csv_columns();
+  std::string head, data;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    head += (i ? "," : "") + csv_field(columns[i]);
+    data += (i ? "," : "") + csv_field(csv_value(j, columns[i]));
+  }
+  return (header ? head + "\n" : "") + data + "\n";
+}
+
+// Markdown shows numbers rounded to 6 significant digits; the JSON and CSV reports keep every digit.
 std::string md_of(const std::vector<std::pair<std::string, std::string>>& rows) {
   std::string s = "| metric | value |\n|---|---|\n";
-  for (const auto& [k, v] : rows) s += fmt::format("| {} | {} |\n", md_cell(k), md_cell(v));
+  for (const auto& [k, v] : rows) {
+    std::string shown_value = v;
+    if (v.find_first_of(".eE") != std::string::npos && v.find_first_not_of("0123456789.eE+-") == std::string::npos)
+      shown_value = fmt::format("{:.6g}", std::stod(v));
+    s += fmt::format("| {} | {} |\n", md_cell(k), md_cell(shown_value));
+  }
   return s;
 }
 
@@ -283,13 +324,16 @@ json run_json(const VerifyReport& r) {
           {"timings", phases_json(r.timings)}};
 }
 
-std::string bench_rendered(const BenchReport& r, const std::string& export_times, const std::string& format) {
+std::string bench_rendered(const BenchReport& r, const std::string& export_times, const std::string& format,
+                           bool csv_header) {
   if (format == "text") return bench_text(r);
   const json j = utf8_json(bench_json(r, export_times));
   if (format == "json") return j.dump(2) + "\n";
+  if (format == "jsonl") return j.dump() + "\n";
+  if (format == "csv") return csv_of(j, csv_header);
   std::vector<std::pair<std::string, std::string>> rows;
   flatten(j, "", rows);
-  return format == "csv" ? csv_of(rows) : md_of(rows);
+  return md_of(rows);
 }
 
 }  // namespace mpspack::cli

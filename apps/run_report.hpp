@@ -1,5 +1,6 @@
-// How `run` and `run --bench` show their reports (docs/CLI.md, ## run): text and JSON for run; text, JSON, CSV
-// (a header line and one data line, nested keys joined with '.') and Markdown (a two-column table) for --bench.
+// How `run` and `run --bench` show their reports (docs/CLI.md, ## run): text and JSON for run; text, JSON, JSON
+// lines (one run per line), CSV (fixed columns, nested keys joined with '.', one line per run) and Markdown (a
+// two-column table) for --bench.
 // Every key of both JSON reports is written in run_report.cpp, once.
 #pragma once
 
@@ -16,7 +17,9 @@ namespace mpspack::cli {
 std::string run_text(const runtime::VerifyReport& r);
 nlohmann::json run_json(const runtime::VerifyReport& r);
 
-// format: text, json, csv, md. export_times: the file the iteration times went to, "" for none.
-std::string bench_rendered(const runtime::BenchReport& r, const std::string& export_times, const std::string& format);
+// format: text, json, jsonl, csv, md. export_times: the file the iteration times went to, "" for none.
+// csv_header: CSV starts with its header line (not when appending to a table).
+std::string bench_rendered(const runtime::BenchReport& r, const std::string& export_times, const std::string& format,
+                           bool csv_header = true);
 
 }  // namespace mpspack::cli

@@ -5,7 +5,9 @@
 #include <fixtures.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
@@ -199,4 +201,88 @@ TEST_CASE("run --bench --json prints the JSON report, and --json with another --
   REQUIRE(refused.err_lines().size() == 1);
   CHECK(refused.err_lines()[0] == "mpspack: --json and --format csv ask for two reports; choose one");
   CHECK(refused.out.empty());
+}
+
+TEST_CASE("run --bench --format csv has the same columns whatever the options, one header when appended to a file",
+          "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  auto plain = bench({mpk.string(), "--format", "csv", "--iterations", "2"});
+  auto cold = bench({mpk.string(), "--format", "csv", "--iterations", "2", "--cold", "--export-times",
+                     (tmp / "t.json").string()});
+  const std::string head = plain.out.substr(0, plain.out.find('\n'));
+  CHECK(cold.out.substr(0, cold.out.find('\n')) == head);
+  const auto columns = std::count(head.begin(), head.end(), ',');
+  const std::string row = cold.out.substr(cold.out.find('\n') + 1);
+  CHECK(std::count(row.begin(), row.end(), ',') >= columns);  // quoted fields may hold commas
+  // Appended to a file that already holds a table: no second header.
+  const auto table = tmp / "runs.csv";
+  const std::string cmd = "'" + mpspack_binary() + "' run --bench '" + mpk.string() +
+                          "' --iterations 2 --format csv >> '" + table.string() + "'";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::istringstream lines(slurp(table));
+  std::vector<std::string> all;
+  for (std::string l; std::getline(lines, l);) all.push_back(l);
+  REQUIRE(all.size() == 3);
+  CHECK(all[0] == head);
+  CHECK(all[1].rfind(mpk.string() + ",", 0) == 0);
+  CHECK(all[2].rfind(mpk.string() + ",", 0) == 0);
+}
+
+TEST_CASE("run --bench --format jsonl writes one line per run, and report puts saved runs side by side",
+          "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  auto one = bench({mpk.string(), "--format", "jsonl", "--iterations", "2"});
+  REQUIRE(std::count(one.out.begin(), one.out.end(), '\n') == 1);
+  const json j = json::parse(one.out);
+  auto two = bench({mpk.string(), "--format", "jsonl", "--iterations", "2", "--cold"});
+  write_bytes(tmp / "runs.jsonl", one.out + two.out);
+  auto saved = bench({mpk.string(), "--format", "json", "--iterations", "2"});
+  write_bytes(tmp / "third.json", saved.out);
+  auto r = run_mpspack({"report", (tmp / "runs.jsonl").string(), (tmp / "third.json").string()});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::istringstream lines(r.out);
+  std::vector<std::string> all;
+  for (std::string l; std::getline(lines, l);) all.push_back(l);
+  REQUIRE(all.size() == 5);  // header, rule, three runs
+  CHECK(all[0].find("| p50 ms |") != std::string::npos);
+  CHECK(all[2].rfind("| 1 | tiny.mpk | cpu |", 0) == 0);
+  CHECK(all[2].find("| 1.00x |") != std::string::npos);
+  CHECK(all[4].rfind("| 3 | tiny.mpk |", 0) == 0);
+  const double p50 = j.at("latency_ms").at("p50").get<double>();
+  CHECK(all[2].find(fmt::format("| {:.4f} |", p50)) != std::string::npos);
+
+  write_bytes(tmp / "bad.jsonl", one.out + "{\"schema_version\": 1}\n");
+  auto bad = run_mpspack({"report", (tmp / "bad.jsonl").string()});
+  CHECK(bad.exit_code == 2);
+  REQUIRE(bad.err_lines().size() == 1);
+  CHECK(bad.err_lines()[0].find("bad.jsonl:2: not a run --bench report") != std::string::npos);
+  CHECK(bad.out.empty());
+}
+
+TEST_CASE("run --bench: the text report lists the load phases in the order they happen, md rounds its numbers",
+          "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  auto text = bench({mpk.string(), "--iterations", "2"});
+  size_t at = 0;
+  for (const char* phase : {"open_ms", "checks_ms", "library_ms", "weights_ms", "create_ms", "constants_ms",
+                            "first_run_ms", "load_total_ms", "load_to_first_result_ms"}) {
+    INFO(phase);
+    const size_t next = text.out.find(std::string(" ") + phase + " ", at);
+    REQUIRE(next != std::string::npos);
+    at = next;
+  }
+  auto md = bench({mpk.string(), "--format", "md", "--iterations", "2"});
+  std::istringstream lines(md.out);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("| latency_ms.", 0) != 0 && l.rfind("| load_ms.", 0) != 0) continue;
+    INFO(l);
+    const std::string value = l.substr(l.find(" | ") + 3);
+    const auto digits = std::count_if(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    CHECK(digits <= 8);  // 6 significant digits, and an exponent's
+  }
 }
