@@ -1,6 +1,7 @@
 // mpspack: package AOTInductor model libraries into one container, look inside, verify, unpack.
 #include "cli.hpp"
 #include "commands.hpp"
+#include "completion.hpp"
 #include "mpspack/file.hpp"
 #include "mpspack/version.hpp"
 
@@ -37,6 +38,7 @@ std::string usage_error_line(const CLI::App*, const CLI::Error& e) {
 
 int main(int argc, char** argv) {
   CLI::App app{"mpspack: package, inspect, verify and unpack AOTInductor model libraries"};
+  app.name("mpspack");  // help and the man page say "Usage: mpspack ...", not the path it was started by
   app.formatter(help_formatter());
   app.failure_message(usage_error_line);  // subcommands take it over when added
   app.set_version_flag("--version", "mpspack " + mpspack::version_string());
@@ -53,12 +55,18 @@ int main(int argc, char** argv) {
     actions[sub] = add_fn(*sub);
   };
   add("build", "Pack model libraries (.so) or .pt2 packages into one container", add_build);
-  add("inspect", "Show what a container (or a raw model.so) holds, without running anything", add_inspect);
+  add("inspect", "Show what a container, a .pt2 package or a raw model.so holds, without running anything",
+      add_inspect);
   add("verify", "Check a container's checksums, bounds, segment hashes and padding", add_verify);
   add("unpack", "Write the original libraries (and blobs, cubins) back out of a container", add_unpack);
   add("diff", "Compare two containers: libraries, weights, metadata (exit 0 same, 1 different)", add_diff);
   add("run", "Run a container's model library on the CPU or a CUDA GPU and check its outputs", add_run);
   add("report", "Saved run --bench reports (json, jsonl) side by side in one table", add_report);
+
+  // The completion script is made from the definitions above (share/CMakeLists.txt installs it).
+  bool completion = false;
+  app.add_flag("--bash-completion", completion, "Print the bash completion script")->group(kHiddenGroup);
+  app.require_subcommand(0, 1);
 
   try {
     app.parse(argc, argv);
@@ -70,6 +78,14 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    return kError;
+  }
+  if (completion) {
+    std::fputs(bash_completion(app).c_str(), stdout);
+    return kOk;
+  }
+  if (app.get_subcommands().empty()) {
+    std::fputs(usage_error_line(&app, CLI::RequiredError("A subcommand")).c_str(), stderr);
     return kError;
   }
   set_up_logging();
