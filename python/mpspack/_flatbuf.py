@@ -68,7 +68,8 @@ _INT_COST = 8
 
 
 class _Reader:
-    def __init__(self, block: bytes, what: str):
+    def __init__(self, block: bytes, what: str, positions: dict | None = None):
+        self.positions = positions
         self.b = block
         self.n = len(block)
         self.what = what
@@ -130,6 +131,9 @@ class _Reader:
             s = _SCALARS[elem]
             self.check(start, count * s.size, path)
             self.charge(count, count * (1 if elem == "u8" else _INT_COST))
+            if self.positions is not None:
+                for i in range(count):
+                    self.positions[f"{path}[{i}]"] = (start + i * s.size, s)
             if elem == "u8":
                 return list(self.b[start:start + count])
             return [v[0] for v in s.iter_unpack(self.b[start:start + count * s.size])]
@@ -171,6 +175,8 @@ class _Reader:
                 if o + s.size > tbl_size:
                     raise self.malformed(f"{fpath} lies outside its table")
                 v = self.get(s, fpos, fpath)
+                if self.positions is not None:
+                    self.positions[fpath] = (fpos, s)
                 out[field] = bool(v) if kind == "bool" else v
                 continue
             if o + 4 > tbl_size:
@@ -186,11 +192,13 @@ class _Reader:
         return out
 
 
-def decode_metadata(block: bytes, what: str) -> dict:
-    """Decodes the metadata block into plain dicts and lists (field names as in the schema)."""
+def decode_metadata(block: bytes, what: str, positions: dict | None = None) -> dict:
+    """Decodes the metadata block into plain dicts and lists (field names as in the schema).
+    `positions`, when given, receives each scalar's place in the block, as path -> (offset, struct):
+    ".segments[1].size", ".weights[0].constants[0].shape[1]" (tests edit containers with it)."""
     if len(block) > MAX_BLOCK:
         raise FormatError(f"{what}: rule M1: metadata block is {len(block)} bytes (limit {MAX_BLOCK})")
-    r = _Reader(block, what)
+    r = _Reader(block, what, positions)
     if len(block) < 8 or block[4:8] != IDENTIFIER:
         raise r.fail("M2", f'metadata block ({len(block)} bytes) has no "MPKM" FlatBuffers identifier')
     root = r.follow(0, "root offset")

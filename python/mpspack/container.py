@@ -347,10 +347,13 @@ class Container:
             raise ValueError(f"{self.name}: the container is closed")
         return self._mm
 
+    def _view(self, offset: int, size: int) -> memoryview:
+        return memoryview(self._mapping())[offset:offset + size]
+
     def segment_bytes(self, index: int) -> memoryview:
         """A read-only view of segment `index`'s bytes in the file's mapping (no copy)."""
         s = self.metadata["segments"][index]
-        return memoryview(self._mapping())[s["offset"]:s["offset"] + s["size"]]
+        return self._view(s["offset"], s["size"])
 
     def _weights_index(self, library) -> int:
         m = self.metadata
@@ -405,14 +408,14 @@ class Container:
                 raise ImportError("constants(torch=True) needs torch, which cannot be imported here; "
                                   "constants() gives numpy arrays without it") from e
         seg = self.metadata["segments"][w["segment"]]
-        mm = self._mapping()
         out = {}
         for c in w["constants"]:
             if c["from_folded"]:
                 continue
             dt = DTYPES[c["dtype"]][1]
-            arr = np.ndarray(tuple(c["shape"]), dt, buffer=mm,
-                             offset=seg["offset"] + c["offset"] + c["storage_offset"] * dt.itemsize,
+            start = seg["offset"] + c["offset"]
+            arr = np.ndarray(tuple(c["shape"]), dt, buffer=self._mapping(),
+                             offset=start + c["storage_offset"] * dt.itemsize,
                              strides=tuple(s * dt.itemsize for s in c["stride"]))
             out[c["name"]] = _as_torch(arr, c["dtype"], _torch) if torch else arr
         return out
@@ -479,14 +482,10 @@ class Container:
     # ---- lifetime --------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Drops this object's hold on the file. Arrays from constants() keep the mapping alive
-        until they are gone."""
-        mm, self._mm = self._mm, None
-        if mm is not None:
-            try:
-                mm.close()
-            except BufferError:
-                pass  # views are still alive: the mapping goes when the last one does
+        """Drops this object's hold on the file. The mapping is never closed explicitly: numpy
+        keeps a reference to the mmap object (not a hold on its buffer), so mmap.close() would
+        unmap pages that live arrays point at. It is unmapped when the last array over it is gone."""
+        self._mm = None
         fd = getattr(self, "_fd", None)
         if fd is not None:
             self._fd = None
