@@ -78,10 +78,9 @@ class Container:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
-                    "not a regular file"
-                raise FormatError(f"{self.name}: is {kind}, not a regular file" if kind != "not a regular file"
-                                  else f"{self.name}: not a regular file")
+                kind = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
+                        stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}.get(stat.S_IFMT(st.st_mode), "special")
+                raise FormatError(f"{self.name}: is {kind}, not a regular file")
             self.size = st.st_size
             if self.size == 0:
                 raise self._rule("H1", "empty file, not an mpspack container")
@@ -387,13 +386,7 @@ class Container:
     def has_constants_table(self, library=None) -> bool:
         return bool(self.metadata["weights"][self._weights_index(library)]["constants"])
 
-    def constants(self, library=None, *, torch: bool = False) -> dict:
-        """name -> read-only array viewing the file's mapping (no copy), shaped by the constants
-        table (dtype, shape, strides, storage offset). bf16 comes as its raw uint16 bit pattern.
-        With torch=True, torch tensors over the same memory (bf16 as torch.bfloat16); the tensors
-        must not be written to. Folded constants (no storage) are left out. Raises
-        NoConstantsTable when the input carried no table (a plain model.so): the segment's bytes
-        are then available from weights_bytes()."""
+    def _table(self, library, torch: bool):
         wi = self._weights_index(library)
         w = self.metadata["weights"][wi]
         if not w["constants"]:
@@ -401,31 +394,40 @@ class Container:
                 f"{self.name}: weights {wi} has no constants table (the input did not carry names, shapes and "
                 f"dtypes; a .pt2 does, a plain model.so does not): its {self.weights[wi]['size']} bytes are "
                 f"available as weights_bytes()")
+        torch_module = None
         if torch:
             try:
-                import torch as _torch
+                import torch as torch_module
             except ImportError as e:
                 raise ImportError("constants(torch=True) needs torch, which cannot be imported here; "
                                   "constants() gives numpy arrays without it") from e
-        seg = self.metadata["segments"][w["segment"]]
-        out = {}
-        for c in w["constants"]:
-            if c["from_folded"]:
-                continue
-            dt = DTYPES[c["dtype"]][1]
-            start = seg["offset"] + c["offset"]
-            arr = np.ndarray(tuple(c["shape"]), dt, buffer=self._mapping(),
-                             offset=start + c["storage_offset"] * dt.itemsize,
-                             strides=tuple(s * dt.itemsize for s in c["stride"]))
-            out[c["name"]] = _as_torch(arr, c["dtype"], _torch) if torch else arr
-        return out
+        return self.metadata["segments"][w["segment"]], w["constants"], torch_module
+
+    def _array(self, seg: dict, c: dict, torch_module):
+        dt = DTYPES[c["dtype"]][1]
+        arr = np.ndarray(tuple(c["shape"]), dt, buffer=self._mapping(),
+                         offset=seg["offset"] + c["offset"] + c["storage_offset"] * dt.itemsize,
+                         strides=tuple(s * dt.itemsize for s in c["stride"]))
+        return _as_torch(arr, c["dtype"], torch_module) if torch_module is not None else arr
+
+    def constants(self, library=None, *, torch: bool = False) -> dict:
+        """name -> read-only array viewing the file's mapping (no copy), shaped by the constants
+        table (dtype, shape, strides, storage offset). bf16 comes as its raw uint16 bit pattern.
+        With torch=True, torch tensors over the same memory (bf16 as torch.bfloat16); the tensors
+        must not be written to. Folded constants (no storage) are left out. `library` (name or
+        index) picks the weights when the container holds several. Raises NoConstantsTable when
+        the input carried no table (a plain model.so): the segment's bytes are then available
+        from weights_bytes()."""
+        seg, table, torch_module = self._table(library, torch)
+        return {c["name"]: self._array(seg, c, torch_module) for c in table if not c["from_folded"]}
 
     def constant(self, name: str, library=None, *, torch: bool = False):
-        """One constant by name (see constants())."""
-        consts = self.constants(library, torch=torch)
-        if name not in consts:
-            raise KeyError(f"{self.name}: no constant named '{name}'")
-        return consts[name]
+        """One constant by name (see constants()); only that one is mapped into an array."""
+        seg, table, torch_module = self._table(library, torch)
+        for c in table:
+            if c["name"] == name and not c["from_folded"]:
+                return self._array(seg, c, torch_module)
+        raise KeyError(f"{self.name}: no constant named '{name}' with storage")
 
     # ---- integrity -------------------------------------------------------------------------
 

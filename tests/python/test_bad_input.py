@@ -34,7 +34,9 @@ def test_empty_garbage_and_other_files(tmp_path, tiny_so):
     refused(tiny_so, "H1")  # a model library is not a container
     (tmp_path / "magic.mpk").write_bytes(b"MPSPACK\0" + b"\x01")
     refused(tmp_path / "magic.mpk", "H2")
-    assert "not a regular file" in str(refused(tmp_path))  # a folder
+    assert "is a folder, not a regular file" in str(refused(tmp_path))
+    os.mkfifo(tmp_path / "fifo.mpk")
+    assert "is a FIFO, not a regular file" in str(refused(tmp_path / "fifo.mpk"))  # refused, not waited on
     with pytest.raises(FileNotFoundError):
         mpspack.open(tmp_path / "absent.mpk")
 

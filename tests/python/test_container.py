@@ -55,6 +55,8 @@ def test_constants_equal_the_blob_in_the_pt2(built, fixtures):
             assert t["dtype"] == "f32" and a.dtype == np.float32 and list(a.shape) == t["shape"]
             assert np.array_equal(a, want)
         assert bytes(c.weights_bytes()) == blob
+        with pytest.raises(KeyError, match="no constant named 'nope'"):
+            c.constant("nope")
 
 
 def test_constants_equal_the_library_bytes_when_embedded(built, fixtures):
