@@ -1,6 +1,6 @@
 // The CUDA backend: tensors in device memory (the shim's cuda tensors), one non-blocking stream per model,
 // and the external weights uploaded by mpspack itself into one device allocation. Built with the CUDA part of
-// the shim into the plugin lib/mpspack/backend_cuda.so (backend_plugin.hpp), which `run` opens for CUDA libraries.
+// the shim into the plugin lib/mpspack/backend_cuda.so (backend/plugin.hpp), which `run` opens for CUDA libraries.
 //
 // The upload is a pipeline: several threads each read 2 MiB chunks of the container with pread() into their
 // own pair of pinned buffers and queue the copy to the device on their own stream, reading the next chunk
@@ -8,7 +8,7 @@
 // (the slow part of AOTInductor's own path, docs/PERFORMANCE.md); pinned buffers let the copies run at the
 // bus's speed; several readers keep up with it; small huge-page buffers keep the cost of pinning low.
 #include "backend.hpp"
-#include "backend_plugin.hpp"
+#include "plugin.hpp"
 
 #include "cuda_common.hpp"
 #include "cuda_weight_copies.hpp"
