@@ -303,6 +303,7 @@ class CudaBackend final : public Backend {
 
   // Copies each piece [src, src + len) of the weights, which `host` holds and file `fd` holds at `file_offset`
   // (read with pread when fd >= 0), to its device address.
+  // Long: one pipeline; its reader lanes share the jobs, the stop flag, the first failure and the timings.
   Status upload(std::span<const cuda_copies::Piece> pieces, const uint8_t* host, int fd, uint64_t file_offset) {
     using Clock = std::chrono::steady_clock;
     auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
