@@ -1,6 +1,6 @@
 #include "mpspack/format/container.hpp"
 
-#include "hash.hpp"
+#include "mpspack/format/hash.hpp"
 #include "mpspack/format/metadata.hpp"
 
 #include <unistd.h>

@@ -2,7 +2,7 @@
 // from /proc/self/fd/N; libsleef before it when it imports Sleef_*; its kernel files written out for Create.
 #include "model_impl.hpp"
 
-#include "shared_library.hpp"
+#include "io/shared_library.hpp"
 
 #include <fcntl.h>
 #include <link.h>
