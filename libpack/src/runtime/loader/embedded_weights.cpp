@@ -3,6 +3,8 @@
 // without MAP_POPULATE).
 #include "model_impl.hpp"
 
+#include "mpspack/fd_io.hpp"
+
 #include <elf.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -45,13 +47,9 @@ void by_memcpy_willneed(uint8_t* dst, ByteView weights, uint64_t page) {
 }
 
 Status by_pread(const Model::Impl& m, uint8_t* dst, ByteView weights, int fd, uint64_t offset) {
-  uint64_t done = 0;
-  while (done < weights.size()) {
-    ssize_t n = ::pread(fd, dst + done, std::min<uint64_t>(weights.size() - done, 1ull << 30), off_t(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return sys_error(m.lib.name, "pread of the weights segment");
-    done += uint64_t(n);
-  }
+  uint64_t got = 0;
+  if (!pread_exact(fd, dst, weights.size(), offset, got) || got != weights.size())
+    return sys_error(m.lib.name, "pread of the weights segment");
   return {};
 }
 

@@ -3,6 +3,7 @@
 #include "model_impl.hpp"
 
 #include "io/shared_library.hpp"
+#include "mpspack/fd_io.hpp"
 
 #include <fcntl.h>
 #include <link.h>
@@ -17,16 +18,8 @@ namespace {
 
 using Kind = Error::Kind;
 
-Status write_all(int fd, const uint8_t* p, uint64_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, std::min<uint64_t>(n, 1ull << 30));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return make_error(Kind::Io, "write to memfd: {}", std::strerror(errno));
-    }
-    p += w;
-    n -= uint64_t(w);
-  }
+Status write_file(int fd, const uint8_t* p, uint64_t n) {
+  if (!write_all(fd, p, n)) return make_error(Kind::Io, "write to memfd: {}", std::strerror(errno));
   return {};
 }
 
@@ -49,9 +42,9 @@ Status write_mmap_self(Model::Impl& m, ByteView stored) {
       load_u64le(stored.data() + stored.size() - 8) != magic)
     return m.error(Kind::Corrupt, "mmap-self layout does not rebuild: the weights would not start on a 16 KiB "
                                   "boundary or the magic does not match");
-  MPK_CHECK(write_all(m.memfd, stored.data(), lib.removed_offset));
-  MPK_CHECK(write_all(m.memfd, weights.data(), weights.size()));
-  return write_all(m.memfd, stored.data() + lib.removed_offset, stored.size() - lib.removed_offset);
+  MPK_CHECK(write_file(m.memfd, stored.data(), lib.removed_offset));
+  MPK_CHECK(write_file(m.memfd, weights.data(), weights.size()));
+  return write_file(m.memfd, stored.data() + lib.removed_offset, stored.size() - lib.removed_offset);
 }
 
 }  // namespace
@@ -74,7 +67,7 @@ Status library_to_memory(Model::Impl& m) {
   if (m.lib.flavour == Flavour::MmapSelf) {
     MPK_CHECK(write_mmap_self(m, stored));
   } else {
-    auto s = write_all(m.memfd, stored.data(), stored.size());
+    auto s = write_file(m.memfd, stored.data(), stored.size());
     if (!s.ok()) return s.error().context(m.what());
   }
   // The dynamic loader matches an already loaded library by its name: a library loaded earlier
@@ -123,7 +116,7 @@ Status write_cubins(Model::Impl& m) {
     const std::string path = dir + "/" + name;
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return sys_error(m.lib.name, "writing a kernel file");
-    Status s = write_all(fd, bytes.data(), bytes.size());
+    Status s = write_file(fd, bytes.data(), bytes.size());
     ::close(fd);
     if (!s.ok()) return s.error().context(m.what());
   }

@@ -9,6 +9,7 @@
 // bus's speed; several readers keep up with it; small huge-page buffers keep the cost of pinning low.
 #include "backend.hpp"
 #include "plugin.hpp"
+#include "mpspack/fd_io.hpp"
 
 #include "cuda_common.hpp"
 #include "cuda_weight_copies.hpp"
@@ -382,15 +383,11 @@ class CudaBackend final : public Backend {
           uint8_t* dst = staging_[w]->base + uint64_t(k) * chunk;
           t = Clock::now();
           if (fd >= 0) {
-            for (uint64_t got = 0; got < len;) {
-              const ssize_t r = ::pread(fd, dst + got, len - got, off_t(file_offset + off + got));
-              if (r < 0 && errno == EINTR) continue;
-              if (r <= 0) {
-                fail(fmt::format("reading the weights segment: {}", r < 0 ? std::strerror(errno) : "unexpected end"));
-                ok = false;
-                break;
-              }
-              got += uint64_t(r);
+            uint64_t got = 0;
+            const bool read = pread_exact(fd, dst, len, file_offset + off, got);
+            if (!read || got != len) {
+              fail(fmt::format("reading the weights segment: {}", !read ? std::strerror(errno) : "unexpected end"));
+              ok = false;
             }
           } else {
             std::memcpy(dst, host + off, len);
