@@ -8,7 +8,7 @@
 //   long_names.so        2,000 section headers and 2,000 symbols all named by one 16 KiB name
 //   make_inputs OUTPUT_DIR
 #include "crafted_container.hpp"
-#include "format/hash.hpp"
+#include "mpspack/format/hash.hpp"
 #include "long_names_elf.hpp"
 #include "shared_metadata.hpp"
 

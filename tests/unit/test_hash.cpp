@@ -1,6 +1,6 @@
 // The format's hashes: the dispatched XXH3 (AVX2 on CPUs that have it) must give the reference
 // values of xxhash's portable code, one-shot and streamed in any chunking; SHA-256 the standard's vectors.
-#include "format/hash.hpp"
+#include "mpspack/format/hash.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

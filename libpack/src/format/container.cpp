@@ -1,6 +1,7 @@
 #include "mpspack/format/container.hpp"
+#include "mpspack/fd_io.hpp"
 
-#include "hash.hpp"
+#include "mpspack/format/hash.hpp"
 #include "mpspack/format/metadata.hpp"
 
 #include <unistd.h>
@@ -74,13 +75,11 @@ Status read_range(const Container& c, uint64_t offset, uint64_t size, std::strin
     if (fd >= 0) {
       if (!buffer) buffer = make_read_buffer();
       if (!buffer) return make_error(Error::Kind::Runtime, "{}: out of memory for a read buffer", c.name());
-      const ssize_t n = ::pread(fd, buffer.get(), want, static_cast<off_t>(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0)
-        return make_error(Error::Kind::Io, "{}: cannot read {} at offset {:#x}: {}", c.name(), what, offset + done,
-                          n < 0 ? std::strerror(errno) : "the file ended early");
+      const bool read = pread_exact(fd, buffer.get(), want, offset + done, got);
+      if (!read || got != want)
+        return make_error(Error::Kind::Io, "{}: cannot read {} at offset {:#x}: {}", c.name(), what,
+                          offset + done + got, !read ? std::strerror(errno) : "the file ended early");
       chunk = buffer.get();
-      got = static_cast<uint64_t>(n);
     }
     sink(chunk, got);
     done += got;

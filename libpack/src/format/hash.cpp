@@ -1,4 +1,4 @@
-#include "hash.hpp"
+#include "mpspack/format/hash.hpp"
 
 #include "hash_xxh3_variants.hpp"
 

@@ -1,6 +1,6 @@
 #include "mpspack/format/header.hpp"
 
-#include "hash.hpp"
+#include "mpspack/format/hash.hpp"
 #include "rules.hpp"
 
 #include <cstring>

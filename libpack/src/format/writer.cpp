@@ -1,6 +1,6 @@
 #include "mpspack/format/writer.hpp"
 
-#include "hash.hpp"
+#include "mpspack/format/hash.hpp"
 #include "mpspack/file.hpp"
 #include "mpspack/format/metadata.hpp"
 

@@ -2,7 +2,7 @@
 //   open inputs -> find weights and cubins -> split libraries -> lay out -> write (atomic rename).
 #include "mpspack/pack/build.hpp"
 
-#include "../format/hash.hpp"
+#include "mpspack/format/hash.hpp"
 #include "mpspack/aoti/library.hpp"
 #include "mpspack/aoti/split.hpp"
 #include "mpspack/file.hpp"

@@ -2,7 +2,7 @@
 // and hash only the bytes the metadata does not already hash (each constant's range).
 #include "mpspack/pack/diff.hpp"
 
-#include "format/hash.hpp"
+#include "mpspack/format/hash.hpp"
 
 #include <algorithm>
 #include <filesystem>

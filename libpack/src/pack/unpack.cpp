@@ -1,6 +1,6 @@
 #include "mpspack/pack/unpack.hpp"
 
-#include "../format/hash.hpp"
+#include "mpspack/format/hash.hpp"
 #include "mpspack/aoti/split.hpp"
 #include "mpspack/file.hpp"
 

@@ -5,6 +5,7 @@
 //           archive_format -> collect model folders -> refuse pickled weights / no library.
 // extract(): stream the entry in 1 MiB chunks into an anonymous temp file -> check size -> map.
 #include "mpspack/pt2/package.hpp"
+#include "mpspack/fd_io.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -98,17 +99,9 @@ Result<int> anonymous_file(const std::string& what) {
                     std::strerror(errno));
 }
 
-Status write_all(int fd, const uint8_t* p, uint64_t n, const std::string& what) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return make_error(Error::Kind::Io, "{}: writing the temporary file failed: {}", what,
-                        std::strerror(errno));
-    }
-    p += w;
-    n -= static_cast<uint64_t>(w);
-  }
+Status write_temp(int fd, const uint8_t* p, uint64_t n, const std::string& what) {
+  if (!write_all(fd, p, n))
+    return make_error(Error::Kind::Io, "{}: writing the temporary file failed: {}", what, std::strerror(errno));
   return {};
 }
 
@@ -390,7 +383,7 @@ Result<MappedFile> Pt2Package::extract(const std::string& entry) const {
       if (total > e.size)
         return make_error(Error::Kind::Corrupt, "{}: entry inflates past its declared size {:#x}",
                           what, e.size);
-      MPK_CHECK(write_all(fd, buf.data(), static_cast<uint64_t>(n), what));
+      MPK_CHECK(write_temp(fd, buf.data(), static_cast<uint64_t>(n), what));
     }
     if (total != e.size)
       return make_error(Error::Kind::Corrupt,

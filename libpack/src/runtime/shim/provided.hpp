@@ -7,7 +7,7 @@
 namespace mpspack::shim {
 
 // Sorted: every aoti_torch_* function the shim defines (aoti_shim.h), and every Sleef_* function of the libsleef
-// the loader opens into the global scope before a model that imports them (model.cpp).
+// the loader opens into the global scope before a model that imports them (loader/library_memory.cpp).
 std::vector<std::string_view> mpspack_shim_provided_symbols();
 
 // Whether `name` is one of those: a binary search of each sorted list, with nothing merged or allocated (the

@@ -1,6 +1,6 @@
 // The CUDA backend: tensors in device memory (the shim's cuda tensors), one non-blocking stream per model,
 // and the external weights uploaded by mpspack itself into one device allocation. Built with the CUDA part of
-// the shim into the plugin lib/mpspack/backend_cuda.so (backend_plugin.hpp), which `run` opens for CUDA libraries.
+// the shim into the plugin lib/mpspack/backend_cuda.so (backend/plugin.hpp), which `run` opens for CUDA libraries.
 //
 // The upload is a pipeline: several threads each read 2 MiB chunks of the container with pread() into their
 // own pair of pinned buffers and queue the copy to the device on their own stream, reading the next chunk
@@ -8,7 +8,8 @@
 // (the slow part of AOTInductor's own path, docs/PERFORMANCE.md); pinned buffers let the copies run at the
 // bus's speed; several readers keep up with it; small huge-page buffers keep the cost of pinning low.
 #include "backend.hpp"
-#include "backend_plugin.hpp"
+#include "plugin.hpp"
+#include "mpspack/fd_io.hpp"
 
 #include "cuda_common.hpp"
 #include "cuda_weight_copies.hpp"
@@ -303,6 +304,7 @@ class CudaBackend final : public Backend {
 
   // Copies each piece [src, src + len) of the weights, which `host` holds and file `fd` holds at `file_offset`
   // (read with pread when fd >= 0), to its device address.
+  // Long: one pipeline; its reader lanes share the jobs, the stop flag, the first failure and the timings.
   Status upload(std::span<const cuda_copies::Piece> pieces, const uint8_t* host, int fd, uint64_t file_offset) {
     using Clock = std::chrono::steady_clock;
     auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
@@ -381,15 +383,11 @@ class CudaBackend final : public Backend {
           uint8_t* dst = staging_[w]->base + uint64_t(k) * chunk;
           t = Clock::now();
           if (fd >= 0) {
-            for (uint64_t got = 0; got < len;) {
-              const ssize_t r = ::pread(fd, dst + got, len - got, off_t(file_offset + off + got));
-              if (r < 0 && errno == EINTR) continue;
-              if (r <= 0) {
-                fail(fmt::format("reading the weights segment: {}", r < 0 ? std::strerror(errno) : "unexpected end"));
-                ok = false;
-                break;
-              }
-              got += uint64_t(r);
+            uint64_t got = 0;
+            const bool read = pread_exact(fd, dst, len, file_offset + off, got);
+            if (!read || got != len) {
+              fail(fmt::format("reading the weights segment: {}", !read ? std::strerror(errno) : "unexpected end"));
+              ok = false;
             }
           } else {
             std::memcpy(dst, host + off, len);

@@ -1,6 +1,6 @@
 // What the loader needs from a device: its name, tensors made, filled and read back, the weights put where
 // the device reads them, and the stream a run goes to. The CPU backend is built in; the CUDA one is a plugin
-// (backend_plugin.hpp) built when the toolkit is found (MPSPACK_HAVE_CUDA). A Metal backend is one more
+// (plugin.hpp) built when the toolkit is found (MPSPACK_HAVE_CUDA). A Metal backend is one more
 // plugin: an implementation of this interface plus its part of the shim (aoti_torch_mps_*), chosen by the
 // library's `device`.
 #pragma once
@@ -84,6 +84,11 @@ class Backend {
 Result<std::unique_ptr<Backend>> make_backend(std::string_view device, int32_t index);
 // The devices this build has backends for, for messages ("cpu", "cpu, cuda").
 std::string_view built_backends();
+// The built-in CPU backend (cpu/cpu_backend.cpp).
+std::unique_ptr<Backend> make_cpu_backend();
+
+// Shared by the backends built in: "CALL failed: <the shim's last error>", a Runtime error.
+Error shim_error(std::string_view call);
 
 // Shared by the backends: dense row-major strides of `shape`.
 std::vector<int64_t> dense_strides(const std::vector<int64_t>& shape);

@@ -1,4 +1,4 @@
-// The one function a backend plugin (lib/mpspack/backend_<device>.so, backend_plugins.cpp) exports, with C
+// The one function a backend plugin (lib/mpspack/backend_<device>.so, plugin.cpp) exports, with C
 // linkage so the loader finds it by name. Both sides are built from this tree by one compiler, so the C++
 // types cross as they are.
 #pragma once

@@ -1,13 +1,12 @@
 // GPU backends are plugins: lib/mpspack/backend_<device>.so beside the executable's bin/, opened by `run` when a
-// library needs that device. Linked in, the CUDA runtime and the CUDA shim's fat binaries were loaded and
-// registered at every start of every command (~1.7 ms of `inspect`'s start-up, docs/PERFORMANCE.md). A plugin
-// is opened RTLD_GLOBAL: the model library dlopen'ed after it binds to the device functions it brings (the
-// aoti_torch_<device>_* shim, the device runtime). It resolves the generic shim and the rest of mpspack against
-// the executable, which exports them.
-#include "backend.hpp"
-#include "backend_plugin.hpp"
+// library needs that device. Linking the CUDA runtime and the CUDA shim's fat binaries into mpspack would load
+// and register them at every start of every command, ~1.7 ms of each command's start-up (e.g. `inspect`,
+// docs/PERFORMANCE.md). A plugin is opened RTLD_GLOBAL: the model library dlopen'ed after it binds to the device
+// functions it brings (the aoti_torch_<device>_* shim, the device runtime). It resolves the generic shim and the
+// rest of mpspack against the executable, which exports them.
+#include "plugin.hpp"
 
-#include "shared_library.hpp"
+#include "io/shared_library.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>

@@ -1,0 +1,125 @@
+// The loaded model's state (Model::Impl) and the loader's steps over it, one file per step:
+//   checks.cpp            what cannot run here is refused before any of the library's code runs
+//   library_memory.cpp    the stored library into a memfd, dlopen'ed; its kernel files for Create
+//   routes.cpp            its large allocations and its copies of its weights routed (large_blocks.hpp)
+//   embedded_weights.cpp  embedded weights back where the linker put them, one function per mechanism
+//   weights_offer.cpp     the weights segment offered to the library as its block, mapped (WeightsOffer)
+//   external_weights.cpp  an external blob after Create: in place, offered, copied; GPU copies deferred
+//   introspection.cpp     what the model says about itself (describe, constants, constant_table)
+//   model.cpp             Model::load as the list of these steps, run, prepare_inputs / run_prepared
+#pragma once
+
+#include "mpspack/runtime/model.hpp"
+
+#include "aoti_api.hpp"
+#include "backend.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mpspack::runtime {
+
+struct Model::Impl {
+  const format::Container* container = nullptr;
+  uint32_t index = 0;
+  LibraryInfo lib;
+  std::unique_ptr<Backend> backend;
+  int memfd = -1;
+  bool routed = false;  // the library's malloc and memcpy go through large_blocks.hpp
+  bool copies_routed = false;  // its copies of its weights to the device go through the backend
+  void* dl = nullptr;
+  uintptr_t base = 0;  // where dl's vaddr 0 lies in memory (its link map's l_addr)
+  AotiApi api;
+  AOTInductorModelContainerHandle handle = nullptr;
+  StagedWeights staged;          // external weights on the device (GPU), freed after the model
+  std::string cubin_dir;         // the library's kernel files written out for Create, removed with the model
+  std::vector<AtenTensorHandle> prepared;  // run_prepared()'s inputs
+  bool captured = false;                   // run_prepared(graph = true) captured its graph
+  // User-managed constant tensors (external blob in place): ours, deleted after the container.
+  std::vector<AtenTensorHandle> weight_tensors;
+  WeightsMode mode = WeightsMode::None;
+  PhaseTimings t;
+  size_t n_in = 0, n_out = 0;
+  std::optional<std::vector<TensorInfo>> in_sig, out_sig;
+
+  ~Impl() {
+    for (AtenTensorHandle h : prepared) aoti_torch_delete_tensor_object(h);
+    if (handle && api.destroy) api.destroy(handle);
+    for (AtenTensorHandle h : weight_tensors) aoti_torch_delete_tensor_object(h);
+    if (backend) (void)backend->synchronize();
+    staged = {};
+    remove_cubin_dir();
+    if (dl) dlclose(dl);
+    if (memfd >= 0) ::close(memfd);
+  }
+
+  void remove_cubin_dir() {
+    if (cubin_dir.empty()) return;
+    if (DIR* d = ::opendir(cubin_dir.c_str())) {
+      while (struct dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+          ::unlink((cubin_dir + "/" + e->d_name).c_str());
+      ::closedir(d);
+    }
+    ::rmdir(cubin_dir.c_str());
+    cubin_dir.clear();
+  }
+
+  std::string what() const { return fmt::format("library '{}'", lib.name); }
+  Error error(Error::Kind k, std::string message) const { return Error{k, fmt::format("{}: {}", what(), message)}; }
+};
+
+namespace loader {
+
+using Clock = std::chrono::steady_clock;
+
+inline double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// An Io error naming the library, the failed call and errno's text.
+Error sys_error(std::string_view lib, std::string_view what);
+
+// The manifest's segment of the library's weights (lib.weights >= 0).
+const SegmentInfo& weights_segment(const Model::Impl& m);
+
+// Whether the weights segment may be offered to the library mapped from the container (CPU, file-backed,
+// embedded or external blob, at least map_weights_min_bytes, as aligned as the region).
+bool may_map_weights(const Model::Impl& m, const LoadOptions& o);
+
+// checks.cpp: the backend made, then the library refused when it cannot run here.
+Status refuse(Model::Impl& m, const LoadOptions& o);
+
+// library_memory.cpp
+Status provide_sleef(Model::Impl& m);
+Status library_to_memory(Model::Impl& m);
+Status write_cubins(Model::Impl& m);
+
+// routes.cpp
+void route_allocations(Model::Impl& m, const LoadOptions& o);
+void route_weight_copies(Model::Impl& m, const LoadOptions& o);
+
+// embedded_weights.cpp
+Status place_embedded(Model::Impl& m, const LoadOptions& o);
+
+// external_weights.cpp
+// Runs `load` (Create or UpdateConstantsFromBlob) with the library's copies from `mirror` (the weights segment's
+// bytes as the library reads them; null: none to gather) gathered by the backend, then has the backend make them;
+// whether it made any.
+Result<bool> with_weight_copies_deferred(Model::Impl& m, const void* mirror, const std::function<Status()>& load);
+Status load_external_blob(Model::Impl& m, const LoadOptions& o);
+
+// introspection.cpp
+Status describe(Model::Impl& m);
+
+}  // namespace loader
+}  // namespace mpspack::runtime
