@@ -14,7 +14,8 @@ def test_build_and_run_return_the_json_reports(tmp_path, mpspack_bin, tiny_so):
     out = tmp_path / "tiny.mpk"
     report = mpspack.build(tiny_so, out, example_inputs=[(e / "input0.bin", "f32", (4, 16))],
                            example_outputs=[(e / "expected0.bin", "f32", (4, 8))], mpspack_bin=mpspack_bin)
-    assert report == {"output": str(out), "libraries": 1, "segments": 4, "segment_bytes": report["segment_bytes"]}
+    assert report == {"schema_version": 1, "output": str(out), "libraries": 1, "segments": 4,
+                      "segment_bytes": report["segment_bytes"]}
     with mpspack.open(out) as c:
         assert report["segment_bytes"] == sum(s["size"] for s in c.segments)
     ran = mpspack.run(out, mpspack_bin=mpspack_bin)
