@@ -516,6 +516,22 @@ TEST_CASE("cuda cuDNN-named attention gives the efficient attention's values in 
         CHECK(max_q == 5);
         CHECK(max_k == 5);
       }
+  {  // AOTInductor passes null for the results it does not use; torch's shim then skips them.
+    Handle e0, e0_only, c0_only;
+    Handle e1, e2, e3;
+    REQUIRE(aoti_torch_cuda__scaled_dot_product_efficient_attention(q.gpu.get(), k.gpu.get(), v.gpu.get(), nullptr, 0,
+                                                                    0.0, 1, nullptr, e0.out(), e1.out(), e2.out(),
+                                                                    e3.out()) == 0);
+    REQUIRE(aoti_torch_cuda__scaled_dot_product_efficient_attention(q.gpu.get(), k.gpu.get(), v.gpu.get(), nullptr, 0,
+                                                                    0.0, 1, nullptr, e0_only.out(), nullptr, nullptr,
+                                                                    nullptr) == 0);
+    REQUIRE(aoti_torch_cuda__scaled_dot_product_cudnn_attention(q.gpu.get(), k.gpu.get(), v.gpu.get(), nullptr, 0, 0.0,
+                                                                1, 0, nullptr, c0_only.out(), nullptr, nullptr,
+                                                                nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                                nullptr) == 0);
+    CHECK(host(e0_only.get()) == host(e0.get()));
+    CHECK(host(c0_only.get()) == host(e0.get()));
+  }
   Handle c0, c1, c2, c3, c6, c7, c8;
   int64_t max_q = 0, max_k = 0;
   REQUIRE(aoti_torch_cuda__scaled_dot_product_cudnn_attention(q.gpu.get(), k.gpu.get(), v.gpu.get(), nullptr, 1, 0.0,

@@ -128,7 +128,6 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
     const Tensor& k = deref(key, "key");
     const Tensor& v = deref(value, "value");
     const Tensor* mask = (attn_mask != nullptr && *attn_mask != nullptr) ? *attn_mask : nullptr;
-    if (ret0 == nullptr || ret1 == nullptr) fail("ret0/ret1 is null");
     for (const Tensor* t : {&q, &k, &v}) {
       require_cpu(*t, "sdpa");
       if (t->dim() != 4) fail("sdpa: query, key and value must be 4-D [B, H, L, E]");
@@ -167,7 +166,7 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
       if (f64) attend<double>(p, q, k, v, *out, *lse);
       else attend<float>(p, q, k, v, *out, *lse);
     }
-    *ret0 = out.release();
-    *ret1 = lse.release();
+    hand_out(ret0, std::move(out));
+    hand_out(ret1, std::move(lse));
   });
 }

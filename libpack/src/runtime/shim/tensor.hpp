@@ -131,6 +131,12 @@ Tensor* new_contiguous(std::span<const int64_t> sizes, int32_t dtype);
 // Owning pointer for temporaries.
 using TensorPtr = std::unique_ptr<Tensor>;
 
+// A result handed to the caller through `ret`, or dropped when `ret` is null: callers of the attention ops pass
+// null for the results they do not use (torch's generated shims check each of those ops' result pointers).
+inline void hand_out(AtenTensorHandle* ret, TensorPtr t) {
+  if (ret != nullptr) *ret = t.release();
+}
+
 // src's strides for reading it as dst's shape: trailing dims aligned, size-1 dims stride 0. Throws when the
 // shapes do not broadcast.
 std::vector<int64_t> broadcast_strides(const Tensor& dst, const Tensor& src);

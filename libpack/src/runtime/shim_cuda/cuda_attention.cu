@@ -238,7 +238,6 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attentio
     const Tensor& k = deref(key, "key");
     const Tensor& v = deref(value, "value");
     const Tensor* bias = (attn_bias != nullptr && *attn_bias != nullptr) ? *attn_bias : nullptr;
-    if (!ret0 || !ret1 || !ret2 || !ret3) fail("a result pointer is null");
     Problem p = attention_problem(q, k, v, bias, dropout_p, is_causal, scale, kEfficient);
     const int32_t device = q.storage->device_index;
     // torch: the output is made as [B, L, H, Ev] and returned transposed to [B, H, L, Ev].
@@ -254,10 +253,10 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attentio
     TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     if (p.B * p.H * p.L * p.Ev > 0)
       attend(q, k, v, bias, *out, compute_log_sumexp ? reinterpret_cast<float*>(lse->data()) : nullptr, p);
-    *ret0 = out.release();
-    *ret1 = lse.release();
-    *ret2 = seed.release();
-    *ret3 = offset.release();
+    hand_out(ret0, std::move(out));
+    hand_out(ret1, std::move(lse));
+    hand_out(ret2, std::move(seed));
+    hand_out(ret3, std::move(offset));
   });
 }
 
@@ -274,8 +273,6 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
     const Tensor& k = deref(key, "key");
     const Tensor& v = deref(value, "value");
     const Tensor* bias = (attn_bias != nullptr && *attn_bias != nullptr) ? *attn_bias : nullptr;
-    if (!ret0 || !ret1 || !ret2 || !ret3 || !ret4 || !ret5 || !ret6 || !ret7 || !ret8)
-      fail("a result pointer is null");
     if (return_debug_mask) fail(std::string(kCudnn) + ": the debug mask is not supported");
     Problem p = attention_problem(q, k, v, bias, dropout_p, is_causal, scale, kCudnn);
     const int32_t device = q.storage->device_index;
@@ -288,14 +285,14 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
     TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     if (p.B * p.H * p.L * p.Ev > 0) attend(q, k, v, bias, *out, reinterpret_cast<float*>(lse->data()), p);
-    *ret0 = out.release();
-    *ret1 = lse.release();
-    *ret2 = nullptr;
-    *ret3 = nullptr;
-    *ret4 = p.L;
-    *ret5 = p.S;
-    *ret6 = seed.release();
-    *ret7 = offset.release();
-    *ret8 = nullptr;
+    hand_out(ret0, std::move(out));
+    hand_out(ret1, std::move(lse));
+    hand_out(ret2, nullptr);  // no cumulative sequence lengths
+    hand_out(ret3, nullptr);
+    if (ret4 != nullptr) *ret4 = p.L;
+    if (ret5 != nullptr) *ret5 = p.S;
+    hand_out(ret6, std::move(seed));
+    hand_out(ret7, std::move(offset));
+    hand_out(ret8, nullptr);  // no debug mask
   });
 }
