@@ -1,12 +1,16 @@
-// The descriptors and algorithm of one convolution shape on cuDNN, cached for the process (cudnn_conv_plan.hpp).
+// The plan of one convolution shape on cuDNN, cached for the process (cudnn_conv_plan.hpp).
 //
-// The algorithm is chosen as torch chooses it with torch.backends.cudnn.benchmark off: the first result of
-// cudnnGet*Algorithm_v7 (cuDNN's heuristics, best first) that cuDNN supports for the shape and whose workspace
-// can be allocated. Math types follow torch: tensor-op math for f16/bf16, cuDNN's default for f32 (which lets it
-// use TF32) unless TF32 is turned off, then FMA math only.
+// First choice, as torch runs convolutions: a graph-API execution plan from cuDNN's heuristics
+// (cudnn_conv_graph.hpp). The legacy API's choices are 1.5-7x slower on real nets' shapes on an H200
+// (bench/cuda_conv_host.cpp), so it serves only shapes for which cuDNN builds no graph plan: there the algorithm
+// is the fastest cuDNN measures (cudnnFind*Algorithm), or the legacy heuristics' first (cudnnGet*Algorithm_v7)
+// while the stream is being captured into a CUDA graph or when Find fails. Either way it is one that is allowed
+// and whose workspace can be allocated. Math types follow torch: tensor-op math for f16/bf16, cuDNN's default
+// for f32 (which lets it use TF32) unless TF32 is turned off, then FMA math only.
 #include "cudnn_conv_plan.hpp"
 
 #include "cuda_common.hpp"
+#include "cudnn_conv_graph.hpp"
 
 #include <cstdlib>
 #include <map>
@@ -39,6 +43,17 @@ std::vector<int64_t> layout_strides(std::span<const int64_t> sizes, bool channel
     step *= sizes[d];
   }
   return strides;
+}
+
+bool workspace_fits(std::size_t bytes, int device) {
+  if (bytes == 0) return true;
+  try {
+    Storage::allocate_on(kCuda, device, bytes);  // freed again at once, back into the pool
+    return true;
+  } catch (const ShimError&) {
+    cudaGetLastError();
+    return false;
+  }
 }
 
 namespace {
@@ -117,6 +132,7 @@ struct Descriptors {
 };
 
 struct Plan {
+  std::unique_ptr<GraphPlan> graph;  // when null, the legacy API's:
   Descriptors d;
   int algo = 0;  // a cudnnConvolutionFwdAlgo_t, or a cudnnConvolutionBwdDataAlgo_t for a transposed shape
   std::size_t workspace = 0;
@@ -148,18 +164,6 @@ void describe(Descriptors& d, const ConvShape& s, int32_t dtype) {
   check_cudnn(c.set_conv_math(d.conv, requested_math(dtype)), failed("cudnnSetConvolutionMathType", s));
 }
 
-// Whether `bytes` of workspace can be had now (a failed allocation leaves no CUDA error behind).
-bool workspace_fits(std::size_t bytes, int device) {
-  if (bytes == 0) return true;
-  try {
-    Storage::allocate_on(kCuda, device, bytes);  // freed again at once, back into the pool
-    return true;
-  } catch (const ShimError&) {
-    cudaGetLastError();
-    return false;
-  }
-}
-
 // The first of cuDNN's proposals (best first) that is supported, allowed and whose workspace fits.
 template <class Perf>
 void choose(Plan& p, const std::vector<Perf>& proposals, const ConvShape& s, int32_t dtype, int device) {
@@ -185,46 +189,85 @@ std::vector<Perf> proposals(int max, Get get, const char* step, const ConvShape&
   return r;
 }
 
-std::unique_ptr<Plan> make_plan(const ConvShape& s, int32_t dtype, int device, cudnnHandle_t h) {
+// Whether the current stream is being captured into a CUDA graph: Find runs and times convolutions, which a
+// capture would record instead of running.
+bool capturing() {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(current_stream(), &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+}
+
+// cuDNN's proposals, fastest first: measured by `find`, or from `heuristics` while capturing or when Find fails
+// (its failure leaves no CUDA error behind).
+template <class Perf, class Find, class Heuristics>
+std::vector<Perf> measured_or_proposed(int max, Find find, Heuristics heuristics, const char* heuristics_step,
+                                       const ConvShape& s) {
+  if (!capturing()) {
+    std::vector<Perf> r(std::size_t(std::max(max, 1)));
+    int n = 0;
+    if (find(int(r.size()), &n, r.data()) == CUDNN_STATUS_SUCCESS && n > 0) {
+      r.resize(std::size_t(n));
+      return r;
+    }
+    cudaGetLastError();
+  }
+  return proposals<Perf>(max, heuristics, heuristics_step, s);
+}
+
+std::unique_ptr<Plan> make_plan(const ConvShape& s, int32_t dtype, int device, cudnnHandle_t h, Alignments a) {
   const Cudnn& c = cudnn();
   auto p = std::make_unique<Plan>();
+  if ((p->graph = make_graph_plan(s, dtype, device, h, a))) {
+    p->workspace = p->graph->workspace();
+    return p;
+  }
   const Descriptors& d = p->d;
   describe(p->d, s, dtype);
   int max = 0;
   if (!s.transposed) {
     check_cudnn(c.forward_algo_count(h, &max), failed("cudnnGetConvolutionForwardAlgorithmMaxCount", s));
+    auto find = [&](int m, int* n, cudnnConvolutionFwdAlgoPerf_t* r) {
+      return c.find_forward_algos(h, d.x, d.w, d.conv, d.y, m, n, r);
+    };
     auto get = [&](int m, int* n, cudnnConvolutionFwdAlgoPerf_t* r) {
       return c.forward_algos(h, d.x, d.w, d.conv, d.y, m, n, r);
     };
-    choose(*p, proposals<cudnnConvolutionFwdAlgoPerf_t>(max, get, "cudnnGetConvolutionForwardAlgorithm_v7", s), s,
-           dtype, device);
+    choose(*p,
+           measured_or_proposed<cudnnConvolutionFwdAlgoPerf_t>(max, find, get, "cudnnGetConvolutionForwardAlgorithm_v7",
+                                                                s),
+           s, dtype, device);
   } else {  // x is the gradient of a convolution's output, y the input's
     check_cudnn(c.backward_data_algo_count(h, &max), failed("cudnnGetConvolutionBackwardDataAlgorithmMaxCount", s));
+    auto find = [&](int m, int* n, cudnnConvolutionBwdDataAlgoPerf_t* r) {
+      return c.find_backward_data_algos(h, d.w, d.x, d.conv, d.y, m, n, r);
+    };
     auto get = [&](int m, int* n, cudnnConvolutionBwdDataAlgoPerf_t* r) {
       return c.backward_data_algos(h, d.w, d.x, d.conv, d.y, m, n, r);
     };
-    choose(*p, proposals<cudnnConvolutionBwdDataAlgoPerf_t>(max, get, "cudnnGetConvolutionBackwardDataAlgorithm_v7", s),
+    choose(*p,
+           measured_or_proposed<cudnnConvolutionBwdDataAlgoPerf_t>(
+               max, find, get, "cudnnGetConvolutionBackwardDataAlgorithm_v7", s),
            s, dtype, device);
   }
   return p;
 }
 
 // Everything the descriptors and the choice depend on.
-std::vector<int64_t> plan_key(const ConvShape& s, int32_t dtype, int device) {
-  std::vector<int64_t> k{device, dtype, s.transposed, s.channels_last, s.spatial, s.groups, s.N, s.C, s.O};
+std::vector<int64_t> plan_key(const ConvShape& s, int32_t dtype, int device, Alignments a) {
+  std::vector<int64_t> k{device, dtype, s.transposed, s.channels_last, s.spatial, s.groups, s.N, s.C, s.O,
+                         a.x, a.w, a.y};
   for (const auto* v : {&s.in, &s.kernel, &s.out, &s.stride, &s.pad, &s.dilation})
     k.insert(k.end(), v->begin(), v->end());
   return k;
 }
 
-const Plan& plan_for(const ConvShape& s, int32_t dtype, int device, cudnnHandle_t h) {
+const Plan& plan_for(const ConvShape& s, int32_t dtype, int device, cudnnHandle_t h, Alignments a) {
   static std::mutex mutex;
   // Never destroyed: the plans live as long as the process, and destroying descriptors during static
   // destruction could run after cuDNN's own teardown.
   static auto* plans = new std::map<std::vector<int64_t>, std::unique_ptr<Plan>>();
   std::lock_guard lock(mutex);
-  std::unique_ptr<Plan>& slot = (*plans)[plan_key(s, dtype, device)];
-  if (!slot) slot = make_plan(s, dtype, device, h);
+  std::unique_ptr<Plan>& slot = (*plans)[plan_key(s, dtype, device, a)];
+  if (!slot) slot = make_plan(s, dtype, device, h, a);
   return *slot;
 }
 
@@ -233,10 +276,11 @@ const Plan& plan_for(const ConvShape& s, int32_t dtype, int device, cudnnHandle_
 void run_cudnn_convolution(const ConvShape& s, int32_t dtype, int device, const void* x, const void* w, void* y) {
   const Cudnn& c = cudnn();
   CudnnLease lease(device, current_stream());
-  const Plan& p = plan_for(s, dtype, device, lease.handle());
+  const Plan& p = plan_for(s, dtype, device, lease.handle(), {alignment_of(x), alignment_of(w), alignment_of(y)});
   // Stream-ordered: freed back to the pool after the convolution on the same stream.
   const std::shared_ptr<Storage> ws = p.workspace ? Storage::allocate_on(kCuda, device, p.workspace) : nullptr;
   void* ws_data = ws ? ws->data : nullptr;
+  if (p.graph) return p.graph->run(lease.handle(), x, w, y, ws_data, s);
   const float one_f = 1, zero_f = 0;
   const double one_d = 1, zero_d = 0;
   const void* one = is_f64(dtype) ? static_cast<const void*>(&one_d) : &one_f;

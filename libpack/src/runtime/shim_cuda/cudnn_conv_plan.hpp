@@ -1,5 +1,6 @@
-// A convolution on cuDNN's (legacy) API: the descriptors of one shape and the algorithm chosen for it, made once
-// per shape and kept for the process, and the call that runs it.
+// A convolution on cuDNN: the plan of one shape, made once per shape and kept for the process, and the call that
+// runs it. The plan is a graph-API execution plan (cudnn_conv_graph.hpp), or the legacy API's descriptors and
+// algorithm where cuDNN builds no graph plan for the shape.
 #pragma once
 
 #include "conv_shape.hpp"
@@ -18,8 +19,11 @@ bool conv_tf32_allowed();
 // (C innermost, then the spatial dims, N outermost).
 std::vector<int64_t> layout_strides(std::span<const int64_t> sizes, bool channels_last);
 
-// y <- conv(x, w) for a plain shape (cudnnConvolutionForward), or conv_transpose(x, w) for a transposed one
-// (cudnnConvolutionBackwardData, x as the gradient of a convolution's output). x, w and y are dense in the layout
+// Whether `bytes` of workspace can be had now on `device` (a failed allocation leaves no CUDA error behind).
+bool workspace_fits(std::size_t bytes, int device);
+
+// y <- conv(x, w) for a plain shape , or conv_transpose(x, w) for a transposed one (cuDNN's backward-data
+// operation, x as the gradient of a convolution's output). x, w and y are dense in the layout
 // s.channels_last names (channels-last, or contiguous) and of one dtype; no bias. The workspace comes from the
 // shim's allocator; everything runs on current_stream(). Throws ShimError
 // "convolution: ... <shape>: <cuDNN's message>".

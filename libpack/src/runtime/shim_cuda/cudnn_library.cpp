@@ -55,10 +55,18 @@ std::string bind_all(void* h, Cudnn& c) {
   bind(h, c.destroy_conv, "cudnnDestroyConvolutionDescriptor", missing);
   bind(h, c.forward_algo_count, "cudnnGetConvolutionForwardAlgorithmMaxCount", missing);
   bind(h, c.forward_algos, "cudnnGetConvolutionForwardAlgorithm_v7", missing);
+  bind(h, c.find_forward_algos, "cudnnFindConvolutionForwardAlgorithm", missing);
   bind(h, c.forward, "cudnnConvolutionForward", missing);
   bind(h, c.backward_data_algo_count, "cudnnGetConvolutionBackwardDataAlgorithmMaxCount", missing);
   bind(h, c.backward_data_algos, "cudnnGetConvolutionBackwardDataAlgorithm_v7", missing);
+  bind(h, c.find_backward_data_algos, "cudnnFindConvolutionBackwardDataAlgorithm", missing);
   bind(h, c.backward_data, "cudnnConvolutionBackwardData", missing);
+  bind(h, c.backend_create, "cudnnBackendCreateDescriptor", missing);
+  bind(h, c.backend_destroy, "cudnnBackendDestroyDescriptor", missing);
+  bind(h, c.backend_set, "cudnnBackendSetAttribute", missing);
+  bind(h, c.backend_get, "cudnnBackendGetAttribute", missing);
+  bind(h, c.backend_finalize, "cudnnBackendFinalize", missing);
+  bind(h, c.backend_execute, "cudnnBackendExecute", missing);
   std::string optional;
   bind(h, c.last_error_string, "cudnnGetLastErrorString", optional);
   return missing;

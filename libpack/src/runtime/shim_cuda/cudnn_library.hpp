@@ -35,10 +35,19 @@ struct Cudnn {
   decltype(&cudnnDestroyConvolutionDescriptor) destroy_conv = nullptr;
   decltype(&cudnnGetConvolutionForwardAlgorithmMaxCount) forward_algo_count = nullptr;
   decltype(&cudnnGetConvolutionForwardAlgorithm_v7) forward_algos = nullptr;
+  decltype(&cudnnFindConvolutionForwardAlgorithm) find_forward_algos = nullptr;
   decltype(&cudnnConvolutionForward) forward = nullptr;
   decltype(&cudnnGetConvolutionBackwardDataAlgorithmMaxCount) backward_data_algo_count = nullptr;
   decltype(&cudnnGetConvolutionBackwardDataAlgorithm_v7) backward_data_algos = nullptr;
+  decltype(&cudnnFindConvolutionBackwardDataAlgorithm) find_backward_data_algos = nullptr;
   decltype(&cudnnConvolutionBackwardData) backward_data = nullptr;
+  // The graph (backend) API: descriptors made of attributes, finalized, and execution plans.
+  decltype(&cudnnBackendCreateDescriptor) backend_create = nullptr;
+  decltype(&cudnnBackendDestroyDescriptor) backend_destroy = nullptr;
+  decltype(&cudnnBackendSetAttribute) backend_set = nullptr;
+  decltype(&cudnnBackendGetAttribute) backend_get = nullptr;
+  decltype(&cudnnBackendFinalize) backend_finalize = nullptr;
+  decltype(&cudnnBackendExecute) backend_execute = nullptr;
 };
 
 // The library, opened on the first call: MPSPACK_CUDNN, then libcudnn.so.9 by name (LD_LIBRARY_PATH, the system's
