@@ -32,17 +32,35 @@ namespace cu = mpspack::shim::cuda;
 
 struct Shape {
   const char* name;
-  int64_t N, C, H, W, O, k, stride, pad, groups;
+  int64_t N, C, O, groups;
+  std::vector<int64_t> in, k, stride, pad, dilation;  // one entry per spatial dim
+
+  std::vector<int64_t> out() const {
+    std::vector<int64_t> o;
+    for (size_t d = 0; d < in.size(); ++d)
+      o.push_back((in[d] + 2 * pad[d] - dilation[d] * (k[d] - 1) - 1) / stride[d] + 1);
+    return o;
+  }
 };
 
-// Shapes from resnet18, efficientnet_b0, convnext_tiny and a Whisper-style 1-D front end (as 2-D, height 1).
+std::vector<int64_t> cat(std::vector<int64_t> head, const std::vector<int64_t>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+// Shapes from resnet18, efficientnet_b0, convnext_tiny and the zoo's conv3d_net (bench/zoo/own_models.py).
 const std::vector<Shape> kShapes = {
-    {"resnet18 3x3 64->64 56x56", 1, 64, 56, 56, 64, 3, 1, 1, 1},
-    {"resnet18 1x1 64->128 s2", 1, 64, 56, 56, 128, 1, 2, 0, 1},
-    {"resnet18 7x7 3->64 s2 224x224", 1, 3, 224, 224, 64, 7, 2, 3, 1},
-    {"effnet dw 3x3 96 s2 112x112", 1, 96, 112, 112, 96, 3, 2, 1, 96},
-    {"effnet 1x1 96->24 56x56", 1, 96, 56, 56, 24, 1, 1, 0, 1},
-    {"convnext dw 7x7 96 56x56", 1, 96, 56, 56, 96, 7, 1, 3, 96},
+    {"resnet18 3x3 64->64 56x56", 1, 64, 64, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
+    {"resnet18 1x1 64->128 s2", 1, 64, 128, 1, {56, 56}, {1, 1}, {2, 2}, {0, 0}, {1, 1}},
+    {"resnet18 7x7 3->64 s2 224x224", 1, 3, 64, 1, {224, 224}, {7, 7}, {2, 2}, {3, 3}, {1, 1}},
+    {"effnet dw 3x3 96 s2 112x112", 1, 96, 96, 96, {112, 112}, {3, 3}, {2, 2}, {1, 1}, {1, 1}},
+    {"effnet 1x1 96->24 56x56", 1, 96, 24, 1, {56, 56}, {1, 1}, {1, 1}, {0, 0}, {1, 1}},
+    {"convnext dw 7x7 96 56x56", 1, 96, 96, 96, {56, 56}, {7, 7}, {1, 1}, {3, 3}, {1, 1}},
+    {"3-D 3x3x3 3->16 8x56x56", 1, 3, 16, 1, {8, 56, 56}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}},
+    {"3-D 3x3x3 16->32 s2", 1, 16, 32, 1, {8, 56, 56}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}},
+    {"3-D dw 3x3x3 32 4x28x28", 1, 32, 32, 32, {4, 28, 28}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}},
+    {"3-D 1x1x1 32->64", 1, 32, 64, 1, {4, 28, 28}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}},
+    {"3-D 1x3x3 s(1,2,2) dil 2", 1, 64, 64, 1, {4, 28, 28}, {1, 3, 3}, {1, 2, 2}, {0, 2, 2}, {1, 2, 2}},
 };
 
 [[noreturn]] void die(const std::string& what) {
@@ -58,14 +76,25 @@ void ok(cudaError_t rc, const char* what) {
   if (rc != cudaSuccess) die(std::string(what) + ": " + cudaGetErrorString(rc));
 }
 
-// Dense strides of an NCHW-sized tensor: contiguous, or channels-last (C innermost).
+// Dense strides of an [N, C, spatial...] tensor: contiguous, or channels-last (C innermost).
 std::vector<int64_t> strides_of(const std::vector<int64_t>& sizes, bool channels_last) {
-  const std::vector<size_t> order = channels_last ? std::vector<size_t>{1, 3, 2, 0} : std::vector<size_t>{3, 2, 1, 0};
-  std::vector<int64_t> strides(4);
+  std::vector<size_t> order;  // innermost first
+  if (channels_last) order.push_back(1);
+  for (size_t d = sizes.size(); d-- > 0;)
+    if (!(channels_last && d == 1)) order.push_back(d);
+  std::vector<int64_t> strides(sizes.size());
   int64_t step = 1;
   for (size_t d : order) strides[d] = step, step *= sizes[d];
   return strides;
 }
+
+int64_t numel(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t v : sizes) n *= v;
+  return n;
+}
+
+std::vector<int> ints(const std::vector<int64_t>& v) { return std::vector<int>(v.begin(), v.end()); }
 
 AtenTensorHandle empty(const std::vector<int64_t>& sizes, bool channels_last) {
   const std::vector<int64_t> strides = strides_of(sizes, channels_last);
@@ -124,23 +153,23 @@ struct LegacyConv {
   void* ws = nullptr;
   size_t ws_bytes = 0;
 
-  LegacyConv(const Shape& s, int64_t oh, int64_t ow, bool cl) {
+  LegacyConv(const Shape& s, bool cl) {
     const cu::Cudnn& c = cu::cudnn();
     cu::check_cudnn(c.create(&h), "cudnnCreate");
     c.create_tensor(&x);
     c.create_tensor(&y);
     c.create_filter(&w);
     c.create_conv(&conv);
-    const int xd[4] = {int(s.N), int(s.C), int(s.H), int(s.W)}, yd[4] = {int(s.N), int(s.O), int(oh), int(ow)};
-    const auto xs64 = strides_of({s.N, s.C, s.H, s.W}, cl), ys64 = strides_of({s.N, s.O, oh, ow}, cl);
-    const int xs[4] = {int(xs64[0]), int(xs64[1]), int(xs64[2]), int(xs64[3])};
-    const int ys[4] = {int(ys64[0]), int(ys64[1]), int(ys64[2]), int(ys64[3])};
-    const int wd[4] = {int(s.O), int(s.C / s.groups), int(s.k), int(s.k)};
-    const int pad[2] = {int(s.pad), int(s.pad)}, st[2] = {int(s.stride), int(s.stride)}, dil[2] = {1, 1};
-    cu::check_cudnn(c.set_tensor(x, CUDNN_DATA_FLOAT, 4, xd, xs), "x");
-    cu::check_cudnn(c.set_tensor(y, CUDNN_DATA_FLOAT, 4, yd, ys), "y");
-    cu::check_cudnn(c.set_filter(w, CUDNN_DATA_FLOAT, cl ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, 4, wd), "w");
-    cu::check_cudnn(c.set_conv(conv, 2, pad, st, dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), "conv");
+    const std::vector<int64_t> xd = cat({s.N, s.C}, s.in), yd = cat({s.N, s.O}, s.out()),
+                               wd = cat({s.O, s.C / s.groups}, s.k);
+    const int dims = int(xd.size()), sp = dims - 2;
+    cu::check_cudnn(c.set_tensor(x, CUDNN_DATA_FLOAT, dims, ints(xd).data(), ints(strides_of(xd, cl)).data()), "x");
+    cu::check_cudnn(c.set_tensor(y, CUDNN_DATA_FLOAT, dims, ints(yd).data(), ints(strides_of(yd, cl)).data()), "y");
+    cu::check_cudnn(
+        c.set_filter(w, CUDNN_DATA_FLOAT, cl ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, dims, ints(wd).data()), "w");
+    cu::check_cudnn(c.set_conv(conv, sp, ints(s.pad).data(), ints(s.stride).data(), ints(s.dilation).data(),
+                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                    "conv");
     cu::check_cudnn(c.set_conv_groups(conv, int(s.groups)), "groups");
     cudnnConvolutionFwdAlgoPerf_t perf[16];
     int n = 0;
@@ -163,23 +192,25 @@ struct LegacyConv {
 };
 
 void measure(const Shape& s, bool cl, int calls, int rounds) {
-  const int64_t oh = (s.H + 2 * s.pad - s.k) / s.stride + 1, ow = (s.W + 2 * s.pad - s.k) / s.stride + 1;
-  AtenTensorHandle x = empty({s.N, s.C, s.H, s.W}, cl), w = empty({s.O, s.C / s.groups, s.k, s.k}, cl);
-  AtenTensorHandle y0 = empty({s.N, s.O, oh, ow}, cl);
-  ok(cudaMemset(data(x), 0, size_t(s.N * s.C * s.H * s.W) * 4), "cudaMemset");
-  ok(cudaMemset(data(w), 0, size_t(s.O * (s.C / s.groups) * s.k * s.k) * 4), "cudaMemset");
-  const int64_t stride[2] = {s.stride, s.stride}, pad[2] = {s.pad, s.pad}, dil[2] = {1, 1}, opad[2] = {0, 0};
+  const std::vector<int64_t> xs = cat({s.N, s.C}, s.in), ws = cat({s.O, s.C / s.groups}, s.k),
+                             ys = cat({s.N, s.O}, s.out());
+  AtenTensorHandle x = empty(xs, cl), w = empty(ws, cl), y0 = empty(ys, cl);
+  ok(cudaMemset(data(x), 0, size_t(numel(xs)) * 4), "cudaMemset");
+  ok(cudaMemset(data(w), 0, size_t(numel(ws)) * 4), "cudaMemset");
+  const int64_t sp = int64_t(s.in.size());
+  const std::vector<int64_t> opad(s.in.size(), 0);
   auto shim_call = [&] {
     AtenTensorHandle y = nullptr;
-    ok(aoti_torch_cuda_convolution(x, w, nullptr, stride, 2, pad, 2, dil, 2, 0, opad, 2, s.groups, &y),
+    ok(aoti_torch_cuda_convolution(x, w, nullptr, s.stride.data(), sp, s.pad.data(), sp, s.dilation.data(), sp, 0,
+                                   opad.data(), sp, s.groups, &y),
        "aoti_torch_cuda_convolution");
     ok(aoti_torch_delete_tensor_object(y), "aoti_torch_delete_tensor_object");
   };
   shim_call();  // the plan
-  const LegacyConv legacy(s, oh, ow, cl);
+  const LegacyConv legacy(s, cl);
   auto cudnn_call = [&] { legacy.run(data(x), data(w), data(y0)); };
   cudnn_call();
-  const size_t ybytes = size_t(s.N * s.O * oh * ow) * 4;
+  const size_t ybytes = size_t(numel(ys)) * 4;
   auto memset_call = [&] { ok(cudaMemsetAsync(data(y0), 0, ybytes, nullptr), "cudaMemsetAsync"); };
   const double shim = host_us(calls, rounds, shim_call), direct = host_us(calls, rounds, cudnn_call),
                floor = host_us(calls, rounds, memset_call), gpu = gpu_us(calls, shim_call);

@@ -1,10 +1,11 @@
 // aoti_torch_cuda_convolution on cuDNN (cudnn_conv_plan.hpp): 1-, 2- and 3-D, plain and transposed, any groups,
-// f32/f16/bf16/f64. As torch's cuDNN path does it: the input and the weight are made dense in one layout
+// f32/f16/bf16/f64; contiguous depthwise 3-D ones on a kernel of its own (cuda_depthwise3d.hpp), as torch does. As torch's cuDNN path does it: the input and the weight are made dense in one layout
 // (channels-last when either is, else contiguous; conv_shape.hpp), the output is made in that layout, and the
 // bias is added afterwards (so a bf16/f16 result is rounded after the convolution and again after the bias).
 #include "aoti_shim_cuda.h"
 #include "conv_shape.hpp"
 #include "cuda_common.hpp"
+#include "cuda_depthwise3d.hpp"
 #include "cudnn_conv_plan.hpp"
 
 #include <cuda_bf16.h>
@@ -73,7 +74,8 @@ void convolve_in_layout(const Tensor& x, const Tensor& w, const Tensor* b, const
   } else {
     require_int_sized(s, x, w, y);
     const TensorPtr xd = dense_in_layout(x, s.channels_last), wd = dense_in_layout(w, s.channels_last);
-    run_cudnn_convolution(s, x.dtype, x.storage->device_index, xd->data(), wd->data(), y.data());
+    if (depthwise3d_applies(s)) run_depthwise3d(s, *xd, *wd, y);
+    else run_cudnn_convolution(s, x.dtype, x.storage->device_index, xd->data(), wd->data(), y.data());
   }
   if (b) add_bias(y, *b, s);
 }
