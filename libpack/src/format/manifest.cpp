@@ -1,4 +1,4 @@
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 
 #include <fmt/format.h>
 

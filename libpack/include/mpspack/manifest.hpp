@@ -1,4 +1,4 @@
-// Plain descriptions of what a container holds, shared by every part of libpack. These mirror the
+// The container's manifest: plain descriptions of what it holds, shared by every part of libpack. These mirror the
 // FlatBuffers metadata (schema/container.fbs) so that no caller ever touches generated code.
 #pragma once
 
