@@ -15,33 +15,16 @@ using Kind = Error::Kind;
 
 constexpr std::string_view kNpyMagic = "\x93NUMPY";
 
-struct DtypeName {
+// Names parse_dtype takes besides each dtype's own two (dtype.hpp).
+struct DtypeAlias {
   std::string_view name;
   int32_t code;
 };
-constexpr DtypeName kDtypeNames[] = {
-    {"f32", dtype::float32},  {"float32", dtype::float32}, {"f16", dtype::float16},
-    {"float16", dtype::float16}, {"half", dtype::float16}, {"bf16", dtype::bfloat16},
-    {"bfloat16", dtype::bfloat16}, {"f64", dtype::float64}, {"float64", dtype::float64},
-    {"double", dtype::float64}, {"i64", dtype::int64},    {"int64", dtype::int64},
-    {"i32", dtype::int32},    {"int32", dtype::int32},    {"i16", dtype::int16},
-    {"int16", dtype::int16},  {"i8", dtype::int8},        {"int8", dtype::int8},
-    {"u8", dtype::uint8},     {"uint8", dtype::uint8},    {"bool", dtype::bool_},
-};
-
-// NumPy's descr for each dtype it knows ('|' for one byte: no byte order).
-struct NpyDtype {
-  std::string_view descr;  // without the byte-order character
-  int32_t code;
-};
-constexpr NpyDtype kNpyDtypes[] = {
-    {"f4", dtype::float32}, {"f2", dtype::float16}, {"f8", dtype::float64}, {"i8", dtype::int64},
-    {"i4", dtype::int32},   {"i2", dtype::int16},   {"i1", dtype::int8},    {"u1", dtype::uint8},
-    {"b1", dtype::bool_},
-};
+constexpr DtypeAlias kDtypeAliases[] = {{"half", dtype::float16}, {"double", dtype::float64}};
 
 bool is_float(int32_t d) {
-  return d == dtype::float32 || d == dtype::float64 || d == dtype::float16 || d == dtype::bfloat16;
+  const DtypeInfo* info = find_dtype(d);
+  return info && info->floating;
 }
 
 double half_to_double(uint16_t h) {
@@ -126,9 +109,9 @@ Result<int32_t> npy_dtype(std::string_view value, const std::string& what) {
   if (descr.size() == 3) {
     char order = descr[0];
     std::string_view kind = descr.substr(1);
-    for (const auto& d : kNpyDtypes) {
-      if (kind != d.descr) continue;
-      bool one_byte = dtype_size(d.code) == 1;
+    for (const DtypeInfo& d : kDtypes) {
+      if (kind != d.npy) continue;
+      bool one_byte = d.size == 1;
       if (order == '>' && !one_byte)
         return make_error(Kind::Unsupported,
                           "{}: .npy data is big-endian ('{}'); save it little-endian (e.g. arr.astype('<{}'))",
@@ -176,8 +159,10 @@ uint64_t HostTensor::numel() const {
 }
 
 std::optional<int32_t> parse_dtype(std::string_view name) {
-  for (const auto& d : kDtypeNames)
-    if (d.name == name) return d.code;
+  for (const DtypeInfo& d : kDtypes)
+    if (name == d.name || name == d.torch_name) return d.code;
+  for (const DtypeAlias& a : kDtypeAliases)
+    if (name == a.name) return a.code;
   return std::nullopt;
 }
 
@@ -329,8 +314,8 @@ Result<HostTensor> read_tensor(const TensorSpec& spec, const std::optional<Tenso
 
 Result<std::vector<uint8_t>> encode_npy(const HostTensor& t) {
   std::string descr;
-  for (const auto& d : kNpyDtypes)
-    if (d.code == t.dtype) descr = std::string(dtype_size(d.code) == 1 ? "|" : "<") + std::string(d.descr);
+  if (const DtypeInfo* d = find_dtype(t.dtype); d && *d->npy)
+    descr = std::string(d->size == 1 ? "|" : "<") + d->npy;
   if (descr.empty())
     return make_error(Kind::Unsupported, "{} has no NumPy dtype; write it raw", dtype_name(t.dtype));
   std::string shape = "(";

@@ -31,28 +31,12 @@ AOTITorchError report_failure(const char* func, const char* what) noexcept {
 void fail(const std::string& msg) { throw ShimError(msg); }
 
 std::size_t element_size(int32_t dtype) {
-  switch (static_cast<DType>(dtype)) {
-    case DType::u8: case DType::i8: case DType::boolean: return 1;
-    case DType::i16: case DType::f16: case DType::bf16: return 2;
-    case DType::i32: case DType::f32: return 4;
-    case DType::i64: case DType::f64: return 8;
-  }
+  if (const DtypeInfo* d = find_dtype(dtype)) return d->size;
   fail("dtype code " + std::to_string(dtype) + " is not supported by the mpspack shim");
 }
 
 const char* dtype_name(int32_t dtype) {
-  switch (static_cast<DType>(dtype)) {
-    case DType::u8: return "uint8";
-    case DType::i8: return "int8";
-    case DType::i16: return "int16";
-    case DType::i32: return "int32";
-    case DType::i64: return "int64";
-    case DType::f16: return "float16";
-    case DType::f32: return "float32";
-    case DType::f64: return "float64";
-    case DType::boolean: return "bool";
-    case DType::bf16: return "bfloat16";
-  }
+  if (const DtypeInfo* d = find_dtype(dtype)) return d->torch_name;
   return "unknown";
 }
 

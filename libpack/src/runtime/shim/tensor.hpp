@@ -2,6 +2,7 @@
 #pragma once
 
 #include "aoti_shim.h"
+#include "mpspack/dtype.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -14,15 +15,17 @@
 
 namespace mpspack::shim {
 
-// c10 codes, the ones the shim handles.
+// c10 codes, the ones the shim handles: those of mpspack/dtype.hpp's table.
 enum class DType : int32_t {
-  u8 = 0, i8 = 1, i16 = 2, i32 = 3, i64 = 4, f16 = 5, f32 = 6, f64 = 7, boolean = 11, bf16 = 15,
+  u8 = dtype::uint8, i8 = dtype::int8, i16 = dtype::int16, i32 = dtype::int32, i64 = dtype::int64,
+  f16 = dtype::float16, f32 = dtype::float32, f64 = dtype::float64, boolean = dtype::bool_, bf16 = dtype::bfloat16,
 };
 inline constexpr int32_t kCpu = 0, kCuda = 1, kMps = 13;
 inline constexpr int32_t kLayoutStrided = 0, kLayoutMkldnn = 8;
 
 // Bytes of one element; throws for a dtype the shim does not handle.
 std::size_t element_size(int32_t dtype);
+// torch's name ("float32", "bfloat16"); "unknown" for a dtype the shim does not handle.
 const char* dtype_name(int32_t dtype);
 
 struct DeviceMemory;
