@@ -1,6 +1,7 @@
 #include "mpspack/tensor_io.hpp"
 
 #include "mpspack/file.hpp"
+#include "mpspack/half.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -27,17 +28,6 @@ bool is_float(int32_t d) {
   return info && info->floating;
 }
 
-double half_to_double(uint16_t h) {
-  const int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (exp == 0) v = std::ldexp(double(mant), -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(double(mant | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-
-double bf16_to_double(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
-
 // Element i of `t` as a double (integers exactly up to 2^53, which is enough to report errors;
 // integer equality is decided on the raw values, see compare_tensors).
 double element(const HostTensor& t, uint64_t i) {
@@ -45,8 +35,8 @@ double element(const HostTensor& t, uint64_t i) {
   switch (t.dtype) {
     case dtype::float32: return std::bit_cast<float>(load_u32le(p));
     case dtype::float64: return std::bit_cast<double>(load_u64le(p));
-    case dtype::float16: return half_to_double(load_u16le(p));
-    case dtype::bfloat16: return bf16_to_double(load_u16le(p));
+    case dtype::float16: return half_to_float(load_u16le(p));
+    case dtype::bfloat16: return bf16_to_float(load_u16le(p));
     case dtype::int64: return double(int64_t(load_u64le(p)));
     case dtype::int32: return double(int32_t(load_u32le(p)));
     case dtype::int16: return double(int16_t(load_u16le(p)));
