@@ -1,14 +1,14 @@
-// The dtypes mpspack handles, in one table: each one's c10 ScalarType code (as AOTInductor reports it,
-// aoti-abi.md section 3), the names mpspack prints and parses, its element size and its NumPy descr. The
-// manifest's names (dtype_name), the tensor files and specs of the CLI (tensor_io) and the shim's element sizes
-// and messages all read it. Header-only, so the shim and the CUDA plugin use it without linking libpack.
+// The dtypes mpspack handles, in one table: each one's c10 ScalarType code (as AOTInductor reports it), the names
+// mpspack prints and parses, its element size and NumPy descr. The manifest's names (dtype_name), the CLI's tensor
+// files and specs (tensor_io) and the shim's element sizes and messages read it; the Python package mirrors it
+// (tests/python/test_dtypes.py). Header-only, so the shim and the CUDA plugin use it without linking libpack.
 #pragma once
 
 #include <cstdint>
 
 namespace mpspack {
 
-// c10 ScalarType codes.
+// c10 ScalarType codes as AOTInductor reports them (aoti-abi.md section 3).
 namespace dtype {
 constexpr int32_t uint8 = 0, int8 = 1, int16 = 2, int32 = 3, int64 = 4, float16 = 5, float32 = 6,
                   float64 = 7, bool_ = 11, bfloat16 = 15;
