@@ -2,7 +2,7 @@
 #pragma once
 
 #include "mpspack/aoti/library.hpp"
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "run_report.hpp"
 
 #include "cli.hpp"
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 #include "mpspack/text.hpp"
 
 #include <fmt/format.h>

@@ -32,8 +32,9 @@ _READ_STEP = 1 << 20
 
 SEGMENT_KINDS = {0: "library", 1: "weights", 2: "cubin", 3: "example"}
 FLAVOURS = {0: "embedded", 1: "mmap-self", 2: "external-blob"}
-# c10 ScalarType code -> (name as inspect prints it, numpy dtype). bf16 has no numpy dtype: its
-# raw 16-bit pattern is given as uint16 (the top half of a float32).
+# c10 ScalarType code -> (name as inspect prints it, numpy dtype), as in libpack's dtype table
+# (libpack/include/mpspack/dtype.hpp; tests/python/test_dtypes.py holds the two equal). bf16 has no
+# numpy dtype: its raw 16-bit pattern is given as uint16 (the top half of a float32).
 DTYPES = {
     0: ("u8", np.dtype("u1")), 1: ("i8", np.dtype("i1")), 2: ("i16", np.dtype("<i2")),
     3: ("i32", np.dtype("<i4")), 4: ("i64", np.dtype("<i8")), 5: ("f16", np.dtype("<f2")),

@@ -12,7 +12,7 @@
 #include "mpspack/aoti/library.hpp"
 #include "mpspack/format/container.hpp"
 #include "mpspack/format/header.hpp"
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 
 #include <fmt/format.h>
 

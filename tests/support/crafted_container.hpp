@@ -6,7 +6,7 @@
 #include "mpspack/format/container.hpp"
 #include "mpspack/format/header.hpp"
 #include "mpspack/format/metadata.hpp"
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

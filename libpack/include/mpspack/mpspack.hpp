@@ -6,7 +6,7 @@
 #include "mpspack/result.hpp"          // Result<T>, Status, Error (kind + message)
 #include "mpspack/bytes.hpp"           // ByteView: bounds-checked little-endian reads
 #include "mpspack/file.hpp"            // MappedFile, AtomicWriter
-#include "mpspack/model.hpp"           // Manifest, LibraryInfo, WeightsInfo, ConstantInfo, dtype names
+#include "mpspack/manifest.hpp"        // Manifest, LibraryInfo, WeightsInfo, ConstantInfo, dtype names
 #include "mpspack/format/header.hpp"   // the fixed header (docs/FORMAT.md)
 #include "mpspack/format/container.hpp"  // Container::open, verify
 #include "mpspack/pack/build.hpp"      // build: libraries / .pt2 in, one container out

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "mpspack/bytes.hpp"
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 #include "mpspack/result.hpp"
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "shared_library.hpp"
+#include "mpspack/shared_library.hpp"
 
 #include <dlfcn.h>
 

@@ -4,6 +4,7 @@
 #include "mpspack/pt2/wrapper_constants.hpp"
 
 #include "mpspack/bytes.hpp"
+#include "mpspack/dtype.hpp"
 
 #include <algorithm>
 #include <array>
@@ -133,10 +134,9 @@ size_t line_of(std::string_view text, size_t pos) {
 
 // `cached_torch_dtype_float32`, `aoti_torch_dtype_float32()`, or a plain number.
 std::optional<int32_t> dtype_code(std::string_view v) {
-  static constexpr std::array<std::pair<std::string_view, int32_t>, 16> names = {{
-      {"uint8", 0}, {"int8", 1}, {"int16", 2}, {"int32", 3}, {"int64", 4}, {"float16", 5},
-      {"float32", 6}, {"float64", 7}, {"complex32", 8}, {"complex64", 9}, {"complex128", 10},
-      {"bool", 11}, {"bfloat16", 15}, {"float8_e5m2", 23}, {"float8_e4m3fn", 24},
+  // The c10 dtypes mpspack does not handle, by torch's name; the others are dtype.hpp's table.
+  static constexpr std::array<std::pair<std::string_view, int32_t>, 6> others = {{
+      {"complex32", 8}, {"complex64", 9}, {"complex128", 10}, {"float8_e5m2", 23}, {"float8_e4m3fn", 24},
       {"uint16", 27},
   }};
   auto pos = v.find("dtype_");
@@ -145,7 +145,9 @@ std::optional<int32_t> dtype_code(std::string_view v) {
     size_t n = 0;
     while (n < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[n])) || rest[n] == '_')) ++n;
     rest = rest.substr(0, n);
-    for (auto [name, code] : names)
+    for (const DtypeInfo& d : kDtypes)
+      if (rest == d.torch_name) return d.code;
+    for (auto [name, code] : others)
       if (rest == name) return code;
     return std::nullopt;
   }

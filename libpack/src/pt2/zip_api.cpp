@@ -1,6 +1,6 @@
 #include "zip_api.hpp"
 
-#include "io/shared_library.hpp"
+#include "mpspack/shared_library.hpp"
 
 namespace mpspack::pt2 {
 namespace {

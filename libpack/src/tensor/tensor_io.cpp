@@ -1,6 +1,7 @@
 #include "mpspack/tensor_io.hpp"
 
 #include "mpspack/file.hpp"
+#include "mpspack/half.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -15,45 +16,17 @@ using Kind = Error::Kind;
 
 constexpr std::string_view kNpyMagic = "\x93NUMPY";
 
-struct DtypeName {
+// Names parse_dtype takes besides each dtype's own two (dtype.hpp).
+struct DtypeAlias {
   std::string_view name;
   int32_t code;
 };
-constexpr DtypeName kDtypeNames[] = {
-    {"f32", dtype::float32},  {"float32", dtype::float32}, {"f16", dtype::float16},
-    {"float16", dtype::float16}, {"half", dtype::float16}, {"bf16", dtype::bfloat16},
-    {"bfloat16", dtype::bfloat16}, {"f64", dtype::float64}, {"float64", dtype::float64},
-    {"double", dtype::float64}, {"i64", dtype::int64},    {"int64", dtype::int64},
-    {"i32", dtype::int32},    {"int32", dtype::int32},    {"i16", dtype::int16},
-    {"int16", dtype::int16},  {"i8", dtype::int8},        {"int8", dtype::int8},
-    {"u8", dtype::uint8},     {"uint8", dtype::uint8},    {"bool", dtype::bool_},
-};
-
-// NumPy's descr for each dtype it knows ('|' for one byte: no byte order).
-struct NpyDtype {
-  std::string_view descr;  // without the byte-order character
-  int32_t code;
-};
-constexpr NpyDtype kNpyDtypes[] = {
-    {"f4", dtype::float32}, {"f2", dtype::float16}, {"f8", dtype::float64}, {"i8", dtype::int64},
-    {"i4", dtype::int32},   {"i2", dtype::int16},   {"i1", dtype::int8},    {"u1", dtype::uint8},
-    {"b1", dtype::bool_},
-};
+constexpr DtypeAlias kDtypeAliases[] = {{"half", dtype::float16}, {"double", dtype::float64}};
 
 bool is_float(int32_t d) {
-  return d == dtype::float32 || d == dtype::float64 || d == dtype::float16 || d == dtype::bfloat16;
+  const DtypeInfo* info = find_dtype(d);
+  return info && info->floating;
 }
-
-double half_to_double(uint16_t h) {
-  const int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (exp == 0) v = std::ldexp(double(mant), -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(double(mant | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-
-double bf16_to_double(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
 
 // Element i of `t` as a double (integers exactly up to 2^53, which is enough to report errors;
 // integer equality is decided on the raw values, see compare_tensors).
@@ -62,8 +35,8 @@ double element(const HostTensor& t, uint64_t i) {
   switch (t.dtype) {
     case dtype::float32: return std::bit_cast<float>(load_u32le(p));
     case dtype::float64: return std::bit_cast<double>(load_u64le(p));
-    case dtype::float16: return half_to_double(load_u16le(p));
-    case dtype::bfloat16: return bf16_to_double(load_u16le(p));
+    case dtype::float16: return half_to_float(load_u16le(p));
+    case dtype::bfloat16: return bf16_to_float(load_u16le(p));
     case dtype::int64: return double(int64_t(load_u64le(p)));
     case dtype::int32: return double(int32_t(load_u32le(p)));
     case dtype::int16: return double(int16_t(load_u16le(p)));
@@ -126,9 +99,9 @@ Result<int32_t> npy_dtype(std::string_view value, const std::string& what) {
   if (descr.size() == 3) {
     char order = descr[0];
     std::string_view kind = descr.substr(1);
-    for (const auto& d : kNpyDtypes) {
-      if (kind != d.descr) continue;
-      bool one_byte = dtype_size(d.code) == 1;
+    for (const DtypeInfo& d : kDtypes) {
+      if (kind != d.npy) continue;
+      bool one_byte = d.size == 1;
       if (order == '>' && !one_byte)
         return make_error(Kind::Unsupported,
                           "{}: .npy data is big-endian ('{}'); save it little-endian (e.g. arr.astype('<{}'))",
@@ -176,8 +149,10 @@ uint64_t HostTensor::numel() const {
 }
 
 std::optional<int32_t> parse_dtype(std::string_view name) {
-  for (const auto& d : kDtypeNames)
-    if (d.name == name) return d.code;
+  for (const DtypeInfo& d : kDtypes)
+    if (name == d.name || name == d.torch_name) return d.code;
+  for (const DtypeAlias& a : kDtypeAliases)
+    if (name == a.name) return a.code;
   return std::nullopt;
 }
 
@@ -329,8 +304,8 @@ Result<HostTensor> read_tensor(const TensorSpec& spec, const std::optional<Tenso
 
 Result<std::vector<uint8_t>> encode_npy(const HostTensor& t) {
   std::string descr;
-  for (const auto& d : kNpyDtypes)
-    if (d.code == t.dtype) descr = std::string(dtype_size(d.code) == 1 ? "|" : "<") + std::string(d.descr);
+  if (const DtypeInfo* d = find_dtype(t.dtype); d && *d->npy)
+    descr = std::string(d->size == 1 ? "|" : "<") + d->npy;
   if (descr.empty())
     return make_error(Kind::Unsupported, "{} has no NumPy dtype; write it raw", dtype_name(t.dtype));
   std::string shape = "(";

@@ -17,7 +17,7 @@
 
 #include "mpspack/aoti/library.hpp"
 #include "mpspack/bytes.hpp"
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 #include "mpspack/result.hpp"
 
 #include <cstdint>

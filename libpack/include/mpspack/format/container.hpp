@@ -6,7 +6,7 @@
 #include "mpspack/bytes.hpp"
 #include "mpspack/file.hpp"
 #include "mpspack/format/header.hpp"
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 #include "mpspack/result.hpp"
 
 #include <filesystem>

@@ -5,7 +5,7 @@
 #include "mpspack/bytes.hpp"
 #include "mpspack/file.hpp"
 #include "mpspack/format/container.hpp"
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 #include "mpspack/result.hpp"
 
 #include <filesystem>

@@ -16,7 +16,7 @@
 // `AOTInductorModelBase(inputs, outputs, constants, ...)` call are errors.
 #pragma once
 
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 #include "mpspack/result.hpp"
 
 #include <string_view>

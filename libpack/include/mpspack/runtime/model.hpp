@@ -18,7 +18,7 @@
 #pragma once
 
 #include "mpspack/format/container.hpp"
-#include "mpspack/model.hpp"
+#include "mpspack/manifest.hpp"
 #include "mpspack/result.hpp"
 #include "mpspack/tensor_io.hpp"
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "aoti_shim.h"
-#include "import_slots.hpp"
+#include "import_route.hpp"
 #include "mpspack/bytes.hpp"
 #include "mpspack/result.hpp"
 #include "mpspack/runtime/model.hpp"
@@ -52,7 +52,7 @@ class Backend {
   virtual Result<StagedWeights> stage_weights(ByteView blob, int fd, uint64_t file_offset) = 0;
   // The weights a library copies to the device itself while it loads them (Create for embedded weights,
   // UpdateConstantsFromBlob for a blob), one synchronous copy per constant from pageable memory: the imports
-  // through which the backend takes those copies over (routed by the loader, import_slots.hpp), none where the
+  // through which the backend takes those copies over (routed by the loader, loader/import_slots.hpp), none where the
   // library's copies are not the slow part (the CPU).
   virtual std::vector<ImportRoute> weight_copy_routes() const { return {}; }
   // From here to finish_weight_copies(), the routed library's copies from [mirror, mirror + size) (which holds the

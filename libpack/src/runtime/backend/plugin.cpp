@@ -6,7 +6,7 @@
 // rest of mpspack against the executable, which exports them.
 #include "plugin.hpp"
 
-#include "io/shared_library.hpp"
+#include "mpspack/shared_library.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>

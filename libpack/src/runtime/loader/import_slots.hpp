@@ -3,6 +3,7 @@
 // copies (large_blocks.hpp) and for the host-to-device copies of its weights (Backend::weight_copy_routes).
 #pragma once
 
+#include "import_route.hpp"
 #include "mpspack/elf/elf_file.hpp"
 
 #include <cstdint>
@@ -11,15 +12,6 @@
 #include <string_view>
 
 namespace mpspack::runtime {
-
-struct ImportRoute {
-  std::string_view name;  // the imported function, e.g. "malloc", "cudaMemcpy"
-  void* function;         // what the library's calls of it reach instead
-  // A value of ours may reach this import (a block freed by free): then every reference to it must be a GOT slot
-  // we rewrite, and a library that stores its address elsewhere is not routed. Otherwise such a reference only
-  // reaches the original, which is safe.
-  bool every_reference = false;
-};
 
 // Points `lib`'s (loaded at `base`) GOT slots for each route's import at its function, in the routes' order, and
 // returns "", or says why not: it imports one of `refused` (functions that could be handed a value of ours they

@@ -2,8 +2,8 @@
 // from /proc/self/fd/N; libsleef before it when it imports Sleef_*; its kernel files written out for Create.
 #include "model_impl.hpp"
 
-#include "io/shared_library.hpp"
 #include "mpspack/fd_io.hpp"
+#include "mpspack/shared_library.hpp"
 
 #include <fcntl.h>
 #include <link.h>

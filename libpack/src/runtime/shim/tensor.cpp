@@ -31,28 +31,12 @@ AOTITorchError report_failure(const char* func, const char* what) noexcept {
 void fail(const std::string& msg) { throw ShimError(msg); }
 
 std::size_t element_size(int32_t dtype) {
-  switch (static_cast<DType>(dtype)) {
-    case DType::u8: case DType::i8: case DType::boolean: return 1;
-    case DType::i16: case DType::f16: case DType::bf16: return 2;
-    case DType::i32: case DType::f32: return 4;
-    case DType::i64: case DType::f64: return 8;
-  }
+  if (const DtypeInfo* d = find_dtype(dtype)) return d->size;
   fail("dtype code " + std::to_string(dtype) + " is not supported by the mpspack shim");
 }
 
 const char* dtype_name(int32_t dtype) {
-  switch (static_cast<DType>(dtype)) {
-    case DType::u8: return "uint8";
-    case DType::i8: return "int8";
-    case DType::i16: return "int16";
-    case DType::i32: return "int32";
-    case DType::i64: return "int64";
-    case DType::f16: return "float16";
-    case DType::f32: return "float32";
-    case DType::f64: return "float64";
-    case DType::boolean: return "bool";
-    case DType::bf16: return "bfloat16";
-  }
+  if (const DtypeInfo* d = find_dtype(dtype)) return d->torch_name;
   return "unknown";
 }
 
@@ -233,46 +217,6 @@ Tensor* new_tensor(std::span<const int64_t> sizes, std::span<const int64_t> stri
 Tensor* new_contiguous(std::span<const int64_t> sizes, int32_t dtype) {
   const auto st = contiguous_strides(sizes);
   return new_tensor(sizes, st, dtype);
-}
-
-// ---- half / bfloat16 ----------------------------------------------------------------------------------
-
-static uint32_t f32_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-uint16_t float_to_half(float f) {
-  const uint32_t x = f32_bits(f);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t ax = x & 0x7fffffffu;
-  if (ax > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));  // NaN
-  if (ax == 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u);
-  const int e = static_cast<int>(ax >> 23) - 127;
-  if (e > 15) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (e >= -14) {
-    const uint32_t man = ax & 0x7fffffu;
-    uint32_t h = (static_cast<uint32_t>(e + 15) << 10) | (man >> 13);
-    const uint32_t rem = man & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // may carry into the exponent: correct
-    return static_cast<uint16_t>(sign | h);
-  }
-  if (e < -25) return static_cast<uint16_t>(sign);
-  const uint32_t man = (ax & 0x7fffffu) | 0x800000u;  // value = man * 2^(e-23); unit 2^-24
-  const int shift = -(e + 1);                          // 14..24
-  uint32_t h = man >> shift;
-  const uint32_t rem = man & ((1u << shift) - 1u);
-  const uint32_t halfway = 1u << (shift - 1);
-  if (rem > halfway || (rem == halfway && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
-
-uint16_t float_to_bf16(float f) {
-  if (std::isnan(f)) return 0x7fc0u;
-  const uint32_t u = f32_bits(f);
-  const uint32_t bias = ((u >> 16) & 1u) + 0x7fffu;
-  return static_cast<uint16_t>((u + bias) >> 16);
 }
 
 // ---- typed element access ------------------------------------------------------------------------------

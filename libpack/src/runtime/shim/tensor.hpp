@@ -2,6 +2,8 @@
 #pragma once
 
 #include "aoti_shim.h"
+#include "mpspack/dtype.hpp"
+#include "mpspack/half.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -14,15 +16,17 @@
 
 namespace mpspack::shim {
 
-// c10 codes, the ones the shim handles.
+// c10 codes, the ones the shim handles: those of mpspack/dtype.hpp's table.
 enum class DType : int32_t {
-  u8 = 0, i8 = 1, i16 = 2, i32 = 3, i64 = 4, f16 = 5, f32 = 6, f64 = 7, boolean = 11, bf16 = 15,
+  u8 = dtype::uint8, i8 = dtype::int8, i16 = dtype::int16, i32 = dtype::int32, i64 = dtype::int64,
+  f16 = dtype::float16, f32 = dtype::float32, f64 = dtype::float64, boolean = dtype::bool_, bf16 = dtype::bfloat16,
 };
 inline constexpr int32_t kCpu = 0, kCuda = 1, kMps = 13;
 inline constexpr int32_t kLayoutStrided = 0, kLayoutMkldnn = 8;
 
 // Bytes of one element; throws for a dtype the shim does not handle.
 std::size_t element_size(int32_t dtype);
+// torch's name ("float32", "bfloat16"); "unknown" for a dtype the shim does not handle.
 const char* dtype_name(int32_t dtype);
 
 struct DeviceMemory;
@@ -149,32 +153,10 @@ TensorPtr contiguous_as(const Tensor& src, int32_t dtype);
 double load_as_double(const void* p, int32_t dtype);
 void store_from_double(void* p, int32_t dtype, double v);
 
-// IEEE half and bfloat16, round to nearest even (as c10 does).
-// Inline, as bf16_to_float below: the widening loops of float16 products call it once per element.
-inline float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  const uint32_t man = h & 0x3ffu;
-  uint32_t bits;
-  if (exp == 0) {  // zero or subnormal: man * 2^-24, exact in float
-    const float mag = static_cast<float>(man) * (1.0f / 16777216.0f);
-    std::memcpy(&bits, &mag, sizeof bits);
-    bits |= sign;
-  } else {
-    bits = sign | (exp == 31 ? 0x7f800000u : (exp + 112u) << 23) | (man << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-uint16_t float_to_half(float f);
-// Inline: the widening loops of bfloat16 products call it once per element.
-inline float bf16_to_float(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-uint16_t float_to_bf16(float f);
+// IEEE half and bfloat16, round to nearest even (as c10 does): mpspack/half.hpp.
+using mpspack::bf16_to_float;
+using mpspack::float_to_bf16;
+using mpspack::float_to_half;
+using mpspack::half_to_float;
 
 }  // namespace mpspack::shim

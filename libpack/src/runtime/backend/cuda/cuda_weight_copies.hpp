@@ -4,14 +4,14 @@
 // AOTInductor's CUDA Create (embedded weights) and UpdateConstantsFromBlob (a blob) cudaMalloc one block for all
 // constants and copy each one in with a synchronous cudaMemcpy from pageable host memory: 0.3-6 GB/s on the device
 // machine, where pread into pinned buffers on several threads reaches 80% of a pinned copy (docs/PERFORMANCE.md).
-// While a window is open, the library's cudaMalloc, cudaFree and cudaMemcpy (its GOT slots, import_slots.hpp)
+// While a window is open, the library's cudaMalloc, cudaFree and cudaMemcpy (its GOT slots, loader/import_slots.hpp)
 // reach the functions here: a copy from the window's mirror (the weights as the library reads them) into device
 // memory the library allocated during the window is recorded as a piece and reported as done; every other call
 // goes on to the CUDA runtime as asked. Between the library's call and the end of the window nothing reads the
 // constants (AOTInductor folds constants in its first Run), so the pieces are uploaded when the window ends.
 #pragma once
 
-#include "import_slots.hpp"
+#include "import_route.hpp"
 
 #include <cstdint>
 #include <vector>

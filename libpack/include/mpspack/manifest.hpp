@@ -1,6 +1,8 @@
-// Plain descriptions of what a container holds, shared by every part of libpack. These mirror the
+// The container's manifest: plain descriptions of what it holds, shared by every part of libpack. These mirror the
 // FlatBuffers metadata (schema/container.fbs) so that no caller ever touches generated code.
 #pragma once
+
+#include "mpspack/dtype.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -15,15 +17,8 @@ enum class SegmentKind : uint8_t { Library = 0, Weights = 1, Cubin = 2, Example 
 const char* to_string(Flavour f);      // "embedded", "mmap-self", "external-blob"
 const char* to_string(SegmentKind k);  // "library", "weights", "cubin", "example"
 
-// c10 ScalarType codes as AOTInductor reports them (aoti-abi.md section 3).
-namespace dtype {
-constexpr int32_t uint8 = 0, int8 = 1, int16 = 2, int32 = 3, int64 = 4, float16 = 5, float32 = 6,
-                  float64 = 7, bool_ = 11, bfloat16 = 15;
-}
-// "f32", "bf16", ... ; "dtype<N>" for codes mpspack does not name.
+// "f32", "bf16", ... (the name in dtype.hpp's table); "dtype<N>" for codes mpspack does not name.
 std::string dtype_name(int32_t code);
-// Bytes per element, 0 for unknown codes.
-uint32_t dtype_size(int32_t code);
 
 struct SegmentInfo {
   SegmentKind kind = SegmentKind::Library;

@@ -1,6 +1,7 @@
 // Shared libraries opened when a command first needs them (dlopen) rather than linked: each library linked into
 // mpspack is loaded and relocated at every start, which is most of what `inspect` costs (docs/PERFORMANCE.md,
-// "inspect"). Only the commands that use one pay for it.
+// "inspect"). Only the commands that use one pay for it. Used for libzip (.pt2 packages), libsleef (the loader)
+// and the backend plugins.
 #pragma once
 
 #include "mpspack/result.hpp"
