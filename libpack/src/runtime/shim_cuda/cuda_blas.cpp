@@ -154,6 +154,16 @@ View3 view3(const Tensor& t, const char* what) {
   fail(std::string(what) + " must be 2-d or 3-d, is " + std::to_string(t.dim()) + "-d");
 }
 
+// An operand as cuBLAS reads it: itself, or when cuBLAS cannot read it as it is a contiguous copy (`dense`
+// keeps the copy alive).
+auto readable(const Tensor& t, int64_t rows, int64_t cols, const char* what, TensorPtr& dense) {
+  View3 v = view3(t, what);
+  if (auto m = blas_view(t.data(), rows, cols, v.rs, v.cs)) return std::pair{&t, *m};
+  dense = contiguous(t);
+  v = view3(*dense, what);
+  return std::pair{static_cast<const Tensor*>(dense.get()), *blas_view(dense->data(), rows, cols, v.rs, v.cs)};
+}
+
 }  // namespace
 
 void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op) {
@@ -176,14 +186,6 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
     if (beta == 0) check(cudaMemsetAsync(c.data(), 0, std::size_t(c.numel()) * c.itemsize(), current_stream()), op);
     return;
   }
-  // Operands cuBLAS cannot read as they are are made contiguous first (`dense` keeps such a copy alive).
-  auto readable = [](const Tensor& t, int64_t rows, int64_t cols, const char* what, TensorPtr& dense) {
-    View3 v = view3(t, what);
-    if (auto m = blas_view(t.data(), rows, cols, v.rs, v.cs)) return std::pair{&t, *m};
-    dense = contiguous(t);
-    v = view3(*dense, what);
-    return std::pair{static_cast<const Tensor*>(dense.get()), *blas_view(dense->data(), rows, cols, v.rs, v.cs)};
-  };
   TensorPtr a_dense, b_dense;
   auto [pa, ma] = readable(a, M, K, "mat1", a_dense);
   auto [pb, mb] = readable(b, K, N, "mat2", b_dense);
