@@ -46,16 +46,6 @@ class Desc {
   cudnnBackendDescriptor_t d_ = nullptr;
 };
 
-cudnnDataType_t data_type(int32_t dtype) {
-  switch (static_cast<DType>(dtype)) {
-    case DType::f32: return CUDNN_DATA_FLOAT;
-    case DType::f16: return CUDNN_DATA_HALF;
-    case DType::bf16: return CUDNN_DATA_BFLOAT16;
-    case DType::f64: return CUDNN_DATA_DOUBLE;
-    default: fail(std::string("convolution: dtype ") + dtype_name(dtype) + " is not supported on cuda");
-  }
-}
-
 bool is_f64(int32_t dtype) { return dtype == static_cast<int32_t>(DType::f64); }
 
 // The spatial values of one parameter; a 1-D convolution as a 2-D one of height 1 (`filler` for the height).
@@ -100,10 +90,27 @@ Desc convolution(const ConvShape& s, int32_t dtype) {
   return ok ? std::move(c) : Desc(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
 }
 
+// The attribute names of one operation, x/w/y as the shim's op sees them.
+struct OpAttributes {
+  cudnnBackendDescriptorType_t type;
+  cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+};
+constexpr OpAttributes kForward{
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,             CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+// A transposed convolution's input is the gradient dy of a convolution's output, its output the input's dx.
+constexpr OpAttributes kBackwardData{
+    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,                  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+
 // y <- conv(x, w), or for a transposed shape the backward-data operation with x as the gradient dy of a
 // convolution's output and y as the input's gradient dx. Groups follow from the channel counts.
 Desc operation(const ConvShape& s, int32_t dtype, Alignments a) {
-  const cudnnDataType_t dt = data_type(dtype);
+  const cudnnDataType_t dt = cudnn_data_type(dtype);
   const Desc x = tensor(kX, dt, dims_of(s.N, s.C, s.in, s.spatial), s.channels_last, a.x);
   const Desc y = tensor(kY, dt, dims_of(s.N, s.O, s.out, s.spatial), s.channels_last, a.y);
   const Desc w = tensor(kW, dt,
@@ -116,24 +123,11 @@ Desc operation(const ConvShape& s, int32_t dtype, Alignments a) {
   const cudnnBackendAttributeType_t scalar = is_f64(dtype) ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
   const void* one = is_f64(dtype) ? static_cast<const void*>(&one_d) : &one_f;
   const void* zero = is_f64(dtype) ? static_cast<const void*>(&zero_d) : &zero_f;
-  if (!s.transposed) {
-    Desc op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-    const bool ok = op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x) &&
-                    op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w) &&
-                    op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, y) &&
-                    op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv) &&
-                    op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scalar, 1, one) &&
-                    op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scalar, 1, zero) && op.finalize();
-    return ok ? std::move(op) : Desc(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-  }
-  Desc op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
-  const bool ok = op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, x) &&
-                  op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w) &&
-                  op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, y) &&
-                  op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv) &&
-                  op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, scalar, 1, one) &&
-                  op.set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, scalar, 1, zero) && op.finalize();
-  return ok ? std::move(op) : Desc(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
+  const OpAttributes& n = s.transposed ? kBackwardData : kForward;
+  Desc op(n.type);
+  const bool ok = op.set(n.x, x) && op.set(n.w, w) && op.set(n.y, y) && op.set(n.conv, conv) &&
+                  op.set(n.alpha, scalar, 1, one) && op.set(n.beta, scalar, 1, zero) && op.finalize();
+  return ok ? std::move(op) : Desc(n.type);
 }
 
 // The heuristics' engine configurations for the one-operation graph, best first (empty when none).

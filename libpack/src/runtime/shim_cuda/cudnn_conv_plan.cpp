@@ -81,16 +81,6 @@ std::vector<int> int_strides(const std::vector<int>& dims, bool channels_last) {
   return std::vector<int>(st.begin(), st.end());
 }
 
-cudnnDataType_t data_type(int32_t dtype) {
-  switch (static_cast<DType>(dtype)) {
-    case DType::f32: return CUDNN_DATA_FLOAT;
-    case DType::f16: return CUDNN_DATA_HALF;
-    case DType::bf16: return CUDNN_DATA_BFLOAT16;
-    case DType::f64: return CUDNN_DATA_DOUBLE;
-    default: fail(std::string("convolution: dtype ") + dtype_name(dtype) + " is not supported on cuda");
-  }
-}
-
 bool is_f32(int32_t dtype) { return dtype == static_cast<int32_t>(DType::f32); }
 bool is_f64(int32_t dtype) { return dtype == static_cast<int32_t>(DType::f64); }
 
@@ -144,7 +134,7 @@ std::string failed(const char* step, const ConvShape& s) {
 
 void describe(Descriptors& d, const ConvShape& s, int32_t dtype) {
   const Cudnn& c = cudnn();
-  const cudnnDataType_t dt = data_type(dtype);
+  const cudnnDataType_t dt = cudnn_data_type(dtype);
   // weight: [O, C/groups, k...], or [C, O/groups, k...] for a transposed convolution
   const std::vector<int> xd = tensor_dims(s.N, s.C, s.in, s.spatial), yd = tensor_dims(s.N, s.O, s.out, s.spatial);
   const std::vector<int> wd = s.transposed ? tensor_dims(s.C, s.O / s.groups, s.kernel, s.spatial)

@@ -109,6 +109,16 @@ const Cudnn& cudnn() {
   return o.fns;
 }
 
+cudnnDataType_t cudnn_data_type(int32_t dtype) {
+  switch (static_cast<DType>(dtype)) {
+    case DType::f32: return CUDNN_DATA_FLOAT;
+    case DType::f16: return CUDNN_DATA_HALF;
+    case DType::bf16: return CUDNN_DATA_BFLOAT16;
+    case DType::f64: return CUDNN_DATA_DOUBLE;
+    default: fail(std::string("convolution: dtype ") + dtype_name(dtype) + " is not supported on cuda");
+  }
+}
+
 void check_cudnn(cudnnStatus_t s, const std::string& what) {
   if (s == CUDNN_STATUS_SUCCESS) return;
   const Cudnn& c = cudnn();

@@ -55,6 +55,9 @@ struct Cudnn {
 // or one lacks a function.
 const Cudnn& cudnn();
 
+// cuDNN's name for a convolution dtype (f32, f16, bf16, f64); throws ShimError for any other.
+cudnnDataType_t cudnn_data_type(int32_t dtype);
+
 // Throws ShimError "<what>: <cuDNN's message>" unless s is CUDNN_STATUS_SUCCESS.
 void check_cudnn(cudnnStatus_t s, const std::string& what);
 
