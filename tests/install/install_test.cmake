@@ -1,23 +1,28 @@
-# Run by CTest (tests/install/CMakeLists.txt) with BUILD_DIR, WORK_DIR, CONSUMER_DIR, FIXTURE,
-# EXAMPLE_SO, GENERATOR and CONSUMER_FLAGS set. Any failed step stops the test with its output.
+# Run by CTest (tests/install/CMakeLists.txt) with BUILD_DIR, WORK_DIR, CONSUMER_DIR, FIXTURE, EXAMPLE_SO,
+# GENERATOR and CONSUMER_FLAGS set. Any failed step stops the test with its output.
+# Every program runs without LD_LIBRARY_PATH, so what it loads comes from its RUNPATH or the system.
 function(step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${ARGN}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
   endif()
   set(STEP_OUTPUT "${out}" PARENT_SCOPE)
+  set(STEP_ERROR "${err}" PARENT_SCOPE)
 endfunction()
 
-set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 
-# 1. Install.
-step("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+# 1. Install, then move the tree: everything below runs from where it was moved to (the tree is relocatable).
+step("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/installed)
+set(prefix ${WORK_DIR}/moved)
+file(RENAME ${WORK_DIR}/installed ${prefix})
 foreach(f bin/mpspack include/mpspack/mpspack.hpp include/mpspack/format/container.hpp
-          include/mpspack/pack/diff.hpp lib/libmpspack.a lib/cmake/mpspack/mpspackConfig.cmake
+          include/mpspack/pack/diff.hpp include/mpspack/runtime/verify.hpp include/mpspack/runtime/model.hpp
+          lib/libmpspack.a lib/libmpspack_runtime.a lib/libmpspack_shim.a lib/cmake/mpspack/mpspackConfig.cmake
           lib/cmake/mpspack/mpspackConfigVersion.cmake lib/cmake/mpspack/mpspackTargets.cmake
-          share/bash-completion/completions/mpspack)
+          lib/mpspack/conv_onednn.so share/bash-completion/completions/mpspack share/mpspack/examples/tiny_mlp.mpk)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${prefix}/${f}")
   endif()
@@ -26,20 +31,92 @@ find_program(HELP2MAN help2man)
 if(HELP2MAN AND NOT EXISTS ${prefix}/share/man/man1/mpspack.1)
   message(FATAL_ERROR "help2man is present but share/man/man1/mpspack.1 was not installed")
 endif()
-# Generated FlatBuffers headers and the runtime's headers stay out of the public tree.
-file(GLOB_RECURSE private_headers ${prefix}/include/*_generated.h ${prefix}/include/mpspack/runtime/*)
+# Generated FlatBuffers headers and the shim's own headers stay out of the public tree.
+file(GLOB_RECURSE private_headers ${prefix}/include/*_generated.h ${prefix}/include/*/tensor.hpp)
 if(private_headers)
   message(FATAL_ERROR "private headers installed: ${private_headers}")
 endif()
 
-# 2. Configure and build the consumer against the prefix only.
-# CONSUMER_FLAGS: the sanitizer flags of an asan build (its libmpspack.a needs their runtime); empty otherwise.
+# 2. Real files: every link in the tree points at a file inside it; every library the tool carries is a file.
+file(GLOB_RECURSE entries LIST_DIRECTORIES false ${prefix}/*)
+foreach(e ${entries})
+  if(IS_SYMLINK ${e})
+    file(REAL_PATH ${e} target)
+    string(FIND "${target}" "${prefix}/" at)
+    if(NOT EXISTS ${target} OR NOT at EQUAL 0)
+      message(FATAL_ERROR "${e} is a link to ${target}, not a file of the installed tree")
+    endif()
+  endif()
+endforeach()
+file(GLOB carried ${prefix}/lib/*.so.*)
+if(NOT carried)
+  message(FATAL_ERROR "no shared library copies in ${prefix}/lib")
+endif()
+# 3. Every ELF file's search path is relative to itself ($ORIGIN): nothing points back at the build tree or the
+#    install location; and ldd finds every library it needs, those the tree carries in the tree.
+file(GLOB elves ${prefix}/bin/mpspack ${prefix}/lib/mpspack/*.so)
+foreach(f ${elves})
+  step("readelf -d ${f}" readelf -d ${f})
+  string(REGEX MATCHALL "\\((RPATH|RUNPATH)\\)[^\n]*" lines "${STEP_OUTPUT}")
+  foreach(line ${lines})
+    string(REGEX REPLACE ".*: \\[(.*)\\]$" "\\1" dirs "${line}")
+    string(REPLACE ":" ";" dirs "${dirs}")
+    foreach(d ${dirs})
+      if(NOT d MATCHES "^\\$ORIGIN(/|$)")
+        message(FATAL_ERROR "${f}: search path ${d} is not relative to the file (${line})")
+      endif()
+    endforeach()
+  endforeach()
+  step("ldd ${f}" ldd ${f})
+  if(STEP_OUTPUT MATCHES "not found")
+    message(FATAL_ERROR "${f}: a library is not found:\n${STEP_OUTPUT}")
+  endif()
+  foreach(c ${carried})
+    get_filename_component(name ${c} NAME)
+    if(STEP_OUTPUT MATCHES "\t${name} => ([^ ]*)")
+      file(REAL_PATH "${CMAKE_MATCH_1}" from)
+      if(NOT from STREQUAL "${prefix}/lib/${name}")
+        message(FATAL_ERROR "${f} loads ${name} from ${from}, not from the installed tree")
+      endif()
+    endif()
+  endforeach()
+endforeach()
+
+# 4. Configure and build the consumer against the moved prefix only. It sets no C++ standard itself.
+# CONSUMER_FLAGS: the sanitizer flags of an asan build (its static libraries need their runtime); empty otherwise.
 step("configure consumer" ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer -G ${GENERATOR}
      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
      "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_FLAGS}")
 step("build consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
 
-# 3. The installed mpspack builds a container; the consumer lists it.
+# 5. The installed mpspack checks and runs the bundled example container; the consumer runs it through the
+#    installed runtime (verify(): the recorded example input in, the outputs compared with the recorded ones).
+set(example ${prefix}/share/mpspack/examples/tiny_mlp.mpk)
+step("installed mpspack --version" ${prefix}/bin/mpspack --version)
+if(NOT STEP_OUTPUT MATCHES "^mpspack 0\\.1\\.0")
+  message(FATAL_ERROR "unexpected --version: ${STEP_OUTPUT}")
+endif()
+step("installed mpspack verify" ${prefix}/bin/mpspack verify ${example})
+step("installed mpspack run" ${prefix}/bin/mpspack run ${example})
+step("consumer_run" ${WORK_DIR}/consumer/consumer_run ${example})
+message(STATUS "consumer_run printed:\n${STEP_OUTPUT}")
+if(NOT STEP_OUTPUT MATCHES "library model weights [^\n]+\noutput 0 matches\nverified\n")
+  message(FATAL_ERROR "consumer_run did not run and match the example")
+endif()
+
+# 6. The installed mpspack builds a container; the consumer lists it. Reading a .pt2 opens libzip: the copy in the
+#    installed tree, not the system's.
+# Not under ASan: its dlopen interceptor makes libasan the caller, whose search path is not the tool's RUNPATH.
+if(EXISTS ${FIXTURE} AND NOT CONSUMER_FLAGS MATCHES "-fsanitize=")
+  step("installed mpspack inspect (.pt2)" ${CMAKE_COMMAND} -E env LD_DEBUG=libs ${prefix}/bin/mpspack inspect ${FIXTURE})
+  if(NOT STEP_ERROR MATCHES "calling init: ([^\n]*/libzip\\.so\\.[0-9]+)")
+    message(FATAL_ERROR "mpspack inspect on a .pt2 did not open libzip:\n${STEP_ERROR}")
+  endif()
+  file(REAL_PATH "${CMAKE_MATCH_1}" from)
+  if(NOT from MATCHES "^${prefix}/lib/libzip\\.so\\.[0-9]+$")
+    message(FATAL_ERROR "mpspack inspect on a .pt2 opened ${from}, not the installed tree's libzip")
+  endif()
+endif()
 if(EXISTS ${FIXTURE})
   set(input ${FIXTURE})
   set(expect "library model cpu embedded\n.*constant l_weight f32 \\[4,8\\] 128\n")
@@ -49,16 +126,12 @@ else()
   set(expect "library model cpu embedded\n")
 endif()
 step("installed mpspack build" ${prefix}/bin/mpspack build ${input} -o ${WORK_DIR}/model.mpk)
-step("installed mpspack --version" ${prefix}/bin/mpspack --version)
-if(NOT STEP_OUTPUT MATCHES "^mpspack 0\\.1\\.0")
-  message(FATAL_ERROR "unexpected --version: ${STEP_OUTPUT}")
-endif()
 step("consumer" ${WORK_DIR}/consumer/consumer ${WORK_DIR}/model.mpk)
 message(STATUS "consumer printed:\n${STEP_OUTPUT}")
 if(NOT STEP_OUTPUT MATCHES "${expect}")
   message(FATAL_ERROR "consumer output does not match '${expect}'")
 endif()
-# 4. The CUDA backend is a plugin the installed mpspack finds beside itself (lib/mpspack): running a CUDA library
+# 7. The CUDA backend is a plugin the installed mpspack finds beside itself (lib/mpspack): running a CUDA library
 #    reaches it (a result on a GPU machine, "no usable CUDA device here" without one), never "no cuda backend".
 if(WITH_CUDA)
   if(NOT EXISTS ${prefix}/lib/mpspack/backend_cuda.so)

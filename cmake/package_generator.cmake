@@ -1,0 +1,10 @@
+# Read by cpack for each generator (CPACK_PROJECT_CONFIG_FILE, cmake/package.cmake). The .deb installs the tree
+# under /opt/mpspack: its lib/ holds private copies of shared libraries (SLEEF, libzip, oneDNN, libOpenCL), which
+# must not sit in a folder the system's loader searches. dpkg-shlibdeps looks there first (-l, a path inside the
+# package), so that a library the tree carries is no dependency even where the one naming it has no RUNPATH (the
+# carried libdnnl names libOpenCL.so.1, loaded from lib/ by the plugin before it). The archive keeps the tree
+# relative to its top folder.
+if(CPACK_GENERATOR STREQUAL "DEB")
+  set(CPACK_PACKAGING_INSTALL_PREFIX /opt/mpspack)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS /opt/mpspack/lib)
+endif()

@@ -1,0 +1,91 @@
+# Run by CTest (tests/install/CMakeLists.txt) with BUILD_DIR and WORK_DIR set: cpack makes the .deb and the
+# .tar.gz from this build tree; the .deb's metadata and contents are checked with dpkg-deb, and both packages are
+# unpacked (dpkg-deb -x, no root needed) and the tool in each runs the bundled example container.
+function(step what)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${ARGN}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(STEP_OUTPUT "${out}" PARENT_SCOPE)
+endfunction()
+function(expect what text regex)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "${what}: no match for '${regex}' in:\n${text}")
+  endif()
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+step("cpack" cpack --config ${BUILD_DIR}/CPackConfig.cmake -B ${WORK_DIR}/out)
+file(GLOB deb ${WORK_DIR}/out/mpspack_0.1.0_*.deb)
+file(GLOB tgz ${WORK_DIR}/out/mpspack-0.1.0-*.tar.gz)
+list(LENGTH deb ndeb)
+list(LENGTH tgz ntgz)
+if(NOT ndeb EQUAL 1 OR NOT ntgz EQUAL 1)
+  message(FATAL_ERROR "cpack made '${deb}' and '${tgz}', expected one .deb and one .tar.gz")
+endif()
+
+# 1. The .deb's metadata.
+step("dpkg-deb --info" dpkg-deb --info ${deb})
+set(info "${STEP_OUTPUT}")
+expect("control" "${info}" "\n Package: mpspack\n")
+expect("control" "${info}" "\n Version: 0\\.1\\.0\n")
+expect("control" "${info}" "\n Maintainer: [^\n]+ <[^\n]+@[^\n]+>\n")
+expect("control" "${info}" "\n Description: [^\n]+\n [^\n]+")
+# Depends: computed by dpkg-shlibdeps: the C library for every ELF file; none of the libraries the tree carries.
+expect("control" "${info}" "\n Depends: [^\n]*libc6 \\(>= [0-9.]+\\)")
+string(REGEX MATCH "\n Depends: [^\n]*" depends "${info}")
+foreach(carried libsleef libzip4 libdnnl ocl-icd-libopencl1 libcudart)
+  if(depends MATCHES "${carried}")
+    message(FATAL_ERROR "the .deb depends on ${carried}, which it carries: ${depends}")
+  endif()
+endforeach()
+
+# 2. Its contents: the tree under /opt/mpspack, every entry a folder or a plain file (no link to resolve).
+step("dpkg-deb --contents" dpkg-deb --contents ${deb})
+set(contents "${STEP_OUTPUT}")
+string(REGEX MATCHALL "(^|\n)[^d-][^\n]*" odd "${contents}")
+if(odd)
+  message(FATAL_ERROR "the .deb holds entries that are neither folders nor plain files:${odd}")
+endif()
+set(root ./opt/mpspack)
+set(wanted bin/mpspack include/mpspack/mpspack.hpp include/mpspack/runtime/verify.hpp lib/libmpspack.a
+           lib/libmpspack_runtime.a lib/libmpspack_shim.a lib/libsleef.so.3 lib/libzip.so.4 lib/mpspack/conv_onednn.so
+           lib/cmake/mpspack/mpspackConfig.cmake lib/cmake/mpspack/mpspackTargets.cmake
+           share/bash-completion/completions/mpspack share/mpspack/examples/tiny_mlp.mpk)
+find_program(HELP2MAN help2man)
+if(HELP2MAN)
+  list(APPEND wanted share/man/man1/mpspack.1)
+endif()
+foreach(f ${wanted})
+  string(FIND "${contents}" " ${root}/${f}\n" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "the .deb lacks ${root}/${f}:\n${contents}")
+  endif()
+endforeach()
+
+# 3. Unpacked as dpkg would install it: the stripped tool runs the example from there.
+step("dpkg-deb -x" dpkg-deb -x ${deb} ${WORK_DIR}/root)
+set(tool ${WORK_DIR}/root/opt/mpspack/bin/mpspack)
+set(example ${WORK_DIR}/root/opt/mpspack/share/mpspack/examples/tiny_mlp.mpk)
+step("readelf -S" readelf -S --wide ${tool})
+if(STEP_OUTPUT MATCHES "\\.symtab|\\.debug_")
+  message(FATAL_ERROR "${tool} is not stripped")
+endif()
+step(".deb: mpspack --version" ${tool} --version)
+expect("--version" "${STEP_OUTPUT}" "^mpspack 0\\.1\\.0")
+step(".deb: mpspack inspect" ${tool} inspect ${example})
+expect("inspect" "${STEP_OUTPUT}" "model")
+step(".deb: mpspack verify" ${tool} verify ${example})
+step(".deb: mpspack run" ${tool} run ${example})
+
+# 4. The archive, unpacked anywhere.
+file(MAKE_DIRECTORY ${WORK_DIR}/tgz)
+step("tar xf" ${CMAKE_COMMAND} -E chdir ${WORK_DIR}/tgz ${CMAKE_COMMAND} -E tar xf ${tgz})
+file(GLOB top ${WORK_DIR}/tgz/mpspack-0.1.0-*)
+step(".tar.gz: mpspack --version" ${top}/bin/mpspack --version)
+expect("--version" "${STEP_OUTPUT}" "^mpspack 0\\.1\\.0")
+step(".tar.gz: mpspack inspect" ${top}/bin/mpspack inspect ${top}/share/mpspack/examples/tiny_mlp.mpk)
+expect("inspect" "${STEP_OUTPUT}" "model")
+file(REMOVE_RECURSE ${WORK_DIR})
