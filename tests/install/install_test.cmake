@@ -1,15 +1,7 @@
 # Run by CTest (tests/install/CMakeLists.txt) with BUILD_DIR, WORK_DIR, CONSUMER_DIR, FIXTURE, EXAMPLE_SO,
 # GENERATOR and CONSUMER_FLAGS set. Any failed step stops the test with its output.
 # Every program runs without LD_LIBRARY_PATH, so what it loads comes from its RUNPATH or the system.
-function(step what)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${ARGN}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(STEP_OUTPUT "${out}" PARENT_SCOPE)
-  set(STEP_ERROR "${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/step.cmake)
 
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})

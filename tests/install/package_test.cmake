@@ -1,14 +1,7 @@
 # Run by CTest (tests/install/CMakeLists.txt) with BUILD_DIR and WORK_DIR set: cpack makes the .deb and the
 # .tar.gz from this build tree; the .deb's metadata and contents are checked with dpkg-deb, and both packages are
 # unpacked (dpkg-deb -x, no root needed) and the tool in each runs the bundled example container.
-function(step what)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH ${ARGN}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(STEP_OUTPUT "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/step.cmake)
 function(expect what text regex)
   if(NOT text MATCHES "${regex}")
     message(FATAL_ERROR "${what}: no match for '${regex}' in:\n${text}")
