@@ -3,9 +3,17 @@
 // malloc for every constant (each padded to 64 bytes), each constant memcpy'd in at its offset, tensors made over
 // that block. Embedded (default): the weights lie between _binary_constants_bin_start and _end and Create loads
 // them. LINEAR_EXTERNAL: the region holds only the blob's size (a u64), Create loads nothing, and
-// AOTInductorModelUpdateConstantsFromBlob(blob) loads them from the blob the host maps. Run reads every weight
+// AOTInductorModelUpdateConstantsFromBlob(blob) loads them from the blob the host maps. LINEAR_MMAP_SELF: the
+// region holds {weights size + 8, magic} and the weights follow the ELF file (make_linear.sh appends them), as
+// AOTInductor's force_mmap_weights lays them out; Create maps its own file there and its tensors point into that
+// mapping, as AOTInductor's CPU code does (aoti-abi.md section 1). Run reads every weight
 // (aoti_torch_cpu_addmm_out, as generated code calls it), so a first run pays for whatever loading left undone.
 // Built by bench/synthetic/make_linear.sh; results from it are labelled "synthetic".
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +71,20 @@ struct Container {
       if (t) aoti_torch_delete_tensor_object(t);
     std::free(block);
   }
+  // Tensors over the weights where they lie (mmap-self), no copy.
+  int load_in_place(const uint8_t* src) {
+    uint64_t at = 0;
+    for (int i = 0; i < 2; ++i) {
+      const Constant& c = kConstants[i];
+      if (aoti_torch_create_tensor_from_blob(const_cast<uint8_t*>(src) + at, c.ndim, c.sizes, c.strides, 0,
+                                             aoti_torch_dtype_float32(), aoti_torch_device_type_cpu(), 0,
+                                             &tensors[i]) != 0)
+        return 1;
+      active[i] = tensors[i];
+      at += padded(c.bytes);
+    }
+    return 0;
+  }
   int load(const uint8_t* src) {
     uint64_t total = 0;
     for (const Constant& c : kConstants) total += padded(c.bytes);
@@ -85,12 +107,34 @@ struct Container {
 
 Container* as(void* h) { return static_cast<Container*>(h); }
 
+// AOTInductor's _get_constants_start with USE_MMAP_SELF: its own file (dladdr), the last weights size + 8 bytes
+// mapped privately on a 16 KiB boundary, the magic checked.
+const uint8_t* map_self() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&map_self), &info) == 0) return nullptr;
+  const int fd = open(info.dli_fname, O_RDONLY);
+  if (fd < 0) return nullptr;
+  uint64_t header[2];
+  std::memcpy(header, _binary_constants_bin_start, sizeof header);
+  const off_t at = lseek(fd, 0, SEEK_END) - off_t(header[0]);
+  void* p = at >= 0 && at % 16384 == 0 ? mmap(nullptr, header[0], PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, at)
+                                       : MAP_FAILED;
+  close(fd);
+  if (p == MAP_FAILED) return nullptr;
+  uint64_t magic;
+  std::memcpy(&magic, static_cast<const uint8_t*>(p) + header[0] - 8, 8);
+  return magic == header[1] ? static_cast<const uint8_t*>(p) : nullptr;
+}
+
 }  // namespace
 
 API int32_t AOTInductorModelContainerCreateWithDevice(void** h, size_t, const char* device, const char*) {
   if (!h || !device || std::strncmp(device, "cpu", 3) != 0) return 1;
   auto* c = new Container;
-#ifndef LINEAR_EXTERNAL
+#if defined(LINEAR_MMAP_SELF)
+  const uint8_t* weights = map_self();
+  if (!weights || c->load_in_place(weights) != 0) return delete c, 1;
+#elif !defined(LINEAR_EXTERNAL)
   if (c->load(_binary_constants_bin_start) != 0) return delete c, 1;
 #endif
   *h = c;

@@ -2,9 +2,11 @@
 # Builds the SYNTHETIC Linear model (bench/synthetic/linear.cpp) with MIB MiB of weights in both layouts:
 #   OUT/embedded/model.so               weights embedded (AOTInductor's default)
 #   OUT/blob/model.so + weights.blob    package_constants_in_so=False: the .so holds the blob's size only
+#   OUT/mmap/model.so                   force_mmap_weights (torch's choice above 2 GB): the weights appended after
+#                                       the ELF file on a 16 KiB boundary, then a magic; the library maps them itself
 #   OUT/model.pt2                       the blob layout as aoti_compile_and_package packs it: .so, weights blob, and
 #                                       the wrapper source's constants_info_ lines (which give the constants table)
-#   OUT/embedded.mpk, OUT/blob.mpk, OUT/pt2.mpk   packed with the example input and output recorded
+#   OUT/embedded.mpk, OUT/blob.mpk, OUT/mmap.mpk, OUT/pt2.mpk   packed with the example input and output recorded
 #   OUT/input0.bin, OUT/expected0.bin   x [1, 1024] f32 and y [1, MIB*256] f32
 # Deterministic (bench/synthetic/linear_gen.cpp), no torch. Nothing is written into the source tree.
 #   bash bench/synthetic/make_linear.sh BUILD_DIR MIB OUT_DIR
@@ -12,7 +14,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$1"; mib="$2"; out="$3"
 in=1024; rows=$((mib * 256))
-mkdir -p "$out/embedded" "$out/blob"
+mkdir -p "$out/embedded" "$out/blob" "$out/mmap"
 g++ -O2 -std=c++20 -o "$out/linear_gen" "$root/bench/synthetic/linear_gen.cpp"
 "$out/linear_gen" "$in" "$rows" "$out/blob/weights.blob" "$out/input0.bin" "$out/expected0.bin"
 so() {  # so OUT_SO CONSTANTS_FILE [-DLINEAR_EXTERNAL]
@@ -23,7 +25,20 @@ so "$out/embedded/model.so" "$out/blob/weights.blob"
 /usr/bin/python3 -c "import struct,os,sys; open(sys.argv[1],'wb').write(struct.pack('<Q', os.path.getsize(sys.argv[2])))" \
   "$out/blob/size.bin" "$out/blob/weights.blob"
 so "$out/blob/model.so" "$out/blob/size.bin" -DLINEAR_EXTERNAL
-rm -f "$out/linear_gen" "$out/blob/size.bin"
+# mmap-self: the region holds {weights size + 8, magic}; the file is padded with spaces to 16 KiB, then the weights,
+# then the magic, as torch writes it.
+/usr/bin/python3 -c "import struct,os,sys; open(sys.argv[1],'wb').write(struct.pack('<QQ', os.path.getsize(sys.argv[2]) + 8, 0x4d504b53454c4621))" \
+  "$out/mmap/region.bin" "$out/blob/weights.blob"
+so "$out/mmap/model.so" "$out/mmap/region.bin" -DLINEAR_MMAP_SELF
+/usr/bin/python3 - "$out/mmap/model.so" "$out/blob/weights.blob" <<'PY'
+import shutil, struct, sys
+with open(sys.argv[1], "r+b") as so, open(sys.argv[2], "rb") as blob:
+    so.seek(0, 2)
+    so.write(b" " * (-so.tell() % 16384))
+    shutil.copyfileobj(blob, so, 1 << 24)
+    so.write(struct.pack("<Q", 0x4d504b53454c4621))
+PY
+rm -f "$out/linear_gen" "$out/blob/size.bin" "$out/mmap/region.bin"
 /usr/bin/python3 - "$out" "$in" "$rows" <<'PY'
 import sys, zipfile
 out, n_in, rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -51,4 +66,5 @@ PY
 examples=(--example-input "$out/input0.bin:f32:1x$in" --example-output "$out/expected0.bin:f32:1x$rows")
 "$build/bin/mpspack" -q build "$out/embedded/model.so" -o "$out/embedded.mpk" "${examples[@]}"
 "$build/bin/mpspack" -q build "$out/blob/model.so" --weights "$out/blob/weights.blob" -o "$out/blob.mpk" "${examples[@]}"
+"$build/bin/mpspack" -q build "$out/mmap/model.so" -o "$out/mmap.mpk" "${examples[@]}"
 "$build/bin/mpspack" -q build "$out/model.pt2" -o "$out/pt2.mpk" "${examples[@]}"

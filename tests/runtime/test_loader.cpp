@@ -10,6 +10,7 @@
 #include "mpspack/tensor_io.hpp"
 
 #include "large_blocks.hpp"
+#include "self_mapping.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -435,6 +436,113 @@ TEST_CASE("loader: on the CPU, embedded weights and a plain .so + blob are the c
     }
   }
   CHECK(runtime::routed_blocks_live() == 0);  // each model's Delete freed its mapped block
+}
+
+// The synthetic Linear model (bench/synthetic/make_linear.sh, 1 MiB of weights, no torch) in its mmap-self layout:
+// a library that maps its own file's tail as AOTInductor's USE_MMAP_SELF code does. No real mmap-self fixture loads
+// here (torch-built/cpu_mlp_mmap runs on the device machine, tests/device/run_cases.sh).
+fs::path synthetic_mmap_self(const TempDir& tmp) {
+  const std::string cmd = fmt::format("bash '{}/bench/synthetic/make_linear.sh' '{}' 1 '{}' >/dev/null",
+                                      MPSPACK_SOURCE_DIR, MPSPACK_BINARY_DIR, (tmp / "linear").string());
+  INFO(cmd);
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  return tmp / "linear";
+}
+
+TEST_CASE("loader: an mmap-self library's mapping of its weights is the container's pages, not a copy",
+          "[loader][mmap_self]") {
+  TempDir tmp;
+  const fs::path dir = synthetic_mmap_self(tmp);
+  auto c = format::Container::open(dir / "mmap.mpk");
+  REQUIRE(c.ok());
+  REQUIRE(c->manifest().libraries.at(0).flavour == Flavour::MmapSelf);
+  const SegmentInfo& seg = c->manifest().segments[c->manifest().weights.at(0).segment];
+  const HostTensor in = raw(dir / "input0.bin", dtype::float32, {1, 1024});
+  const HostTensor want = raw(dir / "expected0.bin", dtype::float32, {1, 256});
+  using W = runtime::WeightsMode;
+  // Mapped from the container at 1 MiB; below the threshold the weights are written into the library's file.
+  for (const auto& [threshold, mode] : {std::pair{uint64_t(1) << 20, W::MmapSelfMapped},
+                                        std::pair{uint64_t(1) << 40, W::MmapSelf}}) {
+    DYNAMIC_SECTION(runtime::to_string(mode)) {
+      runtime::LoadOptions o;
+      o.map_weights_min_bytes = threshold;
+      auto m = runtime::Model::load(*c, 0, o);
+      INFO((m.ok() ? "" : m.error().message));
+      REQUIRE(m.ok());
+      CHECK(m->weights_mode() == mode);
+      auto live = m->constants();
+      REQUIRE(live.ok());
+      REQUIRE(live->size() == 2);
+      // Mapped: every byte but the last part page (copied: the magic follows the weights in it) is the
+      // container's. Not mapped: the library's own file, rebuilt.
+      const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+      uint64_t total = 0, from_container = 0;
+      for (const auto& t : *live) {
+        INFO(t.name);
+        const Backing b = backing_of(t.data);
+        total += t.storage_bytes;
+        if (mode == W::MmapSelf) {
+          CHECK(b.path.find("memfd:") != std::string::npos);
+        } else if (!b.path.empty()) {
+          CHECK(fs::path(b.path) == fs::canonical(dir / "mmap.mpk"));
+          CHECK(b.offset >= seg.offset);
+          CHECK(b.offset + t.storage_bytes <= seg.offset + seg.size);
+          from_container += t.storage_bytes;
+        }
+      }
+      if (mode == W::MmapSelfMapped) CHECK(from_container + page >= total);
+      for (int rep = 0; rep < 2; ++rep) {
+        auto out = m->run(std::vector<HostTensor>{in});
+        INFO((out.ok() ? "" : out.error().message));
+        REQUIRE(out.ok());
+        require_matches((*out)[0], want);
+      }
+    }
+  }
+}
+
+TEST_CASE("self mapping: the library's own request gets the offered pages once; any other view fills the hole",
+          "[loader][mmap_self]") {
+  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  std::vector<uint8_t> stored(2 * page + 8, 0x45), weights(3 * page + 100), file_bytes(weights.size());
+  for (size_t i = 0; i < weights.size(); ++i) weights[i] = uint8_t(i * 13 + 5);
+  for (size_t i = 0; i < 8; ++i) stored[2 * page + i] = uint8_t(0xa0 + i);  // the tail: the magic
+  TempDir tmp;
+  {  // the weights segment as a file, as the container holds it
+    std::ofstream f(tmp / "segment", std::ios::binary);
+    f.write(reinterpret_cast<const char*>(weights.data()), std::streamsize(weights.size()));
+  }
+  const int seg_fd = ::open((tmp / "segment").c_str(), O_RDONLY | O_CLOEXEC);
+  const int memfd = ::memfd_create("self", MFD_CLOEXEC);
+  REQUIRE(seg_fd >= 0);
+  REQUIRE(memfd >= 0);
+  const uint64_t hole = 2 * page, length = weights.size() + 8;
+  auto w = runtime::loader::SelfMappedWeights::write(memfd, stored, hole, weights);
+  REQUIRE(w.ok());
+  CHECK(::lseek(memfd, 0, SEEK_END) == off_t(stored.size() + weights.size()));
+  REQUIRE(::pread(memfd, file_bytes.data(), file_bytes.size(), off_t(hole)) == ssize_t(file_bytes.size()));
+  CHECK(std::all_of(file_bytes.begin(), file_bytes.end(), [](uint8_t b) { return b == 0; }));  // a hole so far
+  REQUIRE((*w)->offer_mapping(seg_fd, 0).ok());
+  using runtime::loader::routed_self_mmap;
+  const int again = ::open(fmt::format("/proc/self/fd/{}", memfd).c_str(), O_RDONLY | O_CLOEXEC);  // as dladdr's path
+  REQUIRE(again >= 0);
+  void* p = routed_self_mmap(nullptr, length, PROT_READ, MAP_PRIVATE, again, off_t(hole));
+  REQUIRE(p == (*w)->mapping());
+  CHECK((*w)->taken());
+  CHECK(std::memcmp(p, weights.data(), weights.size()) == 0);
+  CHECK(std::memcmp(static_cast<uint8_t*>(p) + weights.size(), stored.data() + hole, 8) == 0);
+  CHECK(backing_of(p).path == fs::canonical(tmp / "segment").string());
+  // Asked again (or in any other way), it is the file: the hole is filled first.
+  void* q = routed_self_mmap(nullptr, length, PROT_READ, MAP_PRIVATE, again, off_t(hole));
+  REQUIRE(q != MAP_FAILED);
+  CHECK(q != p);
+  CHECK(std::memcmp(q, weights.data(), weights.size()) == 0);
+  CHECK(std::memcmp(static_cast<uint8_t*>(q) + weights.size(), stored.data() + hole, 8) == 0);
+  ::munmap(q, length);
+  ::munmap(p, length);  // taken: the library's to release
+  ::close(again);
+  ::close(memfd);
+  ::close(seg_fd);
 }
 
 TEST_CASE("large blocks: an offered block is taken by a malloc of its size only, and skips only copies it holds",

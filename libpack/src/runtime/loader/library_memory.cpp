@@ -1,4 +1,4 @@
-// The stored library into memory: a memfd holding its file (rebuilt with its weights for mmap-self), dlopen'ed
+// The stored library into memory: a memfd holding its file (for mmap-self with a hole for its weights), dlopen'ed
 // from /proc/self/fd/N; libsleef before it when it imports Sleef_*; its kernel files written out for Create.
 #include "model_impl.hpp"
 
@@ -24,8 +24,9 @@ Status write_file(int fd, const uint8_t* p, uint64_t n) {
 }
 
 // mmap-self: the library maps its own file (dladdr -> open -> mmap at file_size - appended). The
-// file it finds is the memfd, so the memfd must hold what torch wrote: ELF image, padding,
-// weights, magic. The stored library is that file with the weights cut out at removed_offset.
+// file it finds is the memfd, so the memfd must read as what torch wrote: ELF image, padding,
+// weights, magic. The stored library is that file with the weights cut out at removed_offset; they are
+// left as a hole here, filled or mapped from the container before Create (routes.cpp, self_mapping.hpp).
 Status write_mmap_self(Model::Impl& m, ByteView stored) {
   const LibraryInfo& lib = m.lib;
   if (lib.weights < 0 || !lib.region)
@@ -42,9 +43,10 @@ Status write_mmap_self(Model::Impl& m, ByteView stored) {
       load_u64le(stored.data() + stored.size() - 8) != magic)
     return m.error(Kind::Corrupt, "mmap-self layout does not rebuild: the weights would not start on a 16 KiB "
                                   "boundary or the magic does not match");
-  MPK_CHECK(write_file(m.memfd, stored.data(), lib.removed_offset));
-  MPK_CHECK(write_file(m.memfd, weights.data(), weights.size()));
-  return write_file(m.memfd, stored.data() + lib.removed_offset, stored.size() - lib.removed_offset);
+  auto written = SelfMappedWeights::write(m.memfd, stored.span(), lib.removed_offset, weights.span());
+  if (!written.ok()) return written.error().context(m.what());
+  m.self_weights = std::move(*written);
+  return {};
 }
 
 }  // namespace
@@ -64,12 +66,6 @@ Status library_to_memory(Model::Impl& m) {
   ByteView stored = m.container->segment(m.lib.segment);
   m.memfd = ::memfd_create(m.lib.name.c_str(), MFD_CLOEXEC);
   if (m.memfd < 0) return sys_error(m.lib.name, "memfd_create");
-  if (m.lib.flavour == Flavour::MmapSelf) {
-    MPK_CHECK(write_mmap_self(m, stored));
-  } else {
-    auto s = write_file(m.memfd, stored.data(), stored.size());
-    if (!s.ok()) return s.error().context(m.what());
-  }
   // The dynamic loader matches an already loaded library by its name: a library loaded earlier
   // from "/proc/self/fd/N" (kept mapped, RTLD_NODELETE below) would be handed back for a new memfd
   // that got the same number. Move the memfd to a number no loaded library is named after.
@@ -83,6 +79,12 @@ Status library_to_memory(Model::Impl& m) {
     ::close(m.memfd);
     m.memfd = moved;
     path = fmt::format("/proc/self/fd/{}", m.memfd);
+  }
+  if (m.lib.flavour == Flavour::MmapSelf) {
+    MPK_CHECK(write_mmap_self(m, stored));
+  } else {
+    auto s = write_file(m.memfd, stored.data(), stored.size());
+    if (!s.ok()) return s.error().context(m.what());
   }
   // RTLD_NODELETE: dlclose must not unmap a model library. Its OpenMP parallel regions leave
   // libgomp's pooled threads holding state from the library's code, and unmapping it made later

@@ -35,6 +35,8 @@ const char* to_string(WeightsMode m) {
     case WeightsMode::BlobInPlace: return "external blob, used in place from the container (no copy)";
     case WeightsMode::BlobCopied: return "external blob, copied into the model";
     case WeightsMode::MmapSelf: return "mmap-self (self-mapped file rebuilt in memory)";
+    case WeightsMode::MmapSelfMapped: return "mmap-self, mapped from the container (copy-on-write, no copy)";
+    case WeightsMode::MmapSelfUploaded: return "mmap-self, uploaded to the GPU by mpspack (pinned pipeline)";
   }
   return "?";
 }
@@ -61,6 +63,7 @@ Status open_library(Model::Impl& m, const LoadOptions& o) {
   MPK_CHECK(provide_sleef(m));
   MPK_CHECK(library_to_memory(m));
   route_allocations(m, o);
+  MPK_CHECK(route_self_mapping(m, o));
   route_weight_copies(m, o);
   auto api = resolve_api(m.dl);
   if (!api.ok()) return api.error().context(m.what());
@@ -87,7 +90,8 @@ Status create(Model::Impl& m, const LoadOptions& options) {
     offer.emplace(m, options, reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr),
                   weights_segment(m).size);
   const void* region = m.lib.flavour == Flavour::Embedded && m.lib.region
-                           ? reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr) : nullptr;
+                           ? reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr)
+                       : m.self_mapped ? m.self_weights->mapping() : nullptr;
   MPK_TRY(const bool uploaded, with_weight_copies_deferred(m, region, [&]() -> Status {
     if (m.api.create(&m.handle, 1, device.c_str(), m.cubin_dir.empty() ? nullptr : m.cubin_dir.c_str()) != 0 ||
         !m.handle) {
@@ -97,7 +101,10 @@ Status create(Model::Impl& m, const LoadOptions& options) {
     }
     return {};
   }));
-  if (uploaded) m.mode = WeightsMode::EmbeddedUploaded;
+  if (uploaded) m.mode = m.self_mapped ? WeightsMode::MmapSelfUploaded : WeightsMode::EmbeddedUploaded;
+  else if (m.self_mapped && m.self_weights->taken()) m.mode = WeightsMode::MmapSelfMapped;
+  if (m.mode == WeightsMode::MmapSelfMapped && options.populate_weights)
+    populate({m.self_weights->mapping(), weights_segment(m).size});
   if (offer && offer->finish()) m.mode = WeightsMode::EmbeddedMapped;
   else if (offer) spdlog::info("{}: weights copied by Create: it did not allocate one block the size of its "
                                "constants region", m.what());

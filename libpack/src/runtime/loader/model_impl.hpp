@@ -1,7 +1,8 @@
 // The loaded model's state (Model::Impl) and the loader's steps over it, one file per step:
 //   checks.cpp            what cannot run here is refused before any of the library's code runs
 //   library_memory.cpp    the stored library into a memfd, dlopen'ed; its kernel files for Create
-//   routes.cpp            its large allocations and its copies of its weights routed (large_blocks.hpp)
+//   routes.cpp            its large allocations and its copies of its weights routed (large_blocks.hpp), an
+//                         mmap-self library's mapping of its weights answered from the container (self_mapping.hpp)
 //   embedded_weights.cpp  embedded weights back where the linker put them, one function per mechanism
 //   weights_offer.cpp     the weights segment offered to the library as its block, mapped (WeightsOffer)
 //   external_weights.cpp  an external blob after Create: in place, offered, copied; GPU copies deferred
@@ -13,6 +14,7 @@
 
 #include "aoti_api.hpp"
 #include "backend.hpp"
+#include "self_mapping.hpp"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -34,6 +36,8 @@ struct Model::Impl {
   LibraryInfo lib;
   std::unique_ptr<Backend> backend;
   int memfd = -1;
+  std::unique_ptr<loader::SelfMappedWeights> self_weights;  // mmap-self: its file's weights (self_mapping.hpp)
+  bool self_mapped = false;  // ... offered mapped from the container to the library's routed mmap
   bool routed = false;  // the library's malloc and memcpy go through large_blocks.hpp
   bool copies_routed = false;  // its copies of its weights to the device go through the backend
   void* dl = nullptr;
@@ -107,6 +111,7 @@ Status write_cubins(Model::Impl& m);
 // routes.cpp
 void route_allocations(Model::Impl& m, const LoadOptions& o);
 void route_weight_copies(Model::Impl& m, const LoadOptions& o);
+Status route_self_mapping(Model::Impl& m, const LoadOptions& o);
 
 // embedded_weights.cpp
 Status place_embedded(Model::Impl& m, const LoadOptions& o);

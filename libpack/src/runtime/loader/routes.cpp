@@ -1,9 +1,11 @@
 // Routing decided after dlopen, before any weights move: the library's large mallocs and copies on several
-// threads (large_blocks.hpp), and its copies of its weights to the device made by the backend (import_slots.hpp).
+// threads (large_blocks.hpp), an mmap-self library's mapping of its weights answered with the container's pages
+// (self_mapping.hpp), and its copies of its weights to the device made by the backend (import_slots.hpp).
 #include "model_impl.hpp"
 
 #include "import_slots.hpp"
 #include "large_blocks.hpp"
+#include "self_mapping.hpp"
 #include "mpspack/elf/elf_file.hpp"
 
 #include <spdlog/spdlog.h>
@@ -35,11 +37,35 @@ void route_allocations(Model::Impl& m, const LoadOptions& o) {
   m.routed = route_large_blocks(*elf, m.base, m.what().c_str());
 }
 
+// An mmap-self library's mapping of its weights answered with the container's pages, for weights that come from
+// the container's file and reach the mapping threshold; otherwise, or when its mmap cannot be routed (it does not
+// import it, or keeps its address elsewhere), the weights written into the hole left for them in its file.
+Status route_self_mapping(Model::Impl& m, const LoadOptions& o) {
+  if (!m.self_weights) return {};
+  std::string why = "below the mapping threshold or not from a file";
+  if (o.prefault_large_blocks && m.container->file().fd() >= 0 &&
+      weights_segment(m).size >= std::max<uint64_t>(o.map_weights_min_bytes, 1)) {
+    Status offered = m.self_weights->offer_mapping(m.container->file().fd(), weights_segment(m).offset);
+    const ImportRoute routes[] = {{"mmap", reinterpret_cast<void*>(&routed_self_mmap), true},
+                                  {"mmap64", reinterpret_cast<void*>(&routed_self_mmap), true}};
+    auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));
+    if (!offered.ok()) why = offered.error().message;
+    else if (!elf.ok()) why = elf.error().message;
+    else if (why = route_imports(*elf, m.base, routes, {}, "mmap"); !why.empty())
+      why = route_imports(*elf, m.base, routes, {}, "mmap64");
+  }
+  m.self_mapped = why.empty();
+  if (m.self_mapped) return {};
+  spdlog::debug("{}: its weights written into its file: {}", m.what(), why);
+  auto filled = m.self_weights->fill_hole();
+  return filled.ok() ? filled : filled.error().context(m.what());
+}
+
 // The library's own copies of its weights to the device made by the backend (Backend::weight_copy_routes), for
 // weights that come from the container's file and reach the mapping threshold.
 void route_weight_copies(Model::Impl& m, const LoadOptions& o) {
   if (!o.prefault_large_blocks || o.copy_weights || m.lib.weights < 0 || m.container->file().fd() < 0) return;
-  if (m.lib.flavour != Flavour::Embedded && m.lib.flavour != Flavour::ExternalBlob) return;
+  if (m.lib.flavour != Flavour::Embedded && m.lib.flavour != Flavour::ExternalBlob && !m.self_mapped) return;
   if (weights_segment(m).size < std::max<uint64_t>(o.map_weights_min_bytes, 1)) return;
   const std::vector<ImportRoute> routes = m.backend->weight_copy_routes();
   if (routes.empty()) return;
