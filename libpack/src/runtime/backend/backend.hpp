@@ -55,6 +55,9 @@ class Backend {
   // through which the backend takes those copies over (routed by the loader, loader/import_slots.hpp), none where the
   // library's copies are not the slow part (the CPU).
   virtual std::vector<ImportRoute> weight_copy_routes() const { return {}; }
+  // About `bytes` of weights will be uploaded by this load (stage_weights or deferred copies): the backend may
+  // prepare for it on other threads while the library loads (the GPU pins its staging buffers). Nothing to wait for.
+  virtual void expect_upload(uint64_t bytes) {}
   // From here to finish_weight_copies(), the routed library's copies from [mirror, mirror + size) (which holds the
   // bytes of file `fd` at `file_offset`) into device memory it allocates meanwhile are gathered, not made.
   virtual void defer_weight_copies(const void* mirror, uint64_t size, int fd, uint64_t file_offset) {}

@@ -60,6 +60,8 @@ Status timed(double& ms, Step step) {
 
 // The stored library into memory, its large allocations and its copies of its weights routed, its C API resolved.
 Status open_library(Model::Impl& m, const LoadOptions& o) {
+  if (m.lib.weights >= 0 && !o.copy_weights && weights_segment(m).size >= std::max<uint64_t>(o.map_weights_min_bytes, 1))
+    m.backend->expect_upload(weights_segment(m).size);
   MPK_CHECK(provide_sleef(m));
   MPK_CHECK(library_to_memory(m));
   route_allocations(m, o);

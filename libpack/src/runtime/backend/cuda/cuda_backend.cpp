@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -65,6 +66,7 @@ class CudaBackend final : public Backend {
     shim::cuda::set_current_stream(stream_);
   }
   ~CudaBackend() override {
+    if (pinning_.valid()) pinning_.wait();
     cudaStreamSynchronize(stream_);
     if (graph_) cudaGraphExecDestroy(graph_);
     staging_.clear();
@@ -133,6 +135,24 @@ class CudaBackend final : public Backend {
   }
 
   std::vector<ImportRoute> weight_copy_routes() const override { return cuda_copies::routes(); }
+
+  // Pins the upload's staging buffers, one thread per reader, while the library loads: pinning is most of the
+  // upload's fixed cost. upload() waits for it; a buffer that failed to pin is pinned again, or the failure reported,
+  // by its reader.
+  void expect_upload(uint64_t bytes) override {
+    const UploadShape shape = upload_shape(bytes);
+    if (pinning_.valid() || shape.register_pages) return;
+    while (staging_.size() < shape.workers) staging_.push_back(std::make_unique<Staging>());
+    pinning_ = std::async(std::launch::async, [this, shape] {
+      std::vector<std::thread> threads;
+      for (unsigned w = 0; w < shape.workers; ++w)
+        threads.emplace_back([this, w, shape] {
+          cudaSetDevice(index_);
+          (void)staging_[w]->reserve(2 * shape.chunk, shape.huge_pages);
+        });
+      for (auto& t : threads) t.join();
+    });
+  }
 
   void defer_weight_copies(const void* mirror, uint64_t size, int fd, uint64_t file_offset) override {
     deferred_ = {static_cast<const uint8_t*>(mirror), fd, file_offset};
@@ -215,6 +235,30 @@ class CudaBackend final : public Backend {
     int fd = -1;
     uint64_t file_offset = 0;
   } deferred_;  // the open window of defer_weight_copies()
+  std::future<void> pinning_;  // expect_upload()'s staging buffers being pinned
+
+  // How an upload of `bytes` runs: chunk size, reader threads, staging kind. MPSPACK_UPLOAD_MODE (measured against
+  // each other in docs/PERFORMANCE.md): "pread-thp" (default) reads into anonymous memory on transparent huge pages
+  // pinned with cudaHostRegister (pinning costs per page, so huge pages pin fastest); "pread" into buffers from
+  // cudaHostAlloc; "register" pins the container's own pages chunk by chunk instead of reading them (slowest:
+  // 1.5 GB/s on the H200 host).
+  struct UploadShape {
+    uint64_t chunk = 0;
+    unsigned workers = 0;
+    std::string mode;
+    bool register_pages = false, huge_pages = false;
+  };
+  static UploadShape upload_shape(uint64_t bytes) {
+    UploadShape u;
+    u.chunk = env_or("MPSPACK_UPLOAD_CHUNK_MIB", 2) << 20;
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    u.workers = unsigned(std::min<uint64_t>({(bytes + u.chunk - 1) / u.chunk, env_or("MPSPACK_UPLOAD_THREADS", 12), hw}));
+    const char* mode = std::getenv("MPSPACK_UPLOAD_MODE");
+    u.mode = mode && *mode ? mode : "pread-thp";
+    u.register_pages = u.mode == "register";
+    u.huge_pages = u.mode == "pread-thp";
+    return u;
+  }
 
   // One reader's pinned host buffers, kept for the backend's lifetime (pinning is the costly part).
   struct Staging {
@@ -308,25 +352,19 @@ class CudaBackend final : public Backend {
   Status upload(std::span<const cuda_copies::Piece> pieces, const uint8_t* host, int fd, uint64_t file_offset) {
     using Clock = std::chrono::steady_clock;
     auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
-    const uint64_t chunk = env_or("MPSPACK_UPLOAD_CHUNK_MIB", 2) << 20;
+    if (pinning_.valid()) pinning_.get();
+    uint64_t total = 0;
+    for (const cuda_copies::Piece& p : pieces) total += p.len;
+    const UploadShape shape = upload_shape(total);
+    const uint64_t chunk = shape.chunk;
     std::vector<cuda_copies::Piece> jobs;  // the pieces cut to the staging buffers' size
-    uint64_t n = 0;
-    for (const cuda_copies::Piece& p : pieces) {
+    for (const cuda_copies::Piece& p : pieces)
       for (uint64_t at = 0; at < p.len; at += chunk) jobs.push_back({p.dst + at, p.src + at, std::min(chunk, p.len - at)});
-      n += p.len;
-    }
-    if (n == 0) return {};
+    if (total == 0) return {};
     const uint64_t chunks = jobs.size();
-    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-    const unsigned workers =
-        unsigned(std::min<uint64_t>({chunks, env_or("MPSPACK_UPLOAD_THREADS", 12), hw}));
-    // MPSPACK_UPLOAD_MODE (measured against each other in docs/PERFORMANCE.md): "pread-thp" (default) reads into
-    // anonymous memory on transparent huge pages pinned with cudaHostRegister (pinning costs per page, so huge
-    // pages pin fastest); "pread" into buffers from cudaHostAlloc; "register" pins the container's own pages
-    // chunk by chunk instead of reading them (slowest: 1.5 GB/s on the H200 host).
-    const char* mode_env = std::getenv("MPSPACK_UPLOAD_MODE");
-    const std::string_view mode = mode_env && *mode_env ? mode_env : "pread-thp";
-    const bool register_pages = mode == "register";
+    const unsigned workers = unsigned(std::min<uint64_t>(chunks, shape.workers));
+    const std::string_view mode = shape.mode;
+    const bool register_pages = shape.register_pages;
     auto t_setup = Clock::now();
     while (!register_pages && staging_.size() < workers) staging_.push_back(std::make_unique<Staging>());
     const double setup_ms = ms_since(t_setup);
@@ -350,7 +388,7 @@ class CudaBackend final : public Backend {
       // Each reader pins its own two buffers, in parallel with the others; they stay for later uploads.
       auto t_pin = Clock::now();
       if (ok && !register_pages) {
-        Status st = staging_[w]->reserve(2 * chunk, mode == "pread-thp");
+        Status st = staging_[w]->reserve(2 * chunk, shape.huge_pages);
         if (!st.ok()) {
           fail(st.error().message);
           ok = false;
@@ -422,7 +460,7 @@ class CudaBackend final : public Backend {
     for (const auto& t : times) sum.read_ms += t.read_ms, sum.wait_ms += t.wait_ms, sum.pin_ms += t.pin_ms;
     spdlog::info("weight upload: {} bytes, {} threads x 2 x {} MiB ({}): staging set up {:.1f} ms, pipeline {:.1f} ms "
                  "(per thread: pin {:.1f} ms, read {:.1f} ms, waiting for copies {:.1f} ms)",
-                 n, workers, chunk >> 20, mode, setup_ms,
+                 total, workers, chunk >> 20, mode, setup_ms,
                  pipe_ms, sum.pin_ms / workers, sum.read_ms / workers, sum.wait_ms / workers);
     if (!failure.empty()) return make_error(Kind::Io, "{}", failure);
     return {};
