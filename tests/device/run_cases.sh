@@ -32,9 +32,10 @@ for root in "$@"; do
     else
       echo "FAIL $dir run: $(tail -n 3 "$work/err" | tr '\n' ' ')"; fail=$((fail + 1)); continue
     fi
-    # Embedded weights and a plain blob again with the no-copy path forced on these small weights (it starts at
-    # 1 MiB): mapped from the container (CPU), or the library's copies made by mpspack's upload pipeline (GPU).
-    case "$flavor" in default|embedded|blob) ;; *) continue ;; esac
+    # Embedded weights, mmap-self and a plain blob again with the no-copy path forced on these small weights (it
+    # starts at 1 MiB): mapped from the container (CPU), or the library's copies made by mpspack's upload pipeline
+    # (GPU).
+    case "$flavor" in default|embedded|blob|mmap) ;; *) continue ;; esac
     mode=""; want="mapped from the container"; [ "$device" = cuda ] && want="uploaded to the GPU by mpspack"
     if result=$("$mpspack" run "$out" --device "$device" "${args[@]}" "${tol[@]}" --map-weights-min-bytes 1 --json \
                 2> "$work/err") && mode=$(python3 -c "import json,sys; print(json.load(sys.stdin)['weights'])" <<< "$result") \
