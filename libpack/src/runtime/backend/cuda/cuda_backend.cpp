@@ -141,7 +141,8 @@ class CudaBackend final : public Backend {
   // by its reader.
   void expect_upload(uint64_t bytes) override {
     const UploadShape shape = upload_shape(bytes);
-    if (pinning_.valid() || shape.register_pages) return;
+    const char* early = std::getenv("MPSPACK_UPLOAD_PIN_EARLY");  // "0": pinned by the readers (for measuring)
+    if (pinning_.valid() || shape.register_pages || (early && std::string_view(early) == "0")) return;
     while (staging_.size() < shape.workers) staging_.push_back(std::make_unique<Staging>());
     pinning_ = std::async(std::launch::async, [this, shape] {
       std::vector<std::thread> threads;
