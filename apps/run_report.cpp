@@ -170,6 +170,7 @@ json bench_json(const BenchReport& r, const std::string& export_times) {
             {"seed", r.seed ? json(*r.seed) : json(nullptr)},
             {"threads", r.threads.count},
             {"threads_source", r.threads.source},
+            {"cpus_allowed", r.threads.cpus_allowed},
             {"load_ms", load_json(r.timings)},
             {"time_to_first_result_ms", r.time_to_first_result_ms},
             {"checked", r.checked},
@@ -309,7 +310,7 @@ std::vector<std::string> csv_columns() {
                         "container_sha256", "mpspack_version"})
     c.push_back(k);
   // Added later, so at the end: a table begun before them keeps its columns in place.
-  for (const char* k : {"inputs", "seed", "threads", "threads_source", "repetitions"}) c.push_back(k);
+  for (const char* k : {"inputs", "seed", "threads", "threads_source", "cpus_allowed", "repetitions"}) c.push_back(k);
   for (const char* stat : {"min", "mean", "p50", "p90", "p99", "max", "stddev"})
     c.push_back(std::string("latency_ms_stddev.") + stat);
   c.push_back("percentiles_ms");  // every extra percentile in one field: "p75=1.25;p99.9=2.5"

@@ -402,9 +402,12 @@ TEST_CASE("run --bench --threads: the CPU team's size is set and reported, more 
   const json j = json::parse(bench({mpk.string(), "--format", "json", "--iterations", "2", "--threads", "1"}).out);
   CHECK(j.at("threads") == 1);
   CHECK(j.at("threads_source") == "option");
+  CHECK(j.at("cpus_allowed") == 1);  // the affinity mask, read back: narrowed
   const json d = json::parse(bench({mpk.string(), "--format", "json", "--iterations", "2"}).out);
   CHECK(d.at("threads").get<unsigned>() >= 1);
   CHECK(d.at("threads_source") == (std::getenv("OMP_NUM_THREADS") ? "OMP_NUM_THREADS" : "cores"));
+  CHECK(d.at("cpus_allowed").get<unsigned>() >= 1);
+  CHECK(d.at("cpus_allowed").get<unsigned>() <= d.at("machine").at("cores").get<unsigned>());
   auto text = bench({mpk.string(), "--iterations", "2", "--threads", "1"});
   CHECK(text.out.find("CPU threads: 1 (--threads)\n") != std::string::npos);
   auto bad = run_mpspack({"run", "--bench", mpk.string(), "--threads", "1000000"});
@@ -518,7 +521,7 @@ TEST_CASE("run --bench --format csv: the new options add no column and change no
                     "--threads", "1", "--seed", "3"});
   const std::string head = plain.out.substr(0, plain.out.find('\n'));
   CHECK(all.out.substr(0, all.out.find('\n')) == head);
-  for (const char* k : {",inputs,", ",seed,", ",threads,", ",threads_source,", ",repetitions,",
+  for (const char* k : {",inputs,", ",seed,", ",threads,", ",threads_source,", ",cpus_allowed,", ",repetitions,",
                         ",latency_ms_stddev.p50,", ",percentiles_ms,", ",percentiles_ms_stddev"}) {
     INFO(k);
     CHECK(head.find(k) != std::string::npos);

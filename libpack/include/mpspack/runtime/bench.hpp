@@ -66,7 +66,8 @@ LatencyOverRepetitions over_repetitions(const std::vector<LatencyStats>& repetit
 // process may use.
 struct CpuThreads {
   unsigned count = 1;
-  std::string source;  // "option", "OMP_NUM_THREADS" or "cores"
+  std::string source;         // "option", "OMP_NUM_THREADS" or "cores"
+  unsigned cpus_allowed = 1;  // the CPUs in this thread's affinity mask after that, read back
 };
 
 struct MachineInfo {

@@ -74,14 +74,14 @@ unsigned usable_cpus() {
 
 Result<CpuThreads> use_cpu_threads(std::optional<unsigned> count) {
   if (!count) {
-    if (auto n = openmp_variable()) return CpuThreads{*n, kOpenMpVariable};
-    return CpuThreads{usable_cpus(), "cores"};
+    if (auto n = openmp_variable()) return CpuThreads{*n, kOpenMpVariable, usable_cpus()};
+    return CpuThreads{usable_cpus(), "cores", usable_cpus()};
   }
   if (*count == 0) return make_error(Error::Kind::Invalid, "--threads 0: the team needs at least one thread");
   MPK_CHECK(narrow_affinity(*count));
   size_openmp_team(*count);
   size_openblas_pool(*count);
-  return CpuThreads{*count, "option"};
+  return CpuThreads{*count, "option", usable_cpus()};
 }
 
 }  // namespace mpspack::runtime::pipeline
