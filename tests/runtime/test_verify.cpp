@@ -32,6 +32,15 @@ fs::path build_tiny(const TempDir& tmp) {
   return o.output;
 }
 
+// A quick benchmark of a container: one warm-up run, three timed.
+runtime::BenchOptions short_bench(const fs::path& container) {
+  runtime::BenchOptions o;
+  o.model.container = container.string();
+  o.warmup = 1;
+  o.iterations = 3;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("verify: the bundled example matches its recorded outputs", "[verify][pipeline]") {
@@ -126,10 +135,7 @@ TEST_CASE("verify: outputs written where asked, and no references without an exa
 TEST_CASE("bench: the bundled example's report, checked against its recorded outputs", "[verify][pipeline][bench]") {
   MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
   TempDir tmp;
-  runtime::BenchOptions o;
-  o.model.container = build_tiny(tmp).string();
-  o.warmup = 1;
-  o.iterations = 3;
+  runtime::BenchOptions o = short_bench(build_tiny(tmp));
   auto r = runtime::bench(o);
   INFO((r.ok() ? "" : r.error().message));
   REQUIRE(r.ok());
@@ -178,10 +184,7 @@ TEST_CASE("bench: repetitions and extra percentiles through the API, and out-of-
           "[verify][pipeline][bench]") {
   MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
   TempDir tmp;
-  runtime::BenchOptions o;
-  o.model.container = build_tiny(tmp).string();
-  o.warmup = 1;
-  o.iterations = 3;
+  runtime::BenchOptions o = short_bench(build_tiny(tmp));
   o.repetitions = 2;
   o.percentiles = {75};
   auto r = runtime::bench(o);
