@@ -103,6 +103,18 @@ void add_bench_options(CLI::App& app, RunArgs& a) {
                  "--bench: report format: text (default), json, jsonl (one line per run), csv (fixed columns; no "
                  "header when appending to a file that holds one), md")
       ->check(CLI::IsMember({"text", "json", "jsonl", "csv", "md"}));
+  app.add_option("--repetitions", b.repetitions,
+                 "--bench: do the warm-up and the timed runs this many times; each latency statistic is reported as "
+                 "its mean and standard deviation over them (default 1)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--percentile", b.percentiles,
+                 "--bench: report this latency percentile too (0 < P < 100, e.g. 99.9); repeatable")
+      ->allow_extra_args(false)  // one value each time, so that a file named after it stays the file
+      ->check(CLI::Range(0.0, 100.0));
+  app.add_option("--threads", b.threads,
+                 "--bench: the CPU team's size: run on the first N CPUs this process may use, with OMP_NUM_THREADS "
+                 "and OpenBLAS's own threads (when OPENBLAS_NUM_THREADS gave it some) set to N (default: as they are)")
+      ->check(CLI::PositiveNumber);
 }
 
 // For benchmarks of the loader (docs/PERFORMANCE.md), not a user choice: hidden from --help.
@@ -135,6 +147,9 @@ Action add_run(CLI::App& app) {
   app.add_option("-i,--input", v.inputs,
                  "Input tensor FILE[:DTYPE:SHAPE] (e.g. x.bin:f32:4x96, or x.npy), once per model input in order "
                  "(default: the recorded example's inputs)");
+  app.add_option("--seed", v.seed,
+                 "Generate the inputs from this seed instead: the recorded example's dtypes and shapes, values drawn "
+                 "within each input's recorded range; the outputs are then compared only with --expect files");
   app.add_option("-e,--expect", v.expects,
                  "Expected output FILE[:DTYPE:SHAPE], once per model output in order (default with no --input: the "
                  "recorded example's outputs)");

@@ -1,6 +1,7 @@
 #include "run_report.hpp"
 
 #include "cli.hpp"
+#include "latency_histogram.hpp"
 #include "mpspack/manifest.hpp"
 #include "mpspack/text.hpp"
 
@@ -114,6 +115,17 @@ json latency_json(const runtime::LatencyStats& l) {
           {"p99", l.p99}, {"max", l.max},   {"stddev", l.stddev}};
 }
 
+// "p99.9" for 99.9: the key an extra percentile has in the reports.
+std::string percentile_key(double p) { return fmt::format("p{}", p); }
+
+// The extra percentiles asked for, by key: each one's mean over the repetitions, or its spread (stddev).
+json percentiles_json(const BenchReport& r, const runtime::LatencyStats& l) {
+  json j = json::object();
+  for (size_t i = 0; i < r.percentiles.size() && i < l.percentiles.size(); ++i)
+    j[percentile_key(r.percentiles[i])] = l.percentiles[i];
+  return j;
+}
+
 json machine_json(const runtime::MachineInfo& m) {
   return {{"cpu", m.cpu},   {"cores", m.cores}, {"os", m.os}, {"kernel", m.kernel},
           {"arch", m.arch}, {"blas_kernels", m.blas_kernels}};
@@ -154,14 +166,23 @@ json bench_json(const BenchReport& r, const std::string& export_times) {
             {"large_blocks", r.load.prefault_large_blocks ? "prefault" : "libc"},
             {"populate_weights", r.load.populate_weights},
             {"cold", r.cold},
+            {"inputs", r.inputs},
+            {"seed", r.seed ? json(*r.seed) : json(nullptr)},
+            {"threads", r.threads.count},
+            {"threads_source", r.threads.source},
+            {"cpus_allowed", r.threads.cpus_allowed},
             {"load_ms", load_json(r.timings)},
             {"time_to_first_result_ms", r.time_to_first_result_ms},
             {"checked", r.checked},
             {"ok", r.ok},
+            {"repetitions", r.repetitions},
             {"warmup_runs", r.warmup_runs},
             {"iterations", r.times_ms.size()},
             {"total_ms", r.total_ms},
             {"latency_ms", latency_json(r.latency)},
+            {"latency_ms_stddev", latency_json(r.latency_stddev)},
+            {"percentiles_ms", percentiles_json(r, r.latency)},
+            {"percentiles_ms_stddev", percentiles_json(r, r.latency_stddev)},
             {"throughput_per_s", r.throughput_per_s},
             {"peak_rss_bytes", r.peak_rss_bytes},
             {"machine", machine_json(r.machine)},
@@ -197,20 +218,52 @@ std::string device_text(const runtime::DeviceReport& d) {
   return s;
 }
 
+// Where the inputs came from, and what the first run was compared with (nothing, for generated inputs without
+// --expect: say so rather than leave it to be assumed).
+std::string inputs_text(const std::string& source, const std::optional<uint64_t>& seed, bool checked, bool ok) {
+  std::string s = source == "seed"    ? fmt::format("inputs: generated from seed {}", *seed)
+                  : source == "files" ? std::string("inputs: the --input files")
+                                      : std::string("inputs: the recorded example's");
+  if (!checked)
+    return s + (source == "seed" ? "; outputs not compared (generated inputs have no reference; --expect gives one)\n"
+                                 : "; outputs not compared (no reference)\n");
+  return s + fmt::format("; the outputs {}\n", ok ? "match their reference" : "DO NOT MATCH their reference");
+}
+
+// "min 1.0000  mean ..." with each statistic's spread over the repetitions when there were several.
+std::string latency_text(const BenchReport& r) {
+  const bool spread = r.repetitions > 1;
+  auto stat = [&](const std::string& name, double mean, double sd) {
+    return spread ? fmt::format("  {} {:.4f} ± {:.4f}", name, mean, sd) : fmt::format("  {} {:.4f}", name, mean);
+  };
+  const runtime::LatencyStats &l = r.latency, &d = r.latency_stddev;
+  std::string s = spread ? fmt::format("latency (ms, mean ± stddev over {} repetitions):", r.repetitions)
+                         : std::string("latency (ms):");
+  s += stat("min", l.min, d.min) + stat("mean", l.mean, d.mean) + stat("p50", l.p50, d.p50) +
+       stat("p90", l.p90, d.p90) + stat("p99", l.p99, d.p99);
+  for (size_t i = 0; i < r.percentiles.size() && i < l.percentiles.size(); ++i)
+    s += stat(percentile_key(r.percentiles[i]), l.percentiles[i], d.percentiles[i]);
+  s += stat("max", l.max, d.max) + stat("stddev", l.stddev, d.stddev);
+  s.erase(s.find(':') + 1, 1);  // one space after the colon, as the other lines have
+  return s + "\n";
+}
+
 std::string bench_text(const BenchReport& r) {
   std::string s = fmt::format("{}: library '{}' on {} ({}), weights {}\n", shown(r.container), shown(r.library),
                               shown(r.backend), shown(r.machine.cpu), runtime::to_string(r.weights_mode));
+  s += inputs_text(r.inputs, r.seed, r.checked, r.ok);
+  s += fmt::format("CPU threads: {} ({})\n", r.threads.count,
+                   r.threads.source == "option" ? "--threads" : r.threads.source);
   s += cold_text(r);
   s += "load (ms):";
   const json load = load_json(r.timings);
   for (const char* name : kLoadPhases) s += fmt::format(" {} {:.3f},", name, load.at(name).get<double>());
   s.back() = '\n';
   s += fmt::format("time to first result: {:.3f} ms from process start\n", r.time_to_first_result_ms);
-  s += fmt::format("warm-up: {} runs; {} iterations in {:.3f} ms\n", r.warmup_runs, r.times_ms.size(), r.total_ms);
-  const runtime::LatencyStats& l = r.latency;
-  s += fmt::format(
-      "latency (ms): min {:.4f}  mean {:.4f}  p50 {:.4f}  p90 {:.4f}  p99 {:.4f}  max {:.4f}  stddev {:.4f}\n",
-      l.min, l.mean, l.p50, l.p90, l.p99, l.max, l.stddev);
+  s += fmt::format("warm-up: {} runs; {} iterations in {:.3f} ms", r.warmup_runs, r.times_ms.size(), r.total_ms);
+  s += r.repetitions > 1 ? fmt::format(" ({} repetitions)\n", r.repetitions) : std::string("\n");
+  s += latency_text(r);
+  s += latency_histogram(r.times_ms);
   s += fmt::format("throughput: {:.2f} runs/s; peak RSS {:.1f} MiB\n", r.throughput_per_s,
                    double(r.peak_rss_bytes) / (1 << 20));
   if (r.device) s += device_text(*r.device);
@@ -256,6 +309,12 @@ std::vector<std::string> csv_columns() {
                         "device.weights_upload.of_pinned_copy", "machine.cpu", "machine.cores", "machine.kernel",
                         "container_sha256", "mpspack_version"})
     c.push_back(k);
+  // Added later, so at the end: a table begun before them keeps its columns in place.
+  for (const char* k : {"inputs", "seed", "threads", "threads_source", "cpus_allowed", "repetitions"}) c.push_back(k);
+  for (const char* stat : {"min", "mean", "p50", "p90", "p99", "max", "stddev"})
+    c.push_back(std::string("latency_ms_stddev.") + stat);
+  c.push_back("percentiles_ms");  // every extra percentile in one field: "p75=1.25;p99.9=2.5"
+  c.push_back("percentiles_ms_stddev");
   return c;
 }
 
@@ -268,6 +327,12 @@ std::string csv_value(const json& j, const std::string& path) {
     if (!at->is_object() || !at->contains(key)) return {};
     at = &(*at)[key];
     start = dot + 1;
+  }
+  if (at->is_null()) return {};
+  if (at->is_object()) {  // key=value;key=value, so that the column stays one whatever the keys
+    std::string joined;
+    for (const auto& [k, v] : at->items()) joined += (joined.empty() ? "" : ";") + k + "=" + v.dump();
+    return joined;
   }
   return at->is_string() ? at->get<std::string>() : at->dump();
 }
@@ -304,6 +369,7 @@ std::string run_text(const VerifyReport& r) {
     if (o.reference) s += comparison_text(o);
     s += "\n";
   }
+  if (r.inputs == "seed") s += inputs_text(r.inputs, r.seed, r.checked(), r.ok());
   const runtime::PhaseTimings& t = r.timings;
   s += cformat("%s: library '%s' (%s): loaded in %.2f ms, first run %.2f ms\n", printable(r.container).c_str(),
                printable(r.library).c_str(), runtime::to_string(r.weights_mode), runtime::load_total_ms(t),
@@ -318,6 +384,8 @@ json run_json(const VerifyReport& r) {
           {"container", r.container},
           {"library", r.library},
           {"weights", runtime::to_string(r.weights_mode)},
+          {"inputs", r.inputs},
+          {"seed", r.seed ? json(*r.seed) : json(nullptr)},
           {"checked", r.checked()},
           {"ok", r.ok()},
           {"outputs", std::move(outputs)},

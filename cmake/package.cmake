@@ -1,5 +1,6 @@
 # Binary packages of the install tree, made by `cpack` in the build folder (`cpack -G DEB`, `cpack -G TGZ`, or both):
-#   mpspack_<version>_<arch>.deb      the tree under /opt/mpspack (package_generator.cmake)
+#   mpspack_<version>_<arch>.deb      the tree under /opt/mpspack, and /usr/bin/mpspack linking to its tool
+#                                     (package_generator.cmake)
 #   mpspack-<version>-Linux.tar.gz    the same tree under one top folder, to unpack anywhere
 # The tree is relocatable: bin/mpspack and its plugins find the libraries carried in lib/ through RUNPATH
 # $ORIGIN/../lib, so neither package needs those libraries on the machine. The tool and the plugins are stripped

@@ -3,8 +3,10 @@
 # must not sit in a folder the system's loader searches. dpkg-shlibdeps looks there first (-l, a path inside the
 # package), so that a library the tree carries is no dependency even where the one naming it has no RUNPATH (the
 # carried libdnnl names libOpenCL.so.1, loaded from lib/ by the plugin before it). The archive keeps the tree
-# relative to its top folder.
+# relative to its top folder. The .deb also puts the command on PATH: /usr/bin/mpspack, a link into the tree
+# (deb_path_link.cmake).
 if(CPACK_GENERATOR STREQUAL "DEB")
   set(CPACK_PACKAGING_INSTALL_PREFIX /opt/mpspack)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS /opt/mpspack/lib)
+  set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/deb_path_link.cmake)
 endif()

@@ -83,12 +83,13 @@ def build(inputs: PathLike | Sequence[PathLike], output: PathLike | None = None,
 
 
 def run(container: PathLike, *, library: str | int | None = None, inputs: Iterable = (), expect: Iterable = (),
-        rtol: float | None = None, atol: float | None = None, output_dir: PathLike | None = None,
+        seed: int | None = None, rtol: float | None = None, atol: float | None = None, output_dir: PathLike | None = None,
         copy_weights: bool = False, device: str | None = None, no_tf32: bool = False,
         mpspack_bin: PathLike | None = None, timeout: float | None = None) -> dict:
     """`mpspack run FILE --json`: runs one library of the container once and compares its outputs
-    (with the recorded example when no inputs are given). Returns {container, library, weights,
-    checked, ok, outputs[], timings}. Outputs that do not match raise CommandError (exit 1) whose
+    (with the recorded example when no inputs are given). `seed` generates the inputs instead (the
+    recorded example's dtypes and shapes; compared only with `expect`). Returns {container, library,
+    weights, inputs, seed, checked, ok, outputs[], timings}. Outputs that do not match raise CommandError (exit 1) whose
     `report` holds the same report."""
     argv = [find_executable(mpspack_bin), "run", os.fspath(container)]
     if library is not None:
@@ -97,6 +98,8 @@ def run(container: PathLike, *, library: str | int | None = None, inputs: Iterab
         argv += ["--input", _tensor(t)]
     for t in expect:
         argv += ["--expect", _tensor(t)]
+    if seed is not None:
+        argv += ["--seed", str(int(seed))]
     if rtol is not None:
         argv += ["--rtol", repr(float(rtol))]
     if atol is not None:

@@ -35,10 +35,18 @@ foreach(carried libsleef libzip4 libdnnl ocl-icd-libopencl1 libcudart)
   endif()
 endforeach()
 
-# 2. Its contents: the tree under /opt/mpspack, every entry a folder or a plain file (no link to resolve).
+# 2. Its contents: the tree under /opt/mpspack, every entry a folder or a plain file (no link to resolve), and one
+# link outside it that puts the command on PATH: /usr/bin/mpspack -> /opt/mpspack/bin/mpspack.
 step("dpkg-deb --contents" dpkg-deb --contents ${deb})
 set(contents "${STEP_OUTPUT}")
-string(REGEX MATCHALL "(^|\n)[^d-][^\n]*" odd "${contents}")
+set(path_link "lrwxrwxrwx root/root +0 [^\n]+ \\./usr/bin/mpspack -> /opt/mpspack/bin/mpspack")
+string(REGEX MATCHALL "(^|\n)${path_link}" links "${contents}")
+list(LENGTH links nlinks)
+if(NOT nlinks EQUAL 1)
+  message(FATAL_ERROR "the .deb does not hold the link /usr/bin/mpspack -> /opt/mpspack/bin/mpspack once:\n${contents}")
+endif()
+string(REGEX REPLACE "(^|\n)${path_link}" "" rest "${contents}")
+string(REGEX MATCHALL "(^|\n)[^d-][^\n]*" odd "${rest}")
 if(odd)
   message(FATAL_ERROR "the .deb holds entries that are neither folders nor plain files:${odd}")
 endif()
@@ -72,6 +80,12 @@ step(".deb: mpspack inspect" ${tool} inspect ${example})
 expect("inspect" "${STEP_OUTPUT}" "model")
 step(".deb: mpspack verify" ${tool} verify ${example})
 step(".deb: mpspack run" ${tool} run ${example})
+# The link as dpkg unpacked it, resolved inside the scratch root the way /usr/bin/mpspack resolves on the machine.
+file(READ_SYMLINK ${WORK_DIR}/root/usr/bin/mpspack on_path)
+if(NOT on_path STREQUAL "/opt/mpspack/bin/mpspack")
+  message(FATAL_ERROR "/usr/bin/mpspack links to '${on_path}', expected /opt/mpspack/bin/mpspack")
+endif()
+step(".deb: mpspack --version through /usr/bin" ${WORK_DIR}/root${on_path} --version)
 
 # 4. The archive, unpacked anywhere.
 file(MAKE_DIRECTORY ${WORK_DIR}/tgz)

@@ -23,6 +23,10 @@ def test_build_and_run_return_the_json_reports(tmp_path, mpspack_bin, tiny_so):
     ran = mpspack.run(out, inputs=[e / "input0.bin"], expect=[(e / "expected0.bin", "f32", (4, 8))],
                       output_dir=tmp_path / "outs", mpspack_bin=mpspack_bin)
     assert ran["ok"] and (tmp_path / "outs" / "output0.npy").exists()
+    ran = mpspack.run(out, seed=5, output_dir=tmp_path / "gen", mpspack_bin=mpspack_bin)
+    assert ran["inputs"] == "seed" and ran["seed"] == 5 and not ran["checked"]
+    ran = mpspack.run(out, seed=5, expect=[tmp_path / "gen" / "output0.npy"], mpspack_bin=mpspack_bin)
+    assert ran["checked"] and ran["ok"]
 
 
 def test_a_failed_command_raises_command_error(tmp_path, mpspack_bin, tiny_so):

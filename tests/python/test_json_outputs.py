@@ -95,6 +95,19 @@ def test_build_run_and_unpack(tmp_path, mpspack_bin, tiny_so):
     j = output(mpspack_bin, ["run", mpk, "--json", "--input", f"{e / 'input0.bin'}:f32:4x16", "--expect",
                              f"{tmp_path / 'wrong.bin'}:f32:4x8"], 1, "run")
     assert "first_mismatch" in j["outputs"][0]  # the comparison's failure fields
+    j = output(mpspack_bin, ["run", mpk, "--json", "--seed", "3"], 0, "run")
+    assert j["inputs"] == "seed" and j["seed"] == 3 and j["checked"] is False
+    j = output(mpspack_bin, ["run", "--bench", mpk, "--json", "--seed", "3", "--iterations", "2", "--repetitions", "2",
+                             "--percentile", "99.9", "--threads", "1"], 0, "bench")
+    assert j["percentiles_ms"] and j["percentiles_ms_stddev"]  # the percentiles' schema was exercised
+    assert j["inputs"] == "seed" and j["seed"] == 3 and j["threads"] == 1 and j["repetitions"] == 2
+    for field in ("latency_ms_stddev", "percentiles_ms", "threads", "seed"):
+        bad = copy.deepcopy(j)
+        del bad[field]
+        assert errors(bad, "bench"), field
+    bad = copy.deepcopy(j)
+    bad["percentiles_ms"]["median"] = 1.0  # a key that is no percentile
+    assert errors(bad, "bench")
     j = output(mpspack_bin, ["unpack", mpk, "-o", tmp_path / "unpacked", "--json"], 0, "unpack")
     assert len(j["written"]) == 1 and pathlib.Path(j["written"][0]).exists()
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
@@ -286,5 +287,243 @@ TEST_CASE("run --bench: the text report lists the load phases in the order they 
     value = value.substr(std::min(value.find_first_not_of("-0."), value.size()));  // its significant digits
     const auto digits = std::count_if(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
     CHECK(digits <= 6);
+  }
+}
+
+namespace {
+
+// The iteration times --export-times wrote.
+std::vector<double> exported_times(const fs::path& file) { return json::parse(std::ifstream(file)).get<std::vector<double>>(); }
+
+// The percentile by linear interpolation between the sorted times, computed here as the reference.
+double reference_percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const double pos = p / 100.0 * double(v.size() - 1);
+  const size_t lo = size_t(pos), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - double(lo));
+}
+
+// Population mean and standard deviation.
+std::pair<double, double> reference_mean_sd(const std::vector<double>& v) {
+  double sum = 0, sq = 0;
+  for (double x : v) sum += x;
+  const double mean = sum / double(v.size());
+  for (double x : v) sq += (x - mean) * (x - mean);
+  return {mean, std::sqrt(sq / double(v.size()))};
+}
+
+}  // namespace
+
+TEST_CASE("run --bench --repetitions: each latency statistic is the mean over the repetitions, with its stddev",
+          "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  const auto times = tmp / "t.json";
+  auto r = bench({mpk.string(), "--format", "json", "--repetitions", "3", "--iterations", "4", "--warmup", "1",
+                  "--export-times", times.string(), "--percentile", "75"});
+  const json j = json::parse(r.out);
+  CHECK(j.at("repetitions") == 3);
+  CHECK(j.at("iterations") == 12);
+  CHECK(j.at("warmup_runs") == 3);
+  const std::vector<double> t = exported_times(times);
+  REQUIRE(t.size() == 12);
+  // Each repetition's statistics from its four times, then their mean and spread: what the report must say.
+  std::vector<double> mins, maxs, p50s, p75s;
+  for (size_t rep = 0; rep < 3; ++rep) {
+    const std::vector<double> part(t.begin() + long(rep * 4), t.begin() + long(rep * 4 + 4));
+    mins.push_back(*std::min_element(part.begin(), part.end()));
+    maxs.push_back(*std::max_element(part.begin(), part.end()));
+    p50s.push_back(reference_percentile(part, 50));
+    p75s.push_back(reference_percentile(part, 75));
+  }
+  const json &mean = j.at("latency_ms"), &sd = j.at("latency_ms_stddev");
+  for (auto [name, values] : {std::pair{"min", mins}, std::pair{"max", maxs}, std::pair{"p50", p50s}}) {
+    INFO(name);
+    const auto [m, s] = reference_mean_sd(values);
+    CHECK(mean.at(name).get<double>() == Approx(m).epsilon(1e-9));
+    CHECK(sd.at(name).get<double>() == Approx(s).epsilon(1e-9).margin(1e-12));
+  }
+  const auto [m75, s75] = reference_mean_sd(p75s);
+  CHECK(j.at("percentiles_ms").at("p75").get<double>() == Approx(m75).epsilon(1e-9));
+  CHECK(j.at("percentiles_ms_stddev").at("p75").get<double>() == Approx(s75).epsilon(1e-9).margin(1e-12));
+
+  // One repetition: no spread, and the statistics are those of all the times.
+  auto one = bench({mpk.string(), "--format", "json", "--iterations", "5", "--export-times", times.string()});
+  const json o = json::parse(one.out);
+  CHECK(o.at("repetitions") == 1);
+  for (const auto& [k, v] : o.at("latency_ms_stddev").items()) CHECK(v.get<double>() == 0.0);
+  const std::vector<double> t1 = exported_times(times);
+  CHECK(o.at("latency_ms").at("min").get<double>() == *std::min_element(t1.begin(), t1.end()));
+
+  auto text = bench({mpk.string(), "--repetitions", "2", "--iterations", "3"});
+  INFO(text.out);
+  CHECK(text.out.find("latency (ms, mean ± stddev over 2 repetitions): min ") != std::string::npos);
+  CHECK(text.out.find("(2 repetitions)") != std::string::npos);
+  CHECK(run_mpspack({"run", "--bench", mpk.string(), "--repetitions", "0"}).exit_code == 2);
+}
+
+TEST_CASE("run --bench --percentile: extra percentiles in every format, 0 < P < 100", "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  const auto times = tmp / "t.json";
+  auto r = bench({mpk.string(), "--format", "json", "--iterations", "9", "--percentile", "75", "--percentile", "99.9",
+                  "--export-times", times.string()});
+  const json j = json::parse(r.out);
+  const std::vector<double> t = exported_times(times);
+  REQUIRE(j.at("percentiles_ms").size() == 2);
+  CHECK(j.at("percentiles_ms").at("p75").get<double>() == Approx(reference_percentile(t, 75)).epsilon(1e-9));
+  CHECK(j.at("percentiles_ms").at("p99.9").get<double>() == Approx(reference_percentile(t, 99.9)).epsilon(1e-9));
+  CHECK(json::parse(bench({mpk.string(), "--format", "json", "--iterations", "2"}).out).at("percentiles_ms").empty());
+
+  auto text = bench({mpk.string(), "--iterations", "3", "--percentile", "99.9"});
+  CHECK(text.out.find("  p99.9 ") != std::string::npos);
+  auto md = bench({mpk.string(), "--format", "md", "--iterations", "3", "--percentile", "75"});
+  CHECK(md.out.find("| percentiles_ms.p75 |") != std::string::npos);
+  auto csv = bench({mpk.string(), "--format", "csv", "--iterations", "3", "--percentile", "75", "--percentile", "90.5"});
+  CHECK(csv.out.find(",p75=") != std::string::npos);
+  CHECK(csv.out.find(";p90.5=") != std::string::npos);
+  auto jsonl = bench({mpk.string(), "--format", "jsonl", "--iterations", "3", "--percentile", "75"});
+  CHECK(json::parse(jsonl.out).at("percentiles_ms").contains("p75"));
+
+  for (const char* p : {"100", "0"}) {
+    auto bad = run_mpspack({"run", "--bench", mpk.string(), "--percentile", p});
+    INFO(bad.err);
+    CHECK(bad.exit_code == 2);
+    REQUIRE(bad.err_lines().size() == 1);
+    CHECK(bad.err_lines()[0].find(std::string("--percentile ") + p + ": expected a number between 0 and 100") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("run --bench --threads: the CPU team's size is set and reported, more CPUs than the process has refused",
+          "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  const json j = json::parse(bench({mpk.string(), "--format", "json", "--iterations", "2", "--threads", "1"}).out);
+  CHECK(j.at("threads") == 1);
+  CHECK(j.at("threads_source") == "option");
+  CHECK(j.at("cpus_allowed") == 1);  // the affinity mask, read back: narrowed
+  const json d = json::parse(bench({mpk.string(), "--format", "json", "--iterations", "2"}).out);
+  CHECK(d.at("threads").get<unsigned>() >= 1);
+  CHECK(d.at("threads_source") == (std::getenv("OMP_NUM_THREADS") ? "OMP_NUM_THREADS" : "cores"));
+  CHECK(d.at("cpus_allowed").get<unsigned>() >= 1);
+  CHECK(d.at("cpus_allowed").get<unsigned>() <= d.at("machine").at("cores").get<unsigned>());
+  auto text = bench({mpk.string(), "--iterations", "2", "--threads", "1"});
+  CHECK(text.out.find("CPU threads: 1 (--threads)\n") != std::string::npos);
+  auto bad = run_mpspack({"run", "--bench", mpk.string(), "--threads", "1000000"});
+  CHECK(bad.exit_code == 2);
+  REQUIRE(bad.err_lines().size() == 1);
+  CHECK(bad.err_lines()[0].find("--threads 1000000: this process may run on ") != std::string::npos);
+  CHECK(bad.out.empty());
+}
+
+TEST_CASE("run --bench: the text report's latency histogram counts every timed run", "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  auto text = bench({mpk.string(), "--iterations", "10", "--repetitions", "2"});
+  const size_t at = text.out.find("histogram (ms, 20 runs):\n");
+  REQUIRE(at != std::string::npos);
+  std::istringstream rows(text.out.substr(text.out.find('\n', at) + 1));
+  size_t total = 0, n = 0, widest = 0;
+  double previous_from = -1;
+  for (std::string row; std::getline(rows, row) && row.rfind("  ", 0) == 0;) {
+    INFO(row);
+    const size_t bar = row.find('|'), end = row.rfind('|');
+    REQUIRE(bar != std::string::npos);
+    REQUIRE(end > bar);
+    const double from = std::stod(row.substr(0, row.find(" - ")));
+    CHECK(from >= previous_from);
+    previous_from = from;
+    const std::string hashes = row.substr(bar + 1, end - bar - 1);
+    const size_t count = std::stoul(row.substr(end + 1));
+    CHECK(hashes.size() == 40);  // the bar's field, padded
+    CHECK((count == 0) == (hashes.find('#') == std::string::npos));
+    widest = std::max<size_t>(widest, size_t(std::count(hashes.begin(), hashes.end(), '#')));
+    total += count;
+    ++n;
+  }
+  CHECK(total == 20);
+  CHECK(n >= 1);
+  CHECK(n <= 8);
+  CHECK(widest == 40);  // the fullest bucket's bar is full width
+}
+
+TEST_CASE("run --seed: inputs generated from the seed, compared only with --expect", "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  auto run_json = [&](std::vector<std::string> extra, int code = 0) {
+    std::vector<std::string> args = {"run", mpk.string(), "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run_mpspack(args);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.exit_code == code);
+    return json::parse(r.out);
+  };
+  const json example = run_json({"-o", (tmp / "ex").string()});
+  CHECK(example.at("inputs") == "example");
+  CHECK(example.at("seed").is_null());
+  const json a = run_json({"--seed", "7", "-o", (tmp / "a").string()});
+  CHECK(a.at("inputs") == "seed");
+  CHECK(a.at("seed") == 7);
+  CHECK(a.at("checked") == false);  // nothing to compare generated inputs' outputs with
+  run_json({"--seed", "7", "-o", (tmp / "b").string()});
+  run_json({"--seed", "8", "-o", (tmp / "c").string()});
+  const std::string out_a = slurp(tmp / "a" / "output0.npy");
+  CHECK(out_a == slurp(tmp / "b" / "output0.npy"));   // the same seed, the same inputs
+  CHECK(out_a != slurp(tmp / "c" / "output0.npy"));   // another seed, other inputs
+  CHECK(out_a != slurp(tmp / "ex" / "output0.npy"));  // not the example's inputs
+
+  // With --expect the outputs are compared: the seed-7 outputs match a seed-7 run, not a seed-8 one.
+  const json same = run_json({"--seed", "7", "--expect", (tmp / "a" / "output0.npy").string()});
+  CHECK(same.at("checked") == true);
+  CHECK(same.at("ok") == true);
+  run_json({"--seed", "7", "--expect", (tmp / "c" / "output0.npy").string()}, 1);
+
+  auto text = run_mpspack({"run", mpk.string(), "--seed", "7"});
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("inputs: generated from seed 7; outputs not compared") != std::string::npos);
+
+  // run --bench: the same, and the report says so.
+  const json b = json::parse(bench({mpk.string(), "--seed", "7", "--format", "json", "--iterations", "2"}).out);
+  CHECK(b.at("inputs") == "seed");
+  CHECK(b.at("seed") == 7);
+  CHECK(b.at("checked") == false);
+  CHECK(b.at("ok") == true);
+  const json be = json::parse(bench({mpk.string(), "--seed", "7", "--format", "json", "--iterations", "2", "--expect",
+                                     (tmp / "a" / "output0.npy").string()})
+                                  .out);
+  CHECK(be.at("checked") == true);
+  CHECK(be.at("ok") == true);
+  auto btext = bench({mpk.string(), "--seed", "7", "--iterations", "2"});
+  CHECK(btext.out.find("inputs: generated from seed 7; outputs not compared") != std::string::npos);
+  auto mismatch = run_mpspack({"run", "--bench", mpk.string(), "--seed", "7", "--iterations", "1", "--expect",
+                               (tmp / "c" / "output0.npy").string()});
+  CHECK(mismatch.exit_code == 1);
+
+  // Refused: with --input, and without a recorded example to take the shapes from.
+  const auto dir = tiny_mlp_dir();
+  auto both = run_mpspack({"run", mpk.string(), "--seed", "1", "--input", (dir / "input0.bin").string() + ":f32:4x16"});
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("--seed and --input both give the inputs") != std::string::npos);
+  const auto plain = tmp / "plain.mpk";
+  REQUIRE(run_mpspack({"build", (dir / "model.so").string(), "-o", plain.string()}).exit_code == 0);
+  auto none = run_mpspack({"run", plain.string(), "--seed", "1"});
+  CHECK(none.exit_code == 2);
+  REQUIRE(none.err_lines().size() == 1);
+  CHECK(none.err_lines()[0].find("--seed: the container records no example for library") != std::string::npos);
+}
+
+TEST_CASE("run --bench --format csv: the new options add no column and change none", "[run][cli][bench]") {
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  auto plain = bench({mpk.string(), "--format", "csv", "--iterations", "2"});
+  auto all = bench({mpk.string(), "--format", "csv", "--iterations", "2", "--repetitions", "2", "--percentile", "75",
+                    "--threads", "1", "--seed", "3"});
+  const std::string head = plain.out.substr(0, plain.out.find('\n'));
+  CHECK(all.out.substr(0, all.out.find('\n')) == head);
+  for (const char* k : {",inputs,", ",seed,", ",threads,", ",threads_source,", ",cpus_allowed,", ",repetitions,",
+                        ",latency_ms_stddev.p50,", ",percentiles_ms,", ",percentiles_ms_stddev"}) {
+    INFO(k);
+    CHECK(head.find(k) != std::string::npos);
   }
 }

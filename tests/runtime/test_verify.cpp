@@ -32,6 +32,15 @@ fs::path build_tiny(const TempDir& tmp) {
   return o.output;
 }
 
+// A quick benchmark of a container: one warm-up run, three timed.
+runtime::BenchOptions short_bench(const fs::path& container) {
+  runtime::BenchOptions o;
+  o.model.container = container.string();
+  o.warmup = 1;
+  o.iterations = 3;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("verify: the bundled example matches its recorded outputs", "[verify][pipeline]") {
@@ -126,10 +135,7 @@ TEST_CASE("verify: outputs written where asked, and no references without an exa
 TEST_CASE("bench: the bundled example's report, checked against its recorded outputs", "[verify][pipeline][bench]") {
   MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
   TempDir tmp;
-  runtime::BenchOptions o;
-  o.model.container = build_tiny(tmp).string();
-  o.warmup = 1;
-  o.iterations = 3;
+  runtime::BenchOptions o = short_bench(build_tiny(tmp));
   auto r = runtime::bench(o);
   INFO((r.ok() ? "" : r.error().message));
   REQUIRE(r.ok());
@@ -150,4 +156,55 @@ TEST_CASE("bench: the bundled example's report, checked against its recorded out
   auto refused = runtime::bench(o);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message.find("--cuda-graph needs a CUDA library") != std::string::npos);
+}
+
+TEST_CASE("latency_stats: extra percentiles by linear interpolation, over_repetitions: mean and spread of each",
+          "[verify][pipeline][bench]") {
+  // 1..5 ms: p75 lies at 0.75 * 4 = 3 (the fourth value, 4 ms), p10 at 0.4 (between 1 and 2: 1.4 ms).
+  const runtime::LatencyStats a = runtime::latency_stats({5, 1, 4, 2, 3}, {75, 10});
+  REQUIRE(a.percentiles.size() == 2);
+  CHECK(a.percentiles[0] == Approx(4.0));
+  CHECK(a.percentiles[1] == Approx(1.4));
+  CHECK(a.p50 == Approx(3.0));
+  // 2..10 ms, twice the first: every statistic doubles.
+  const runtime::LatencyStats b = runtime::latency_stats({10, 2, 8, 4, 6}, {75, 10});
+  const runtime::LatencyOverRepetitions over = runtime::over_repetitions({a, b});
+  CHECK(over.mean.min == Approx(1.5));           // (1 + 2) / 2
+  CHECK(over.stddev.min == Approx(0.5));         // population: |1 - 2| / 2
+  CHECK(over.mean.max == Approx(7.5));           // (5 + 10) / 2
+  CHECK(over.stddev.max == Approx(2.5));
+  CHECK(over.mean.percentiles[0] == Approx(6.0));  // (4 + 8) / 2
+  CHECK(over.stddev.percentiles[1] == Approx(0.7));  // |1.4 - 2.8| / 2
+  const runtime::LatencyOverRepetitions one = runtime::over_repetitions({a});
+  CHECK(one.mean.p90 == a.p90);
+  CHECK(one.stddev.p90 == 0.0);
+}
+
+TEST_CASE("bench: repetitions and extra percentiles through the API, and out-of-range options refused",
+          "[verify][pipeline][bench]") {
+  MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
+  TempDir tmp;
+  runtime::BenchOptions o = short_bench(build_tiny(tmp));
+  o.repetitions = 2;
+  o.percentiles = {75};
+  auto r = runtime::bench(o);
+  INFO((r.ok() ? "" : r.error().message));
+  REQUIRE(r.ok());
+  CHECK(r->repetitions == 2);
+  CHECK(r->warmup_runs == 2);
+  CHECK(r->times_ms.size() == 6);
+  REQUIRE(r->repetition_latency.size() == 2);
+  CHECK(r->latency.min == Approx((r->repetition_latency[0].min + r->repetition_latency[1].min) / 2));
+  REQUIRE(r->latency.percentiles.size() == 1);
+  CHECK(r->inputs == "example");
+  CHECK_FALSE(r->seed);
+  for (double bad : {0.0, 100.0, -1.0}) {
+    o.percentiles = {bad};
+    auto refused = runtime::bench(o);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message.find("--percentile") != std::string::npos);
+  }
+  o.percentiles = {};
+  o.repetitions = 0;
+  CHECK_FALSE(runtime::bench(o).ok());
 }

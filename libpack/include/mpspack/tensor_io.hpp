@@ -63,6 +63,11 @@ Result<std::vector<uint8_t>> encode_npy(const HostTensor& t);
 // Writes `t` atomically: `.npy` for every dtype NumPy knows, raw bytes when `raw` is set.
 Status write_tensor(const std::filesystem::path& path, const HostTensor& t, bool raw = false);
 
+// Element i (flat) of `t` as a double: floats widened, integers exactly up to 2^53, bool 0 or 1.
+double element_as_double(const HostTensor& t, uint64_t i);
+// Stores `v` as element i (flat) of `t`, converted to its dtype (integers: truncated toward zero).
+void set_element(HostTensor& t, uint64_t i, double v);
+
 // How close is close enough: |got - want| <= atol + rtol * |want|.
 struct Tolerance {
   double rtol = 0;

@@ -142,6 +142,24 @@ Result<std::vector<int64_t>> npy_shape(std::string_view value, const std::string
 
 }  // namespace
 
+double element_as_double(const HostTensor& t, uint64_t i) { return element(t, i); }
+
+void set_element(HostTensor& t, uint64_t i, double v) {
+  uint8_t* p = t.data.data() + i * dtype_size(t.dtype);
+  switch (t.dtype) {
+    case dtype::float32: store_u32le(p, std::bit_cast<uint32_t>(float(v))); return;
+    case dtype::float64: store_u64le(p, std::bit_cast<uint64_t>(v)); return;
+    case dtype::float16: store_u16le(p, float_to_half(float(v))); return;
+    case dtype::bfloat16: store_u16le(p, float_to_bf16(float(v))); return;
+    case dtype::int64: store_u64le(p, uint64_t(int64_t(v))); return;
+    case dtype::int32: store_u32le(p, uint32_t(int32_t(v))); return;
+    case dtype::int16: store_u16le(p, uint16_t(int16_t(v))); return;
+    case dtype::int8: p[0] = uint8_t(int8_t(v)); return;
+    case dtype::uint8: p[0] = uint8_t(v); return;
+    case dtype::bool_: p[0] = v != 0 ? 1 : 0; return;
+  }
+}
+
 uint64_t HostTensor::numel() const {
   uint64_t n = 1;
   for (int64_t d : shape) n *= uint64_t(d);

@@ -3,8 +3,8 @@
 //   verify(options)
 //     open       -> the container (timed: the report's open_ms)
 //     library    -> the one options.library names
-//     inputs     -> options.inputs, else the recorded example's (whose outputs become the references); the
-//                   expected files are checked to exist before anything of the model runs
+//     inputs     -> options.inputs, else generated from options.seed, else the recorded example's (whose outputs
+//                   become the references); the expected files are checked to exist before the model runs
 //     load       -> Model::load with options.load, on options.device
 //     run        -> once, on the inputs
 //     outputs    -> written to options.output_dir (when set)
@@ -33,6 +33,9 @@ struct VerifyOptions {
   std::string container;             // the .mpk file
   std::string library;               // NAME or INDEX; "" = the only one
   std::vector<std::string> inputs;   // FILE[:DTYPE:SHAPE], one per model input; none = the recorded example's
+  // Instead of files: inputs of the recorded example's dtypes and shapes, each value drawn from this seed within
+  // the range of that input's recorded values (so indices stay in range). No reference but the expects.
+  std::optional<uint64_t> seed;
   std::vector<std::string> expects;  // FILE[:DTYPE:SHAPE], one per output; none = the example's (without inputs)
   std::optional<double> rtol;        // instead of the dtype's default tolerance (default_tolerance())
   std::optional<double> atol;
@@ -61,6 +64,8 @@ struct OutputCheck {
 struct VerifyReport {
   std::string container;
   std::string library;
+  std::string inputs;            // "example", "files" (--input) or "seed" (generated)
+  std::optional<uint64_t> seed;  // with generated inputs
   WeightsMode weights_mode = WeightsMode::None;
   PhaseTimings timings;  // open_ms included
   std::vector<OutputCheck> outputs;

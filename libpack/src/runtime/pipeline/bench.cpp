@@ -4,6 +4,7 @@
 #include "measurements.hpp"
 #include "mpspack/version.hpp"
 #include "steps.hpp"
+#include "threads.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -58,24 +59,51 @@ Status prepare_runs(Context& ctx, const BenchOptions& o) {
 
 Status warm_up(Context& ctx, const BenchOptions& o, BenchReport& r) {
   const auto t0 = Clock::now();
-  while (o.warmup_ms ? ms_since(t0) < *o.warmup_ms : r.warmup_runs < o.warmup) {
+  for (uint64_t runs = 0; o.warmup_ms ? ms_since(t0) < *o.warmup_ms : runs < o.warmup; ++runs) {
     MPK_CHECK(run_once(ctx, o));
     ++r.warmup_runs;
   }
   return {};
 }
 
+// One repetition's timed runs: their times appended to the report's, their statistics one repetition's.
 Status time_runs(Context& ctx, const BenchOptions& o, BenchReport& r) {
+  std::vector<double> times;
   const auto start = Clock::now();
-  while (o.duration_s ? (r.times_ms.empty() || ms_since(start) < *o.duration_s * 1e3)
-                      : r.times_ms.size() < o.iterations) {
+  while (o.duration_s ? (times.empty() || ms_since(start) < *o.duration_s * 1e3) : times.size() < o.iterations) {
     const auto t0 = Clock::now();
     MPK_CHECK(run_once(ctx, o));
-    r.times_ms.push_back(ms_since(t0));
+    times.push_back(ms_since(t0));
   }
-  r.total_ms = ms_since(start);
-  r.latency = latency_stats(r.times_ms);
+  r.total_ms += ms_since(start);
+  r.repetition_latency.push_back(latency_stats(times, o.percentiles));
+  r.times_ms.insert(r.times_ms.end(), times.begin(), times.end());
+  return {};
+}
+
+// Warm-up and timed runs, options.repetitions times; each statistic summarised over the repetitions.
+Status repeat_timed_runs(Context& ctx, const BenchOptions& o, BenchReport& r) {
+  for (uint64_t i = 0; i < o.repetitions; ++i) {
+    MPK_CHECK(warm_up(ctx, o, r));
+    MPK_CHECK(time_runs(ctx, o, r));
+  }
+  const LatencyOverRepetitions summary = over_repetitions(r.repetition_latency);
+  r.repetitions = o.repetitions;
+  r.percentiles = o.percentiles;
+  r.latency = summary.mean;
+  r.latency_stddev = summary.stddev;
   r.throughput_per_s = r.total_ms > 0 ? double(r.times_ms.size()) * 1e3 / r.total_ms : 0.0;
+  return {};
+}
+
+// The options a library caller could get wrong that the command line also checks.
+Status check_options(const BenchOptions& o) {
+  if (o.repetitions == 0) return make_error(Error::Kind::Invalid, "--repetitions 0: at least one repetition");
+  for (double p : o.percentiles) {
+    if (!(p > 0 && p < 100))
+      return make_error(Error::Kind::Invalid, "--percentile {}: expected a number between 0 and 100 (both excluded)",
+                        p);
+  }
   return {};
 }
 
@@ -102,6 +130,8 @@ Status measure_device(Context& ctx, BenchReport& r) {
 void describe(const Context& ctx, const BenchOptions& o, BenchReport& r) {
   r.container = o.model.container;
   r.library = ctx.library_name;
+  r.inputs = pipeline::inputs_source(o.model);
+  r.seed = o.model.seed;
   r.backend = ctx.model->device();
   r.include_transfers = o.include_transfers;
   r.cuda_graph = o.cuda_graph;
@@ -118,18 +148,22 @@ void describe(const Context& ctx, const BenchOptions& o, BenchReport& r) {
 Result<BenchReport> bench(const BenchOptions& o) {
   using namespace pipeline;
   BenchReport r;
+  MPK_CHECK(check_options(o));
+  MPK_TRY(r.threads, use_cpu_threads(o.threads));  // before the model's loader or runs start any thread
   if (o.cold) r.cold_cache = drop_from_page_cache(o.model.container);
   Context ctx(o.model);
   MPK_CHECK(open_container(ctx));
   MPK_CHECK(pick_library(ctx));
-  MPK_CHECK(gather_inputs(ctx, /*with_references=*/true));  // the user's data: not timed as load
+  // The user's data: not timed as load. The example's outputs are the references unless --expect names others.
+  MPK_CHECK(gather_inputs(ctx, o.model.expects.empty()));
+  MPK_CHECK(check_expect_files(ctx));
   MPK_CHECK(load_model(ctx));
   MPK_CHECK(run_model(ctx));
   r.time_to_first_result_ms = ms_since_process_start();
+  MPK_CHECK(read_references(ctx));
   check_first_run(ctx, r);
   MPK_CHECK(prepare_runs(ctx, o));
-  MPK_CHECK(warm_up(ctx, o, r));
-  MPK_CHECK(time_runs(ctx, o, r));
+  MPK_CHECK(repeat_timed_runs(ctx, o, r));
   r.peak_rss_bytes = peak_rss_bytes();
   MPK_CHECK(measure_device(ctx, r));
   // Hashing reads the whole container: after everything timed.
@@ -141,7 +175,9 @@ Result<BenchReport> bench(const BenchOptions& o) {
 
 Status verdict(const BenchReport& r) {
   if (r.ok) return {};
-  return make_error(Error::Kind::Invalid, "{}: the first run's outputs do not match the recorded example",
+  return make_error(Error::Kind::Invalid,
+                    "{}: the first run's outputs do not match their reference (the --expect files, else the "
+                    "recorded example)",
                     r.container);
 }
 

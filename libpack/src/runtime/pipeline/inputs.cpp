@@ -11,11 +11,6 @@
 namespace mpspack::runtime::pipeline {
 namespace {
 
-HostTensor from_segment(const format::Container& c, const TensorInfo& info) {
-  ByteView b = c.segment(info.segment);
-  return HostTensor{info.dtype, info.shape, std::vector<uint8_t>(b.data(), b.data() + b.size())};
-}
-
 // Reads the --input specs (a raw file without DTYPE:SHAPE takes the recorded example's).
 Result<std::vector<HostTensor>> read_inputs(const Context& ctx) {
   const auto& specs = ctx.options.inputs;
@@ -31,12 +26,18 @@ Result<std::vector<HostTensor>> read_inputs(const Context& ctx) {
 
 }  // namespace
 
+HostTensor from_segment(const format::Container& c, const TensorInfo& info) {
+  ByteView b = c.segment(info.segment);
+  return HostTensor{info.dtype, info.shape, std::vector<uint8_t>(b.data(), b.data() + b.size())};
+}
+
 std::optional<TensorHint> recorded_hint(const std::vector<TensorInfo>* infos, size_t i) {
   if (!infos || i >= infos->size()) return std::nullopt;
   return TensorHint{(*infos)[i].dtype, (*infos)[i].shape};
 }
 
 Status gather_inputs(Context& ctx, bool with_references) {
+  if (ctx.options.seed) return generate_inputs(ctx);
   if (!ctx.options.inputs.empty()) {
     MPK_TRY(ctx.inputs, read_inputs(ctx));
     return {};

@@ -19,6 +19,7 @@
 #include <numeric>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace mpspack::runtime {
@@ -63,6 +64,26 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - double(lo));
 }
 
+// The population mean and standard deviation.
+std::pair<double, double> mean_and_stddev(const std::vector<double>& v) {
+  if (v.empty()) return {0, 0};
+  const double mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+  double var = 0;
+  for (double x : v) var += (x - mean) * (x - mean);
+  return {mean, std::sqrt(var / double(v.size()))};
+}
+
+// A LatencyStats as a list of numbers (the seven, then the extra percentiles) and back: what over_repetitions()
+// takes the mean and spread of, one statistic at a time.
+std::vector<double> statistics_of(const LatencyStats& l) {
+  std::vector<double> v = {l.min, l.mean, l.p50, l.p90, l.p99, l.max, l.stddev};
+  v.insert(v.end(), l.percentiles.begin(), l.percentiles.end());
+  return v;
+}
+LatencyStats from_statistics(const std::vector<double>& v) {
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], std::vector<double>(v.begin() + 7, v.end())};
+}
+
 std::string read_first_line_with(const char* path, const std::string& key) {
   std::ifstream f(path);
   std::string line;
@@ -99,14 +120,33 @@ std::optional<double> resident_fraction(int fd) {
 
 }  // namespace
 
-LatencyStats latency_stats(std::vector<double> ms) {
-  if (ms.empty()) return {};
+LatencyStats latency_stats(std::vector<double> ms, const std::vector<double>& extra_percentiles) {
+  if (ms.empty()) return {0, 0, 0, 0, 0, 0, 0, std::vector<double>(extra_percentiles.size(), 0.0)};
   std::sort(ms.begin(), ms.end());
-  const double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size());
-  double var = 0;
-  for (double v : ms) var += (v - mean) * (v - mean);
-  var /= double(ms.size());
-  return {ms.front(), mean, percentile(ms, 50), percentile(ms, 90), percentile(ms, 99), ms.back(), std::sqrt(var)};
+  const auto [mean, stddev] = mean_and_stddev(ms);
+  LatencyStats l{ms.front(), mean, percentile(ms, 50), percentile(ms, 90), percentile(ms, 99), ms.back(), stddev, {}};
+  for (double p : extra_percentiles) l.percentiles.push_back(percentile(ms, p));
+  return l;
+}
+
+LatencyOverRepetitions over_repetitions(const std::vector<LatencyStats>& repetitions) {
+  LatencyOverRepetitions out;
+  if (repetitions.empty()) return out;
+  std::vector<std::vector<double>> columns;  // one per statistic, one value per repetition
+  for (const LatencyStats& l : repetitions) {
+    const std::vector<double> row = statistics_of(l);
+    columns.resize(row.size());
+    for (size_t i = 0; i < row.size(); ++i) columns[i].push_back(row[i]);
+  }
+  std::vector<double> means, stddevs;
+  for (const auto& c : columns) {
+    const auto [mean, stddev] = mean_and_stddev(c);
+    means.push_back(mean);
+    stddevs.push_back(stddev);
+  }
+  out.mean = from_statistics(means);
+  out.stddev = from_statistics(stddevs);
+  return out;
 }
 
 double ms_since_process_start() {

@@ -33,6 +33,9 @@ struct Context {
   std::vector<OutputCheck> outputs;  // the last run's
 };
 
+// A recorded tensor (an example's input or output) copied out of the container.
+HostTensor from_segment(const format::Container& c, const TensorInfo& info);
+
 // The dtype and shape recorded for tensor i of an example's inputs or outputs, if `infos` has one.
 std::optional<TensorHint> recorded_hint(const std::vector<TensorInfo>* infos, size_t i);
 
@@ -40,8 +43,13 @@ std::optional<TensorHint> recorded_hint(const std::vector<TensorInfo>* infos, si
 Status open_container(Context& ctx);
 // library: the one options.library names, and its recorded example.
 Status pick_library(Context& ctx);
-// inputs: --input files, else the recorded example's (with its outputs as references when `with_references`).
+// inputs: --input files, else generated from the seed, else the recorded example's (with its outputs as
+// references when `with_references`).
 Status gather_inputs(Context& ctx, bool with_references);
+// inputs, with options.seed: generated (generated_inputs.cpp); no references.
+Status generate_inputs(Context& ctx);
+// Where the inputs come from, as the reports name it: "files", "seed" or "example".
+std::string inputs_source(const VerifyOptions& o);
 // Every expected file named exists and is a regular file, before the model is loaded.
 Status check_expect_files(Context& ctx);
 // load: the options' LoadOptions on the device options.device names.

@@ -20,6 +20,8 @@ VerifyReport report_of(pipeline::Context& ctx) {
   VerifyReport r;
   r.container = ctx.options.container;
   r.library = ctx.library_name;
+  r.inputs = pipeline::inputs_source(ctx.options);
+  r.seed = ctx.options.seed;
   r.weights_mode = ctx.model->weights_mode();
   r.timings = ctx.model->timings();
   r.outputs = std::move(ctx.outputs);
