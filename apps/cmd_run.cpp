@@ -41,6 +41,7 @@ void apply_named_options(RunArgs& a) {
   if (!a.embedded_weights.empty()) v.load.embedded = embedded_mechanism(a.embedded_weights);
   if (a.large_blocks == "libc") v.load.prefault_large_blocks = false;
   if (a.populate_weights == "off") v.load.populate_weights = false;
+  if (a.populate_weights == "background") v.load.populate_in_background = true;
   if (a.map_weights_min_bytes) v.load.map_weights_min_bytes = *a.map_weights_min_bytes;
   v.tf32_convolutions = !a.no_tf32;
 }
@@ -128,9 +129,9 @@ void add_loader_options(CLI::App& app, RunArgs& a) {
       ->check(CLI::IsMember({"prefault", "libc"}))
       ->group(kHiddenGroup);
   app.add_option("--populate-weights", a.populate_weights,
-                 "Weights used from the container's pages: map them all at load (on, default) or as the model "
-                 "touches them (off)")
-      ->check(CLI::IsMember({"on", "off"}))
+                 "Weights used from the container's pages: map them all at load (on, default), on a thread of "
+                 "their own while the model runs (background), or as the model touches them (off)")
+      ->check(CLI::IsMember({"on", "off", "background"}))
       ->group(kHiddenGroup);
   app.add_option("--map-weights-min-bytes", a.map_weights_min_bytes,
                  "Weights of this many bytes or more reach the model without the library's own copy (default 1 MiB)")

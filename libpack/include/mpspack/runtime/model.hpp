@@ -69,6 +69,8 @@ struct LoadOptions {
   // CPU weights used from the container's pages (mapped block, or in place): their page tables filled at load
   // (MADV_POPULATE_READ) rather than by the first run's faults, one per 64 KiB (docs/PERFORMANCE.md).
   bool populate_weights = true;
+  // ... on a thread of its own while the model runs, rather than before load() returns.
+  bool populate_in_background = false;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;
 };

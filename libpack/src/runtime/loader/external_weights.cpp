@@ -69,7 +69,7 @@ Status blob_in_place(Model::Impl& m, const LoadOptions& o, const WeightsInfo& w,
                                       /*validate_full_update=*/true) != 0)
     return m.error(Kind::Runtime, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs failed (see above)");
   m.mode = m.staged.owner ? WeightsMode::BlobUploaded : WeightsMode::BlobInPlace;
-  if (!m.staged.owner && o.populate_weights) populate(blob.span());
+  if (!m.staged.owner) populate_weights(m, o, blob.span());
   return {};
 }
 

@@ -105,8 +105,7 @@ Status create(Model::Impl& m, const LoadOptions& options) {
   }));
   if (uploaded) m.mode = m.self_mapped ? WeightsMode::MmapSelfUploaded : WeightsMode::EmbeddedUploaded;
   else if (m.self_mapped && m.self_weights->taken()) m.mode = WeightsMode::MmapSelfMapped;
-  if (m.mode == WeightsMode::MmapSelfMapped && options.populate_weights)
-    populate({m.self_weights->mapping(), weights_segment(m).size});
+  if (m.mode == WeightsMode::MmapSelfMapped) populate_weights(m, options, {m.self_weights->mapping(), weights_segment(m).size});
   if (offer && offer->finish()) m.mode = WeightsMode::EmbeddedMapped;
   else if (offer) spdlog::info("{}: weights copied by Create: it did not allocate one block the size of its "
                                "constants region", m.what());

@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace mpspack::runtime {
@@ -52,10 +53,12 @@ struct Model::Impl {
   std::vector<AtenTensorHandle> weight_tensors;
   WeightsMode mode = WeightsMode::None;
   PhaseTimings t;
+  std::thread populating;  // weights' page tables filled while the model runs (LoadOptions::populate_in_background)
   size_t n_in = 0, n_out = 0;
   std::optional<std::vector<TensorInfo>> in_sig, out_sig;
 
   ~Impl() {
+    if (populating.joinable()) populating.join();
     for (AtenTensorHandle h : prepared) aoti_torch_delete_tensor_object(h);
     if (handle && api.destroy) api.destroy(handle);
     for (AtenTensorHandle h : weight_tensors) aoti_torch_delete_tensor_object(h);

@@ -21,8 +21,15 @@ void populate(std::span<const uint8_t> bytes) {
   ::madvise(reinterpret_cast<void*>(lo), uint64_t(bytes.data()) + bytes.size() - lo, MADV_POPULATE_READ);
 }
 
-WeightsOffer::WeightsOffer(const Model::Impl& m, const LoadOptions& o, const void* mirror, uint64_t size)
-    : populate_(o.populate_weights) {
+void populate_weights(Model::Impl& m, const LoadOptions& o, std::span<const uint8_t> bytes) {
+  if (!o.populate_weights) return;
+  if (!o.populate_in_background) return populate(bytes);
+  if (m.populating.joinable()) m.populating.join();
+  m.populating = std::thread([bytes] { populate(bytes); });
+}
+
+WeightsOffer::WeightsOffer(Model::Impl& m, const LoadOptions& o, const void* mirror, uint64_t size)
+    : m_(m), o_(o) {
   const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
   const uint64_t offset = weights_segment(m).offset, skip = offset % page;  // an embedded segment is placed
   mapped_ = align_up(skip + size, page);                                     // congruent to its region
@@ -40,7 +47,7 @@ bool WeightsOffer::finish() {
   if (!mapping_) return taken_;
   taken_ = withdraw_offer();
   if (!taken_) ::munmap(mapping_, mapped_);
-  if (taken_ && populate_) populate({static_cast<const uint8_t*>(mapping_), mapped_});
+  if (taken_) populate_weights(m_, o_, {static_cast<const uint8_t*>(mapping_), mapped_});
   mapping_ = nullptr;
   return taken_;
 }
