@@ -100,6 +100,8 @@ Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, "mpspack");
+  // Blobs stream through the sink (hash, then pwrite): 1 MiB pieces instead of curl's 16 KiB cut the calls 64-fold.
+  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 1L << 20);
   if (request.method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (request.method == "PUT" || request.method == "PATCH" || request.method == "POST") {
