@@ -1,5 +1,7 @@
 #include "registry_options.hpp"
 
+#include "cli.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -12,12 +14,17 @@ void add_registry_options(CLI::App& app, RegistryArgs& a) {
                  "User name for the registry (default: the credentials docker login saved for its host)");
   app.add_flag("--password-stdin", a.password_stdin, "Read the password (or token) for --username from stdin");
   app.add_option("--parallel", a.parallel, "Layers transferred at once")->check(CLI::Range(1, 64));
+  // Small chunks make the tests take the chunked upload path with small containers.
+  app.add_option("--upload-chunk-bytes", a.upload_chunk_bytes, "Upload blobs above this size in PATCH chunks of it")
+      ->check(CLI::Range(uint64_t(1) << 12, uint64_t(1) << 32))
+      ->group(kHiddenGroup);
 }
 
 Result<registry::ClientOptions> client_options(const RegistryArgs& a) {
   registry::ClientOptions o;
   o.plain_http = a.plain_http;
   o.parallel = a.parallel;
+  o.upload_chunk_bytes = a.upload_chunk_bytes;
   if (a.password_stdin && a.username.empty())
     return make_error(Error::Kind::Invalid, "--password-stdin needs --username");
   if (!a.username.empty()) {

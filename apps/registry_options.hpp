@@ -13,6 +13,7 @@ struct RegistryArgs {
   std::string username;
   bool password_stdin = false;
   unsigned parallel = 4;
+  uint64_t upload_chunk_bytes = 64ull << 20;
 };
 
 void add_registry_options(CLI::App& app, RegistryArgs& a);

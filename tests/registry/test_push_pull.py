@@ -164,3 +164,17 @@ def test_truncated_stream(cli, registry, cnn_pushed, tmp_path):
     cnn_pushed.write_bytes(data[: len(data) // 3])
     refused(cli("pull", f"{registry.host}/damaged/cnn:v1", "-o", tmp_path / "x.mpk", "--plain-http"), "cut short")
     no_output(tmp_path)
+
+
+def test_chunked_upload(cli, registry, fixtures, tmp_path):
+    """Blobs above the chunk size go up in PATCH chunks (Content-Range), then a PUT with the digest."""
+    block = build_container(cli, fixtures / "rebuilt-bookworm" / "cpu_block_blob", tmp_path / "block.mpk")
+    before = registry.blobs()
+    report = cli.json("push", block, f"{registry.host}/chunked/block:v1", "--plain-http",
+                      "--upload-chunk-bytes", 65536)
+    library = next(l for l in report["layers"] if l["kind"] == "library")
+    assert library["sent"] and library["size"] > 4 * 65536 and library["digest"] in registry.blobs() - before
+    out = tmp_path / "out"
+    out.mkdir()
+    cli.ok("pull", f"{registry.host}/chunked/block:v1", "-o", out / "pulled.mpk", "--plain-http")
+    assert (out / "pulled.mpk").read_bytes() == block.read_bytes()

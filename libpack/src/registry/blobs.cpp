@@ -30,7 +30,7 @@ Result<bool> blob_exists(Client& client, HttpSession& session, const std::string
 }
 
 Status upload_blob(Client& client, HttpSession& session, const std::string& digest, std::span<const uint8_t> bytes,
-                   const std::function<void(uint64_t)>& progress) {
+                   uint64_t chunk_bytes, const std::function<void(uint64_t)>& progress) {
   const std::string what = "upload of " + digest;
   MPK_TRY(HttpResponse started,
           client.send(session, {.method = "POST", .url = client.repository_url() + "/blobs/uploads/"}));
@@ -38,10 +38,9 @@ Status upload_blob(Client& client, HttpSession& session, const std::string& dige
   MPK_TRY(std::string location, next_location(client, started, what));
   const std::vector<std::string> octets = {"Content-Type: application/octet-stream"};
   uint64_t sent = 0;
-  // Small blobs in one PUT; large ones in PATCH chunks, then a PUT that names the digest.
-  if (bytes.size() > kUploadChunkBytes) {
+  if (bytes.size() > chunk_bytes) {
     for (; sent < bytes.size();) {
-      const uint64_t n = std::min<uint64_t>(kUploadChunkBytes, bytes.size() - sent);
+      const uint64_t n = std::min<uint64_t>(chunk_bytes, bytes.size() - sent);
       HttpRequest patch{.method = "PATCH", .url = location, .headers = octets, .body = bytes.subspan(sent, n)};
       patch.headers.push_back(fmt::format("Content-Range: {}-{}", sent, sent + n - 1));
       MPK_TRY(HttpResponse r, client.send(session, patch));

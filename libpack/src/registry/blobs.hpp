@@ -5,14 +5,12 @@
 
 namespace mpspack::registry {
 
-// Uploads larger than this go up in PATCH chunks of this size (resumable, and no single request holds GiBs).
-inline constexpr uint64_t kUploadChunkBytes = 64ull << 20;
-
 Result<bool> blob_exists(Client& client, HttpSession& session, const std::string& digest);
 
-// `progress(n)` is told of each chunk's bytes as they are accepted.
+// Blobs up to `chunk_bytes` go up in one PUT; larger ones in PATCH chunks of that size, then a PUT that names the
+// digest. `progress(n)` is told of each chunk's bytes as they are accepted.
 Status upload_blob(Client& client, HttpSession& session, const std::string& digest, std::span<const uint8_t> bytes,
-                   const std::function<void(uint64_t)>& progress);
+                   uint64_t chunk_bytes, const std::function<void(uint64_t)>& progress);
 
 // Streams the blob into `write(offset_in_blob, data, size)`; fails unless exactly `size` bytes arrive and they
 // hash to `digest`.

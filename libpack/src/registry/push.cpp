@@ -40,7 +40,7 @@ Result<PushReport> push(const format::Container& c, const Reference& ref, const 
       return {};
     }
     b.sent = true;
-    return upload_blob(client, session, b.digest, b.bytes, [&](uint64_t n) { shared.add(n); });
+    return upload_blob(client, session, b.digest, b.bytes, options.upload_chunk_bytes, [&](uint64_t n) { shared.add(n); });
   }));
   HttpSession session;
   PushReport report;

@@ -18,6 +18,8 @@ struct ClientOptions {
   std::optional<std::string> username;
   std::optional<std::string> password;
   unsigned parallel = 4;  // transfers at once
+  // Blobs larger than this go up in PATCH chunks of this size (no single request holds GiBs).
+  uint64_t upload_chunk_bytes = 64ull << 20;
 };
 
 // Bytes done out of total across all layers, and the layer that moved.
