@@ -178,3 +178,13 @@ def test_chunked_upload(cli, registry, fixtures, tmp_path):
     out.mkdir()
     cli.ok("pull", f"{registry.host}/chunked/block:v1", "-o", out / "pulled.mpk", "--plain-http")
     assert (out / "pulled.mpk").read_bytes() == block.read_bytes()
+
+
+def test_reference_forms(cli, registry, mlp, tmp_path):
+    """No tag means "latest"; repositories may nest; a digest names the manifest whatever the tag."""
+    report = push(cli, registry, mlp, "deep/er/path/mlp")
+    assert report["reference"] == f"{registry.host}/deep/er/path/mlp:latest"
+    cli.ok("pull", f"{registry.host}/deep/er/path/mlp:latest", "-o", tmp_path / "a.mpk", "--plain-http")
+    cli.ok("pull", f"{registry.host}/deep/er/path/mlp:ignored@{report['manifest_digest']}", "-o", tmp_path / "b.mpk",
+           "--plain-http")
+    assert (tmp_path / "a.mpk").read_bytes() == (tmp_path / "b.mpk").read_bytes() == mlp.read_bytes()
