@@ -1,6 +1,6 @@
 #include "http.hpp"
 
-#include <curl/curl.h>
+#include "curl_api.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,6 +10,7 @@ namespace mpspack::registry {
 namespace {
 
 struct Exchange {
+  const CurlApi* api;
   const HttpRequest* request;
   HttpResponse* response;
   CURL* curl;
@@ -35,7 +36,7 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
 size_t on_body(char* data, size_t size, size_t count, void* user) {
   auto* x = static_cast<Exchange*>(user);
   long status = 0;
-  curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
+  x->api->curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
   const size_t n = size * count;
   if (x->request->sink && status >= 200 && status < 300) {
     if (!x->request->sink(reinterpret_cast<const uint8_t*>(data), n)) {
@@ -62,66 +63,62 @@ size_t on_read(char* buffer, size_t size, size_t count, void* user) {
   return n;
 }
 
-void init_curl_once() {
-  static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
-  (void)done;
-}
-
 }  // namespace
 
-HttpSession::HttpSession() {
-  init_curl_once();
-  curl_ = curl_easy_init();
+HttpSession::HttpSession() = default;
+
+HttpSession::~HttpSession() {
+  if (curl_) (*curl_api())->curl_easy_cleanup(static_cast<CURL*>(curl_));
 }
 
-HttpSession::~HttpSession() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
-
 Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
+  MPK_TRY(const CurlApi* api, curl_api());
+  if (!curl_) curl_ = api->curl_easy_init();
   CURL* curl = static_cast<CURL*>(curl_);
   if (!curl) return make_error(Error::Kind::Io, "{}: cannot start libcurl", request.url);
-  curl_easy_reset(curl);
+  api->curl_easy_reset(curl);
   HttpResponse response;
-  Exchange x{&request, &response, curl};
+  Exchange x{api, &request, &response, curl};
   UploadCursor upload{request.body};
   char curl_error[CURL_ERROR_SIZE] = {};
   curl_slist* headers = nullptr;
-  for (const auto& h : request.headers) headers = curl_slist_append(headers, h.c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);  // blob GETs may redirect to storage; auth is not resent
-  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
+  for (const auto& h : request.headers) headers = api->curl_slist_append(headers, h.c_str());
+  api->curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  api->curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
+  api->curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api->curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);  // blob GETs may redirect to storage; auth is not resent
+  api->curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+  api->curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 30L);
   // A stalled connection (under 1 byte/s for a minute) fails instead of hanging.
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 60L);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x);
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, "mpspack");
+  api->curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  api->curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 60L);
+  api->curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  api->curl_easy_setopt(curl, CURLOPT_HEADERDATA, &x);
+  api->curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  api->curl_easy_setopt(curl, CURLOPT_WRITEDATA, &x);
+  api->curl_easy_setopt(curl, CURLOPT_USERAGENT, "mpspack");
   // Blobs stream through the sink (hash, then pwrite): 1 MiB pieces instead of curl's 16 KiB cut the calls 64-fold.
-  curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 1L << 20);
+  api->curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 1L << 20);
   if (request.method == "HEAD") {
-    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    api->curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (request.method == "PUT" || request.method == "PATCH" || request.method == "POST") {
-    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &upload);
-    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.size()));
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-    headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+    api->curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    api->curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
+    api->curl_easy_setopt(curl, CURLOPT_READDATA, &upload);
+    api->curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.size()));
+    api->curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    headers = api->curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  const CURLcode rc = curl_easy_perform(curl);
-  curl_slist_free_all(headers);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  api->curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  const CURLcode rc = api->curl_easy_perform(curl);
+  api->curl_slist_free_all(headers);
+  api->curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
   char* effective = nullptr;
-  curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective);
+  api->curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective);
   response.url = effective ? effective : request.url;
   if (x.sink_refused) return make_error(Error::Kind::Corrupt, "{}: transfer stopped", request.url);
   if (rc != CURLE_OK)
-    return make_error(Error::Kind::Io, "{}: {}", request.url, curl_error[0] ? curl_error : curl_easy_strerror(rc));
+    return make_error(Error::Kind::Io, "{}: {}", request.url, curl_error[0] ? curl_error : api->curl_easy_strerror(rc));
   return response;
 }
 

@@ -1,4 +1,4 @@
-// One HTTP exchange through libcurl. TLS is verified by default; proxies and CA bundles come from curl's usual
+// One HTTP exchange through libcurl (opened at the first request: curl_api.hpp). TLS is verified by default; proxies and CA bundles come from curl's usual
 // environment (https_proxy, no_proxy, CURL_CA_BUNDLE, SSL_CERT_FILE).
 #pragma once
 
@@ -43,7 +43,7 @@ class HttpSession {
   Result<HttpResponse> perform(const HttpRequest& request);
 
  private:
-  void* curl_;
+  void* curl_ = nullptr;  // a CURL*, made at the first request
 };
 
 // Resolves a Location header against the URL it answered.
