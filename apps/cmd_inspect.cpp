@@ -1,6 +1,7 @@
 // inspect reads only the header and metadata of a container (its time does not grow with the
 // weights), the ELF tables of a raw model library, or a .pt2's zip directory, wrapper source and library
-// (inspect_pt2.cpp). It never loads or runs any of them.
+// (inspect_pt2.cpp), or a container in a registry (oci://REF: its metadata layer alone). It never loads or runs any
+// of them.
 #include "cli.hpp"
 #include "commands.hpp"
 #include "inspect_parts.hpp"
@@ -8,6 +9,7 @@
 #include "mpspack/file.hpp"
 #include "mpspack/format/header.hpp"
 #include "mpspack/runtime/model.hpp"
+#include "registry_options.hpp"
 
 #include <cstring>
 #include <map>
@@ -20,7 +22,10 @@ using nlohmann::json;
 struct InspectArgs {
   std::string file;
   bool json = false;
+  RegistryArgs registry;  // for oci://REF
 };
+
+constexpr std::string_view kOciScheme = "oci://";
 
 std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
 
@@ -246,20 +251,36 @@ void print_library(const std::string& file, uint64_t size, const aoti::LibraryAn
 
 namespace {
 
+int show_container(const format::Container& c, bool json) {
+  if (json) {
+    print_json(container_json(c));
+  } else {
+    print_container(c);
+    print_examples(c.manifest());
+  }
+  return kOk;
+}
+
+// oci://REF: the container's metadata layer, fetched alone from the registry.
+int inspect_in_registry(const InspectArgs& a) {
+  auto ref = registry::parse_reference(std::string_view(a.file).substr(kOciScheme.size()));
+  if (!ref.ok()) return fail(ref.error());
+  auto options = client_options(a.registry);
+  if (!options.ok()) return fail(options.error());
+  auto c = registry::inspect_remote(*ref, *options);
+  if (!c.ok()) return fail(c.error());
+  return show_container(*c, a.json);
+}
+
 int run_inspect(const InspectArgs& a) {
+  if (a.file.starts_with(kOciScheme)) return inspect_in_registry(a);
   auto opened = MappedFile::open(a.file);
   if (!opened.ok()) return fail(opened.error());
   MappedFile file = std::move(opened).value();
   if (format::has_magic(file.view())) {
     auto c = format::Container::parse(std::move(file));
     if (!c.ok()) return fail(c.error());
-    if (a.json) {
-      print_json(container_json(*c));
-    } else {
-      print_container(*c);
-      print_examples(c->manifest());
-    }
-    return kOk;
+    return show_container(*c, a.json);
   }
   if (file.size() >= 4 && std::memcmp(file.data(), "PK\x03\x04", 4) == 0) return inspect_pt2(a.file, a.json);
   auto analysis = aoti::analyze_library(file.view());
@@ -280,8 +301,11 @@ int run_inspect(const InspectArgs& a) {
 
 Action add_inspect(CLI::App& app) {
   auto a = std::make_shared<InspectArgs>();
-  app.add_option("file", a->file, "Container (.mpk), .pt2 package or model library (.so)")->required();
+  app.add_option("file", a->file,
+                 "Container (.mpk), .pt2 package, model library (.so), or oci://REF: a container in a registry "
+                 "(only its metadata layer is fetched)")->required();
   app.add_flag("--json", a->json, "Print JSON (fields in docs/CLI.md)");
+  add_registry_options(app, a->registry);
   return [a] { return run_inspect(*a); };
 }
 

@@ -17,5 +17,7 @@ Action add_unpack(CLI::App& app);
 Action add_diff(CLI::App& app);
 Action add_run(CLI::App& app);
 Action add_report(CLI::App& app);
+Action add_push(CLI::App& app);
+Action add_pull(CLI::App& app);
 
 }  // namespace mpspack::cli

@@ -62,6 +62,8 @@ int main(int argc, char** argv) {
   add("diff", "Compare two containers: libraries, weights, metadata (exit 0 same, 1 different)", add_diff);
   add("run", "Run a container's model library on the CPU or a CUDA GPU and check its outputs", add_run);
   add("report", "Saved run --bench reports (json, jsonl) side by side in one table", add_report);
+  add("push", "Upload a container to an OCI registry (only the layers it lacks)", add_push);
+  add("pull", "Download a container from an OCI registry, checked against its digests", add_pull);
 
   // The completion script is made from the definitions above (share/CMakeLists.txt installs it).
   bool completion = false;

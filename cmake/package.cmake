@@ -22,5 +22,8 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# push, pull and inspect oci:// open libcurl.so.4 at their first transfer (libpack/src/registry/curl_api.hpp), which
+# dpkg-shlibdeps cannot see; everything else runs without it.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libcurl4")
 set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_LIST_DIR}/package_generator.cmake)
 include(CPack)

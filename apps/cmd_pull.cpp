@@ -1,0 +1,51 @@
+// pull: a container from an OCI registry, rebuilt byte for byte and checked against the layers' digests.
+#include "cli.hpp"
+#include "commands.hpp"
+#include "registry_options.hpp"
+
+namespace mpspack::cli {
+namespace {
+
+struct PullArgs {
+  std::string reference, output, library;
+  RegistryArgs registry;
+  bool json = false;
+};
+
+int run_pull(const PullArgs& a) {
+  auto ref = registry::parse_reference(a.reference);
+  if (!ref.ok()) return fail(ref.error());
+  auto options = client_options(a.registry);
+  if (!options.ok()) return fail(options.error());
+  auto report = a.library.empty() ? registry::pull(*ref, a.output, *options, progress_bar("pull"))
+                                  : registry::pull_library(*ref, a.library, a.output, *options, progress_bar("pull"));
+  if (!report.ok()) return fail(report.error());
+  if (a.json) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const auto& l : report->layers) layers.push_back(layer_json(l));
+    print_json({{"schema_version", 1}, {"reference", report->reference}, {"output", a.output},
+                {"manifest_digest", report->manifest_digest}, {"file_size", report->file_size},
+                {"bytes_fetched", report->bytes_fetched}, {"layers", layers}});
+  } else if (!globals().quiet) {
+    std::printf("%s: %zu layers, %llu bytes\n", printable(a.output).c_str(), report->layers.size(),
+                (unsigned long long)report->file_size);
+  }
+  return kOk;
+}
+
+}  // namespace
+
+Action add_pull(CLI::App& app) {
+  auto a = std::make_shared<PullArgs>();
+  app.add_option("reference", a->reference, "host[:port]/repository[:tag|@sha256:...]")->required();
+  app.add_option("-o,--output", a->output, "Container to write (replaced atomically)")->required();
+  app.add_option("--library", a->library,
+                 "Fetch only this library, its weights, cubins and examples, as a container of its own");
+  add_registry_options(app, a->registry);
+  app.add_flag("--json", a->json,
+               "Print {schema_version, reference, output, manifest_digest, file_size, bytes_fetched, "
+               "layers[{digest, kind, offset, size, segment, name}]} as JSON");
+  return [a] { return run_pull(*a); };
+}
+
+}  // namespace mpspack::cli
