@@ -501,7 +501,7 @@ TEST_CASE("loader: an mmap-self library's mapping of its weights is the containe
   }
 }
 
-TEST_CASE("self mapping: the library's own request gets the offered pages once; any other view fills the hole",
+TEST_CASE("self mapping: the library's own request gets the offered pages once, any other view fills the hole",
           "[loader][mmap_self]") {
   const size_t page = size_t(::sysconf(_SC_PAGESIZE));
   std::vector<uint8_t> stored(2 * page + 8, 0x45), weights(3 * page + 100), file_bytes(weights.size());

@@ -66,11 +66,12 @@ struct LoadOptions {
   // cudaMemcpy per constant from pageable memory) are made by the backend's upload pipeline instead
   // (Backend::defer_weight_copies); also needs prefault_large_blocks and not copy_weights.
   uint64_t map_weights_min_bytes = uint64_t(1) << 20;
-  // CPU weights used from the container's pages (mapped block, or in place): their page tables filled at load
-  // (MADV_POPULATE_READ) rather than by the first run's faults, one per 64 KiB (docs/PERFORMANCE.md).
+  // CPU weights used from the container's pages (mapped block, or in place): their page tables filled
+  // (MADV_POPULATE_READ) rather than by the first run's faults, one per 64 KiB; by default on a thread of the
+  // model's own while it runs, which was fastest on both machines measured (docs/PERFORMANCE.md, "The first run's
+  // page faults"), otherwise before load() returns.
   bool populate_weights = true;
-  // ... on a thread of its own while the model runs, rather than before load() returns.
-  bool populate_in_background = false;
+  bool populate_in_background = true;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;
 };
