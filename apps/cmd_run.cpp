@@ -24,7 +24,7 @@ struct RunArgs {
   bool no_tf32 = false;
   std::string embedded_weights;  // hidden: mmap (LoadOptions' default), mmap-populate, memcpy, memcpy-willneed, pread
   std::string large_blocks;      // hidden: prefault (default), libc
-  std::string populate_weights;  // hidden: background (default), on, off
+  std::string populate_weights;  // hidden: off (default), on, background
   std::optional<uint64_t> map_weights_min_bytes;  // hidden: LoadOptions::map_weights_min_bytes
 };
 
@@ -40,8 +40,8 @@ void apply_named_options(RunArgs& a) {
   runtime::VerifyOptions& v = a.bench.model;
   if (!a.embedded_weights.empty()) v.load.embedded = embedded_mechanism(a.embedded_weights);
   if (a.large_blocks == "libc") v.load.prefault_large_blocks = false;
-  if (a.populate_weights == "off") v.load.populate_weights = false;
-  if (a.populate_weights == "on") v.load.populate_in_background = false;
+  v.load.populate_weights = a.populate_weights == "on" || a.populate_weights == "background";
+  v.load.populate_in_background = a.populate_weights == "background";
   if (a.map_weights_min_bytes) v.load.map_weights_min_bytes = *a.map_weights_min_bytes;
   v.tf32_convolutions = !a.no_tf32;
 }
@@ -129,8 +129,8 @@ void add_loader_options(CLI::App& app, RunArgs& a) {
       ->check(CLI::IsMember({"prefault", "libc"}))
       ->group(kHiddenGroup);
   app.add_option("--populate-weights", a.populate_weights,
-                 "Weights used from the container's pages: map them all on a thread of their own while the model "
-                 "runs (background, default), at load (on), or as the model touches them (off)")
+                 "Weights used from the container's pages: mapped as the model touches them (off, default), all at "
+                 "load (on), or on a thread of their own while the model runs (background)")
       ->check(CLI::IsMember({"on", "off", "background"}))
       ->group(kHiddenGroup);
   app.add_option("--map-weights-min-bytes", a.map_weights_min_bytes,

@@ -460,12 +460,24 @@ TEST_CASE("loader: an mmap-self library's mapping of its weights is the containe
   const HostTensor in = raw(dir / "input0.bin", dtype::float32, {1, 1024});
   const HostTensor want = raw(dir / "expected0.bin", dtype::float32, {1, 256});
   using W = runtime::WeightsMode;
-  // Mapped from the container at 1 MiB; below the threshold the weights are written into the library's file.
-  for (const auto& [threshold, mode] : {std::pair{uint64_t(1) << 20, W::MmapSelfMapped},
-                                        std::pair{uint64_t(1) << 40, W::MmapSelf}}) {
-    DYNAMIC_SECTION(runtime::to_string(mode)) {
+  // Mapped from the container at 1 MiB (page tables filled by the first run, before load() returns, or on a
+  // thread beside the run); below the threshold the weights are written into the library's file.
+  struct Way {
+    uint64_t threshold;
+    W mode;
+    bool populate, background;
+  };
+  for (const Way& way : {Way{uint64_t(1) << 20, W::MmapSelfMapped, false, false},
+                         Way{uint64_t(1) << 20, W::MmapSelfMapped, true, false},
+                         Way{uint64_t(1) << 20, W::MmapSelfMapped, true, true},
+                         Way{uint64_t(1) << 40, W::MmapSelf, false, false}}) {
+    const W mode = way.mode;
+    DYNAMIC_SECTION(runtime::to_string(mode) << (way.populate ? way.background ? ", populated beside the run"
+                                                                               : ", populated at load" : "")) {
       runtime::LoadOptions o;
-      o.map_weights_min_bytes = threshold;
+      o.map_weights_min_bytes = way.threshold;
+      o.populate_weights = way.populate;
+      o.populate_in_background = way.background;
       auto m = runtime::Model::load(*c, 0, o);
       INFO((m.ok() ? "" : m.error().message));
       REQUIRE(m.ok());

@@ -67,11 +67,12 @@ struct LoadOptions {
   // (Backend::defer_weight_copies); also needs prefault_large_blocks and not copy_weights.
   uint64_t map_weights_min_bytes = uint64_t(1) << 20;
   // CPU weights used from the container's pages (mapped block, or in place): their page tables filled
-  // (MADV_POPULATE_READ) rather than by the first run's faults, one per 64 KiB; by default on a thread of the
-  // model's own while it runs, which was fastest on both machines measured (docs/PERFORMANCE.md, "The first run's
-  // page faults"), otherwise before load() returns.
-  bool populate_weights = true;
-  bool populate_in_background = true;
+  // (MADV_POPULATE_READ) before load() returns, or on a thread of the model's own while it runs, rather than by
+  // the first run's faults, one per 64 KiB. Off by default: on the 16-core device machine the first run's faults
+  // cost almost nothing and filling the tables 20-25 ms per GiB; on the 2-core VM filling them saved 13-30%
+  // (docs/PERFORMANCE.md, "The first run's page faults").
+  bool populate_weights = false;
+  bool populate_in_background = false;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;
 };
