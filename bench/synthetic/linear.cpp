@@ -71,7 +71,7 @@ struct Container {
       if (t) aoti_torch_delete_tensor_object(t);
     std::free(block);
   }
-  // Tensors over the weights where they lie (mmap-self), no copy.
+  // Tensors over the weights where they lie: the mapping (mmap-self), or the block load() filled.
   int load_in_place(const uint8_t* src) {
     uint64_t at = 0;
     for (int i = 0; i < 2; ++i) {
@@ -85,23 +85,18 @@ struct Container {
     }
     return 0;
   }
+  // One block for every constant, each copied in at its offset, as AOTInductor's load_constants does.
   int load(const uint8_t* src) {
     uint64_t total = 0;
     for (const Constant& c : kConstants) total += padded(c.bytes);
     block = std::malloc(total);
     if (!block) return 1;
     uint64_t at = 0;
-    for (int i = 0; i < 2; ++i) {
-      const Constant& c = kConstants[i];
+    for (const Constant& c : kConstants) {
       std::memcpy(static_cast<uint8_t*>(block) + at, src + at, padded(c.bytes));
-      if (aoti_torch_create_tensor_from_blob(static_cast<uint8_t*>(block) + at, c.ndim, c.sizes, c.strides, 0,
-                                             aoti_torch_dtype_float32(), aoti_torch_device_type_cpu(), 0,
-                                             &tensors[i]) != 0)
-        return 1;
-      active[i] = tensors[i];
       at += padded(c.bytes);
     }
-    return 0;
+    return load_in_place(static_cast<const uint8_t*>(block));
   }
 };
 
