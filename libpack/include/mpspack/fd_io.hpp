@@ -25,6 +25,18 @@ inline bool write_all(int fd, const void* p, uint64_t n) {
   return true;
 }
 
+// Writes the n bytes at p to fd at `offset`, in calls of at most 1 GiB; false (errno set) when a write fails.
+inline bool pwrite_all(int fd, const void* p, uint64_t n, uint64_t offset) {
+  auto* b = static_cast<const uint8_t*>(p);
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, b, std::min<uint64_t>(n, uint64_t(1) << 30), off_t(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    b += w, n -= uint64_t(w), offset += uint64_t(w);
+  }
+  return true;
+}
+
 // Reads n bytes at `offset` of fd into p, in calls of at most 1 GiB; `got` says how many arrived, fewer than n
 // when the file ended first. false (errno set) on a read error.
 inline bool pread_exact(int fd, void* p, uint64_t n, uint64_t offset, uint64_t& got) {

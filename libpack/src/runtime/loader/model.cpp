@@ -60,8 +60,7 @@ Status timed(double& ms, Step step) {
 
 // The stored library into memory, its large allocations and its copies of its weights routed, its C API resolved.
 Status open_library(Model::Impl& m, const LoadOptions& o) {
-  if (m.lib.weights >= 0 && !o.copy_weights && weights_segment(m).size >= std::max<uint64_t>(o.map_weights_min_bytes, 1))
-    m.backend->expect_upload(weights_segment(m).size);
+  if (!o.copy_weights && weights_reach_threshold(m, o)) m.backend->expect_upload(weights_segment(m).size);
   MPK_CHECK(provide_sleef(m));
   MPK_CHECK(library_to_memory(m));
   route_allocations(m, o);
@@ -105,7 +104,8 @@ Status create(Model::Impl& m, const LoadOptions& options) {
   }));
   if (uploaded) m.mode = m.self_mapped ? WeightsMode::MmapSelfUploaded : WeightsMode::EmbeddedUploaded;
   else if (m.self_mapped && m.self_weights->taken()) m.mode = WeightsMode::MmapSelfMapped;
-  if (m.mode == WeightsMode::MmapSelfMapped) populate_weights(m, options, {m.self_weights->mapping(), weights_segment(m).size});
+  if (m.mode == WeightsMode::MmapSelfMapped)
+    populate_weights(m, options, {m.self_weights->mapping(), weights_segment(m).size});
   if (offer && offer->finish()) m.mode = WeightsMode::EmbeddedMapped;
   else if (offer) spdlog::info("{}: weights copied by Create: it did not allocate one block the size of its "
                                "constants region", m.what());

@@ -99,6 +99,10 @@ Error sys_error(std::string_view lib, std::string_view what);
 // The manifest's segment of the library's weights (lib.weights >= 0).
 const SegmentInfo& weights_segment(const Model::Impl& m);
 
+// Whether the library has weights of at least map_weights_min_bytes (and at least one byte): from there its
+// weights are routed (mapped, uploaded by the backend) rather than left to its own copies.
+bool weights_reach_threshold(const Model::Impl& m, const LoadOptions& o);
+
 // Whether the weights segment may be offered to the library mapped from the container (CPU, file-backed,
 // embedded or external blob, at least map_weights_min_bytes, as aligned as the region).
 bool may_map_weights(const Model::Impl& m, const LoadOptions& o);

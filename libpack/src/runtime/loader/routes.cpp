@@ -19,6 +19,10 @@ const SegmentInfo& weights_segment(const Model::Impl& m) {
   return manifest.segments[manifest.weights[size_t(m.lib.weights)].segment];
 }
 
+bool weights_reach_threshold(const Model::Impl& m, const LoadOptions& o) {
+  return m.lib.weights >= 0 && weights_segment(m).size >= std::max<uint64_t>(o.map_weights_min_bytes, 1);
+}
+
 bool may_map_weights(const Model::Impl& m, const LoadOptions& o) {
   if (m.lib.weights < 0 || m.backend->device() != "cpu" || m.container->file().fd() < 0) return false;
   if (m.lib.flavour != Flavour::Embedded && m.lib.flavour != Flavour::ExternalBlob) return false;
@@ -43,8 +47,7 @@ void route_allocations(Model::Impl& m, const LoadOptions& o) {
 Status route_self_mapping(Model::Impl& m, const LoadOptions& o) {
   if (!m.self_weights) return {};
   std::string why = "below the mapping threshold or not from a file";
-  if (o.prefault_large_blocks && m.container->file().fd() >= 0 &&
-      weights_segment(m).size >= std::max<uint64_t>(o.map_weights_min_bytes, 1)) {
+  if (o.prefault_large_blocks && m.container->file().fd() >= 0 && weights_reach_threshold(m, o)) {
     Status offered = m.self_weights->offer_mapping(m.container->file().fd(), weights_segment(m).offset);
     const ImportRoute routes[] = {{"mmap", reinterpret_cast<void*>(&routed_self_mmap), true},
                                   {"mmap64", reinterpret_cast<void*>(&routed_self_mmap), true}};
@@ -64,9 +67,9 @@ Status route_self_mapping(Model::Impl& m, const LoadOptions& o) {
 // The library's own copies of its weights to the device made by the backend (Backend::weight_copy_routes), for
 // weights that come from the container's file and reach the mapping threshold.
 void route_weight_copies(Model::Impl& m, const LoadOptions& o) {
-  if (!o.prefault_large_blocks || o.copy_weights || m.lib.weights < 0 || m.container->file().fd() < 0) return;
+  if (!o.prefault_large_blocks || o.copy_weights || m.container->file().fd() < 0) return;
   if (m.lib.flavour != Flavour::Embedded && m.lib.flavour != Flavour::ExternalBlob && !m.self_mapped) return;
-  if (weights_segment(m).size < std::max<uint64_t>(o.map_weights_min_bytes, 1)) return;
+  if (!weights_reach_threshold(m, o)) return;
   const std::vector<ImportRoute> routes = m.backend->weight_copy_routes();
   if (routes.empty()) return;
   auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));

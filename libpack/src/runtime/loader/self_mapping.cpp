@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -23,16 +22,6 @@ std::vector<SelfMappedWeights*> g_offers;  // under g_mutex: the libraries' file
 
 Error io_error(const char* what) { return make_error(Kind::Io, "mmap-self weights: {}: {}", what, std::strerror(errno)); }
 
-bool pwrite_all(int fd, const uint8_t* p, uint64_t n, uint64_t at) {
-  while (n > 0) {
-    const ssize_t w = ::pwrite(fd, p, std::min<uint64_t>(n, uint64_t(1) << 30), off_t(at));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w, n -= uint64_t(w), at += uint64_t(w);
-  }
-  return true;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<SelfMappedWeights>> SelfMappedWeights::write(int memfd, std::span<const uint8_t> stored,
@@ -46,8 +35,8 @@ Result<std::unique_ptr<SelfMappedWeights>> SelfMappedWeights::write(int memfd, s
   struct stat st {};
   if (::fstat(memfd, &st) != 0) return io_error("fstat of the library's file");
   w->dev_ = st.st_dev, w->ino_ = st.st_ino;
-  if (!pwrite_all(memfd, stored.data(), hole, 0) || !pwrite_all(memfd, w->tail_.data(), w->tail_.size(),
-                                                                 hole + weights.size()))
+  if (!pwrite_all(memfd, stored.data(), hole, 0) ||
+      !pwrite_all(memfd, w->tail_.data(), w->tail_.size(), hole + weights.size()))
     return io_error("write to memfd");
   return w;
 }
