@@ -14,7 +14,7 @@ foreach(f bin/mpspack include/mpspack/mpspack.hpp include/mpspack/format/contain
           include/mpspack/pack/diff.hpp include/mpspack/runtime/verify.hpp include/mpspack/runtime/model.hpp
           lib/libmpspack.a lib/libmpspack_runtime.a lib/libmpspack_shim.a lib/cmake/mpspack/mpspackConfig.cmake
           lib/cmake/mpspack/mpspackConfigVersion.cmake lib/cmake/mpspack/mpspackTargets.cmake
-          lib/mpspack/conv_onednn.so share/bash-completion/completions/mpspack share/mpspack/examples/tiny_mlp.mpk)
+          lib/mpspack/onednn.so share/bash-completion/completions/mpspack share/mpspack/examples/tiny_mlp.mpk)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${prefix}/${f}")
   endif()

@@ -52,7 +52,7 @@ if(odd)
 endif()
 set(root ./opt/mpspack)
 set(wanted bin/mpspack include/mpspack/mpspack.hpp include/mpspack/runtime/verify.hpp lib/libmpspack.a
-           lib/libmpspack_runtime.a lib/libmpspack_shim.a lib/libsleef.so.3 lib/libzip.so.4 lib/mpspack/conv_onednn.so
+           lib/libmpspack_runtime.a lib/libmpspack_shim.a lib/libsleef.so.3 lib/libzip.so.4 lib/mpspack/onednn.so
            lib/cmake/mpspack/mpspackConfig.cmake lib/cmake/mpspack/mpspackTargets.cmake
            share/bash-completion/completions/mpspack share/mpspack/examples/tiny_mlp.mpk)
 find_program(HELP2MAN help2man)

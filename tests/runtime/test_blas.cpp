@@ -1,4 +1,5 @@
-// The shim's OpenBLAS (blas.hpp): single-threaded from the start, big GEMMs split over mpspack's threads. Its
+// The shim's OpenBLAS (blas.hpp): single-threaded from the start, big GEMMs split over mpspack's threads (the
+// float32 products oneDNN takes by default are in test_shim_ops.cpp). Its
 // own executable, since what is checked is the state of a fresh process. ctest runs it twice: as is, and with
 // OPENBLAS_NUM_THREADS=1 (plus MPSPACK_TEST_USER_BLAS_THREADS=1, since inside the process the variable cannot
 // tell the user's choice from the one made at start-up), where the user's setting must be left alone; on x86-64
@@ -18,6 +19,10 @@
 using namespace mpspack::test;
 
 namespace {
+
+// This file checks the OpenBLAS path, the one float32 GEMMs take where the oneDNN plugin cannot be opened (and
+// float64 always): chosen before the shim reads the variable at its first product.
+const bool kOnOpenblas = ::setenv("MPSPACK_CPU_GEMM", "openblas", 1) == 0;
 
 int threads_in_process() {
   int n = 0;
@@ -54,6 +59,7 @@ void check_gemm(int64_t M, int64_t N, int64_t K) {
 }  // namespace
 
 TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack threads", "[shim][blas]") {
+  REQUIRE(kOnOpenblas);
   const unsigned cores = mpspack::shim::usable_cores();
   if (cores == 1) {
     WARN("skipped: one usable core, where OpenBLAS would have started one thread anyway and nothing is split");

@@ -1,4 +1,5 @@
 // The shim's fallback ops against plain reference loops.
+#include "onednn_plugin.hpp"
 #include "parallel.hpp"
 #include "provided.hpp"
 #include "shim_test_util.hpp"
@@ -114,6 +115,30 @@ TEST_CASE("addmm_out: a batch-1 Linear large enough for the GEMV split over thre
   REQUIRE(dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr);
   REQUIRE(mpspack::shim::threads_on_openmp());
   check();
+}
+
+TEST_CASE("mm_out: float32 products run on oneDNN's sgemm when its plugin opens, small ones on OpenBLAS",
+          "[shim][ops][onednn]") {
+  std::string why;
+  if (!mpspack::shim::onednn_plugin_open(&why)) FAIL("the oneDNN plugin of this build does not open: " << why);
+  // Sizes no kernel block divides (a ragged edge everywhere), large enough that oneDNN threads them, and two
+  // products below kOnednnGemmMinMacs; each operand as stored and as a transposed view, as AOTInductor passes
+  // nn.Linear's weight.
+  const auto [M, K, N] = GENERATE(
+      table<int64_t, int64_t, int64_t>({{67, 129, 259}, {2, 1031, 257}, {300, 5, 301}, {7, 9, 5}, {63, 63, 63}}));
+  const bool on_onednn = double(M) * double(K) * double(N) >= mpspack::shim::kOnednnGemmMinMacs;
+  const auto a = random_floats(M * K, 21), b = random_floats(K * N, 22);
+  const auto want = ref_mm(a, b, M, K, N);
+  for (int la : {0, 1})
+    for (int lb : {0, 1}) {
+      INFO("M " << M << " K " << K << " N " << N << " layouts mat1 " << la << " mat2 " << lb);
+      Strided A({M, K}, layout(la, M, K), a), B({K, N}, layout(lb, K, N), b);
+      Handle out = empty({M, N}, {N, 1}, f32);
+      const uint64_t before = mpspack::shim::onednn_gemm_calls();
+      REQUIRE(aoti_torch_cpu_mm_out(out.get(), A.h.get(), B.h.get()) == 0);
+      CHECK(mpspack::shim::onednn_gemm_calls() == before + (on_onednn ? 1 : 0));
+      require_close(read_f32(out.get()), want, 1e-4, 1e-4);
+    }
 }
 
 TEST_CASE("addmm_out: beta 0 ignores self, out may be self (addmm_), mm_out", "[shim][ops]") {

@@ -55,6 +55,9 @@ class Backend {
   // through which the backend takes those copies over (routed by the loader, loader/import_slots.hpp), none where the
   // library's copies are not the slow part (the CPU).
   virtual std::vector<ImportRoute> weight_copy_routes() const { return {}; }
+  // The library will import these functions (LibraryInfo::imports): the backend may prepare what they need on
+  // other threads while the library loads (the CPU opens its oneDNN plugin). Nothing to wait for.
+  virtual void expect_imports(const std::vector<std::string>& imports) {}
   // About `bytes` of weights will be uploaded by this load (stage_weights or deferred copies): the backend may
   // prepare for it on other threads while the library loads (the GPU pins its staging buffers). Nothing to wait for.
   virtual void expect_upload(uint64_t bytes) {}

@@ -1,4 +1,7 @@
-// Every OpenBLAS call of the shim. One constructor, which runs before OpenBLAS's, sets up two of the three rules:
+// Every OpenBLAS call of the shim. Float32 GEMMs of at least kOnednnGemmMinMacs go to oneDNN's sgemm first
+// (onednn_gemm.cpp says why); what follows is for the rest: smaller products, float64, matrix-vector products,
+// and every product where the oneDNN plugin cannot be opened or MPSPACK_CPU_GEMM=openblas. One constructor, which
+// runs before OpenBLAS's, sets up two of the three rules:
 //
 // - OpenBLAS runs single-threaded (OPENBLAS_NUM_THREADS=1), and products big enough to pay for waking threads are
 //   split into blocks over the threads of parallel.hpp (the model's OpenMP team). Why: the pthreads OpenBLAS

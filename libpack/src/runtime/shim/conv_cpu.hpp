@@ -1,9 +1,10 @@
 // The CPU convolution's two paths, behind aoti_torch_cpu_convolution (convolution.cpp): oneDNN through its plugin
-// (conv_onednn.cpp, opened by conv_plugin.cpp) for float32, bfloat16 and float16, and the built-in im2col + GEMM
+// (onednn_conv.cpp, opened by onednn_plugin.cpp) for float32, bfloat16 and float16, and the built-in im2col + GEMM
 // (conv_im2col.cpp) for float64 and where the plugin cannot be opened.
 #pragma once
 
 #include "conv_shape.hpp"
+#include "onednn_plugin.hpp"
 #include "tensor.hpp"
 
 #include <string>
@@ -18,12 +19,6 @@ void convolution_im2col(const ConvShape& s, const Tensor& x, const Tensor& w, co
 // kernel oneDNN chose. Throws ShimError when the plugin cannot be opened or oneDNN refuses the shape.
 void convolution_onednn(const ConvShape& s, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& out,
                         std::string* implementation = nullptr);
-
-// Whether the oneDNN plugin is open (opening it at the first call); when not, `why` gets one line naming where
-// mpspack looked and why that failed.
-bool onednn_plugin_open(std::string* why = nullptr);
-// "oneDNN 2.6.3, avx512_core_bf16" when the plugin opens, else empty.
-std::string onednn_description();
 
 // MPSPACK_CPU_CONV, read once: "onednn" (oneDNN or fail), "im2col" (the built-in path, for measurements), empty
 // by default (oneDNN, else the built-in path with one warning).

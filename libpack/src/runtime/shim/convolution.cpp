@@ -1,4 +1,4 @@
-// aten::convolution on the CPU: oneDNN (conv_onednn.cpp) for float32, bfloat16 and float16; the built-in im2col +
+// aten::convolution on the CPU: oneDNN (onednn_conv.cpp) for float32, bfloat16 and float16; the built-in im2col +
 // GEMM (conv_im2col.cpp) for float64, which oneDNN has no kernels for, and, with one warning, where the oneDNN
 // plugin cannot be opened (docs/BACKENDS.md, "CPU convolutions").
 #include "aoti_shim.h"

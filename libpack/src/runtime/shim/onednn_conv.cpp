@@ -1,6 +1,6 @@
-// The CPU shim's convolutions on oneDNN, the library under torch's own CPU convolutions: a plugin module
-// (lib/mpspack/conv_onednn.so) that the shim opens at the first convolution (conv_plugin.cpp), so the 40 MB
-// library costs nothing to commands that run no convolution.
+// The CPU shim's convolutions on oneDNN, the library under torch's own CPU convolutions: part of the plugin module
+// lib/mpspack/onednn.so (onednn_api.hpp) that the shim opens at the first convolution or float32 GEMM
+// (onednn_plugin.cpp), so the 40 MB library costs nothing to commands that run neither.
 //
 // One convolution: the user's tensors are described as they are (their dtype and strides); the primitive picks
 // its preferred layout for the weights, and for the input and output too unless layout_for says otherwise.
@@ -15,7 +15,7 @@
 //
 // Threads: oneDNN runs its loops on OpenMP (libgomp), the same runtime and so the same thread team as the model
 // library's own loops and the shim's products (parallel.hpp); one team, no second pool.
-#include "conv_onednn_api.hpp"
+#include "onednn_api.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 

@@ -1,5 +1,6 @@
-// What crosses between the CPU shim and its oneDNN plugin (lib/mpspack/conv_onednn.so, conv_onednn.cpp): one
-// convolution, described by its ConvShape and plain views of its tensors. Both sides are built from this tree by
+// What crosses between the CPU shim and its oneDNN plugin (lib/mpspack/onednn.so: onednn_conv.cpp,
+// onednn_gemm.cpp): one convolution, described by its ConvShape and plain views of its tensors, or one float32
+// GEMM. Both sides are built from this tree by
 // one compiler, so the C++ types cross as they are. The plugin uses nothing of the shim's code, only these headers,
 // so it opens in any process.
 #pragma once
@@ -29,6 +30,12 @@ struct OnednnConvCall {
 // the caller adds). Thread-safe.
 using OnednnConvolution = std::string (*)(const OnednnConvCall& call);
 inline constexpr const char* kOnednnConvolutionEntry = "mpspack_onednn_convolution_v1";
+
+// C <- alpha * op(A) op(B) + beta * C, float32, row-major (dnnl_sgemm): threaded on the caller's OpenMP team,
+// oneDNN choosing how many threads a product is worth. Returns an empty string, or why it could not.
+using OnednnSgemm = std::string (*)(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+inline constexpr const char* kOnednnSgemmEntry = "mpspack_onednn_sgemm_v1";
 
 // oneDNN's version and the instruction set its kernels use ("oneDNN 2.6.3, avx512_core_bf16").
 using OnednnDescribe = std::string (*)();

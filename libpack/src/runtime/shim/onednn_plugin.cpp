@@ -1,12 +1,16 @@
-// The oneDNN plugin (conv_cpu.hpp): lib/mpspack/conv_onednn.so beside the executable's bin/, opened at the first
-// convolution. Linked in, oneDNN (40 MB, with libgomp and libOpenCL) would load at every start of every command;
-// `inspect` must start in a few milliseconds (docs/PERFORMANCE.md), and most commands run no convolution.
+// The oneDNN plugin (onednn_plugin.hpp): lib/mpspack/onednn.so beside the executable's bin/, opened at the first
+// convolution or float32 GEMM, or earlier on a thread of its own while a model that will need it loads. Linked
+// in, oneDNN (40 MB, with libgomp and libOpenCL) would load at every start of every command; `inspect` must start
+// in a few milliseconds (docs/PERFORMANCE.md), and most commands run no model.
+#include "onednn_plugin.hpp"
+
 #include "conv_cpu.hpp"
-#include "conv_onednn_api.hpp"
+#include "onednn_api.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -16,19 +20,20 @@
 namespace mpspack::shim {
 namespace {
 
-// <folder of the running executable>/../lib/mpspack/conv_onednn.so, where the build and the install put it.
+// <folder of the running executable>/../lib/mpspack/onednn.so, where the build and the install put it.
 std::string plugin_path() {
   char exe[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n < 0) return std::string("(no path: cannot read /proc/self/exe: ") + std::strerror(errno) + ")";
   std::string path(exe, size_t(n));
   path.resize(path.find_last_of('/') + 1);
-  return path + "../lib/mpspack/conv_onednn.so";
+  return path + "../lib/mpspack/onednn.so";
 }
 
 struct Plugin {
   OnednnConvolution convolution = nullptr;
   OnednnDescribe describe = nullptr;
+  OnednnSgemm sgemm = nullptr;
   std::string problem;  // why it is not open: one line naming where mpspack looked
 };
 
@@ -47,12 +52,15 @@ const Plugin& plugin() {
     }
     made.convolution = reinterpret_cast<OnednnConvolution>(::dlsym(handle, kOnednnConvolutionEntry));
     made.describe = reinterpret_cast<OnednnDescribe>(::dlsym(handle, kOnednnDescribeEntry));
-    if (made.convolution == nullptr || made.describe == nullptr)
+    made.sgemm = reinterpret_cast<OnednnSgemm>(::dlsym(handle, kOnednnSgemmEntry));
+    if (made.convolution == nullptr || made.describe == nullptr || made.sgemm == nullptr)
       made.problem = path + " is not this mpspack's oneDNN plugin (no " + kOnednnConvolutionEntry + ")";
     return made;
   }();
   return p;
 }
+
+std::atomic<uint64_t> g_gemm_calls{0};
 
 ConvTensorView view_of(const Tensor& t) { return {t.data(), t.dtype, t.sizes, t.strides}; }
 
@@ -81,6 +89,30 @@ void convolution_onednn(const ConvShape& s, const Tensor& x, const Tensor& w, co
   OnednnConvCall call{&s, view_of(x), view_of(w), b ? view_of(*b) : ConvTensorView{}, view_of(out), implementation};
   const std::string problem = p.convolution(call);
   if (!problem.empty()) fail("convolution: " + problem + ": " + dtype_name(x.dtype) + " " + s.describe());
+}
+
+bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  const Plugin& p = plugin();
+  if (!p.problem.empty()) return false;
+  const std::string problem = p.sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (!problem.empty())
+    fail("float32 product [" + std::to_string(M) + ", " + std::to_string(K) + "] @ [" + std::to_string(K) + ", " +
+         std::to_string(N) + "]: " + problem);
+  g_gemm_calls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+uint64_t onednn_gemm_calls() { return g_gemm_calls.load(std::memory_order_relaxed); }
+
+bool needs_onednn(std::string_view import) { return import == "aoti_torch_cpu_convolution"; }
+
+std::string_view cpu_gemm_mode() {
+  static const std::string_view mode = [] {
+    const char* v = std::getenv("MPSPACK_CPU_GEMM");
+    return std::string_view(v ? v : "");
+  }();
+  return mode;
 }
 
 }  // namespace mpspack::shim

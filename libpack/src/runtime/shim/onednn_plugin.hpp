@@ -1,0 +1,39 @@
+// The oneDNN plugin as the CPU shim sees it (onednn_plugin.cpp): lib/mpspack/onednn.so beside the executable's
+// bin/, opened at the first call that needs it (a convolution, a float32 GEMM) and never closed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace mpspack::shim {
+
+// Whether the oneDNN plugin is open (opening it at the first call); when not, `why` gets one line naming where
+// mpspack looked and why that failed. Thread-safe.
+bool onednn_plugin_open(std::string* why = nullptr);
+// "oneDNN 2.6.3, avx512_core_bf16" when the plugin opens, else empty.
+std::string onednn_description();
+
+// Float32 products of at least this many multiply-adds run on oneDNN; smaller ones on OpenBLAS on the calling
+// thread, where waking threads would cost more than the product (about 10 µs of one core) and a model made only
+// of them (a small MLP, batch-1 Linear layers) never opens the 40 MB library.
+inline constexpr double kOnednnGemmMinMacs = double(1 << 18);
+
+// C <- alpha * op(A) op(B) + beta * C on oneDNN's sgemm, row-major, threaded on the caller's OpenMP team. False
+// when the plugin cannot be opened (nothing written); throws ShimError when oneDNN refuses the product.
+bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+// How many products sgemm_onednn has run in this process (tests check the route with it).
+uint64_t onednn_gemm_calls();
+
+// Whether the shim function `import` (an aoti_torch_cpu_* name a model library imports) opens the plugin at its
+// first call whatever its arguments (a convolution). The CPU backend opens it early for a library importing one.
+// Products open it at the first one big enough for oneDNN (kOnednnGemmMinMacs), not known before the run.
+bool needs_onednn(std::string_view import);
+
+// MPSPACK_CPU_GEMM, read once: "openblas" keeps float32 GEMMs on OpenBLAS (for measurements); empty by default
+// (oneDNN when the plugin opens, else OpenBLAS).
+std::string_view cpu_gemm_mode();
+
+}  // namespace mpspack::shim
