@@ -473,6 +473,29 @@ TEST_CASE("sdpa flash_attention_for_cpu: causal, masks, scale, torch's output la
     require_close(read_f32(O.get()), want);
     require_close(read_f32(LSE.get()), want_lse);
   }
+  SECTION("a row whose every key is masked gives zeros and a logsumexp of -inf; the other rows are unchanged") {
+    std::vector<uint8_t> mb(L * S, 1);
+    std::vector<float> mf(L * S, 1.0f);
+    for (int64_t j = 0; j < S; ++j) mb[2 * S + j] = 0, mf[2 * S + j] = 0.0f;  // query row 2 sees no key
+    Handle M = from_blob(mb.data(), {L, S}, {S, 1}, aoti_torch_dtype_bool());
+    ref_sdpa(q, k, v, B, H, L, S, E, false, &mf, true, 1.0 / std::sqrt(double(E)), want, want_lse);
+    for (int64_t bh = 0; bh < B * H; ++bh) {  // the reference's NaNs for that row, as this op answers them
+      want_lse[bh * L + 2] = -INFINITY;
+      for (int64_t e = 0; e < E; ++e) want[(bh * L + 2) * E + e] = 0.0;
+    }
+    AtenTensorHandle mh = M.get();
+    Handle O, LSE;
+    REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(Q.h.get(), K.h.get(), V.h.get(), 0.0, 0, &mh,
+                                                                       nullptr, O.out(), LSE.out()) == 0);
+    require_close(read_f32(O.get()), want);
+    const auto lse = read_f32(LSE.get());
+    for (int64_t bh = 0; bh < B * H; ++bh)
+      for (int64_t i = 0; i < L; ++i) {
+        INFO("head " << bh << " row " << i);
+        if (i == 2) CHECK(lse[size_t(bh * L + i)] == -INFINITY);
+        else CHECK(std::abs(lse[size_t(bh * L + i)] - want_lse[size_t(bh * L + i)]) < 1e-4);
+      }
+  }
   SECTION("a long sequence runs in several blocks of query rows, the last one short") {
     // 1000 query rows over 600 keys of 32 values: blocks of 873 rows (16 Mi multiply-adds), so two per head.
     const int64_t Hl = 2, Ll = 1000, Sl = 600, El = 32;

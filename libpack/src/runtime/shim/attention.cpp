@@ -1,18 +1,22 @@
 // aten::_scaled_dot_product_flash_attention_for_cpu: softmax(q k^T * scale + mask) v with torch's output layouts.
 // q, k and v are made dense in the compute type (double for float64, else float, as torch's op math); then, for
 // each (image, head) and block of query rows, on the shim's thread team: the scores of the block as one product
-// (OpenBLAS), the mask and a numerically safe softmax row by row, and the block's output as a second product.
+// (blas.hpp), the mask and a numerically safe softmax row by row (softmax_row.hpp for float), and the block's
+// output as a second product.
 // A block's products stay under the size at which the shim would split them over threads itself.
 #include "aoti_shim.h"
 #include "blas.hpp"
 #include "parallel.hpp"
+#include "softmax_row.hpp"
 #include "tensor.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 using namespace mpspack::shim;
@@ -60,36 +64,61 @@ struct Problem {
 
 // One block of query rows [i0, i0 + rows) of image b, head h: scores -> softmax -> output and logsumexp.
 // qh: [L, E], kh: [S, E], vh: [S, Ev] dense rows of this (b, h); scores: rows x S, acc: rows x Ev scratch.
+// Row r of a block: the mask applied to its scores s[0, S), then softmax in place; returns (max, sum of exps).
+template <class T>
+std::pair<T, double> softmax_in_place(const Problem& p, int64_t b, int64_t h, int64_t i, T* s) {
+  const T ninf = -std::numeric_limits<T>::infinity();
+  if (p.mask) {
+    for (int64_t j = 0; j < p.S; ++j) {
+      if (p.bool_mask) s[j] = p.mask->at(b, h, i, j) == 0.0 ? ninf : s[j];
+      else s[j] += T(p.mask->at(b, h, i, j));
+    }
+  }
+  if (p.causal) std::fill(s + std::min(i + 1, p.S), s + p.S, ninf);  // top-left aligned causal mask, as torch's
+  T mx;
+  double sum;
+  if constexpr (std::is_same_v<T, float>) {
+    mx = row_max(s, p.S);
+    sum = mx == ninf ? 0.0 : exp_shifted_sum(s, p.S, mx);
+  } else {
+    mx = ninf;
+    for (int64_t j = 0; j < p.S; ++j) mx = std::max(mx, s[j]);
+    sum = 0;
+    for (int64_t j = 0; j < p.S; ++j) {
+      s[j] = mx == ninf ? T(0) : std::exp(s[j] - mx);
+      sum += s[j];
+    }
+  }
+  if (mx == ninf) std::fill(s, s + p.S, T(0));  // a row with every key masked gives zeros
+  const T inv = sum > 0 ? T(1.0 / sum) : T(0);
+  for (int64_t j = 0; j < p.S; ++j) s[j] *= inv;
+  return {mx, sum};
+}
+
+// One block of query rows [i0, i0 + rows) of image b, head h: scores -> softmax -> output and logsumexp.
+// qh: [L, E], kh: [S, E], vh: [S, Ev] dense rows of this (b, h); scores: rows x S, acc: rows x Ev scratch.
 template <class T>
 void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, const T* qh, const T* kh,
                   const T* vh, T* scores, T* acc, Tensor& out, Tensor& lse) {
-  const T ninf = -std::numeric_limits<T>::infinity();
   gemm<T>(false, true, rows, p.S, p.E, T(p.scale), qh + i0 * p.E, p.E, kh, p.E, T(0), scores, p.S);
   const std::size_t oisz = out.itemsize(), lisz = lse.itemsize();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = i0 + r;
-    T* s = scores + r * p.S;
-    T mx = ninf;
-    for (int64_t j = 0; j < p.S; ++j) {
-      if (p.causal && j > i) s[j] = ninf;  // top-left aligned causal mask, as torch's
-      else if (p.mask && p.bool_mask) s[j] = p.mask->at(b, h, i, j) == 0.0 ? ninf : s[j];
-      else if (p.mask) s[j] += T(p.mask->at(b, h, i, j));
-      mx = std::max(mx, s[j]);
-    }
-    double sum = 0;
-    for (int64_t j = 0; j < p.S; ++j) {
-      s[j] = mx == ninf ? T(0) : std::exp(s[j] - mx);  // a row with every key masked gives zeros
-      sum += s[j];
-    }
-    const T inv = sum > 0 ? T(1.0 / sum) : T(0);
-    for (int64_t j = 0; j < p.S; ++j) s[j] *= inv;
+    const auto [mx, sum] = softmax_in_place<T>(p, b, h, i, scores + r * p.S);
     const double lse_v = sum > 0 ? double(mx) + std::log(sum) : -std::numeric_limits<double>::infinity();
     store_from_double(lse.data() + (b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]) * int64_t(lisz),
                       lse.dtype, lse_v);
   }
   gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, vh, p.Ev, T(0), acc, p.Ev);
+  const bool same_layout = out.dtype == (std::is_same_v<T, float> ? static_cast<int32_t>(DType::f32)
+                                                                  : static_cast<int32_t>(DType::f64)) &&
+                           out.strides[3] == 1;
   for (int64_t r = 0; r < rows; ++r) {
     char* orow = out.data() + (b * out.strides[0] + h * out.strides[1] + (i0 + r) * out.strides[2]) * int64_t(oisz);
+    if (same_layout) {
+      std::memcpy(orow, acc + r * p.Ev, std::size_t(p.Ev) * sizeof(T));
+      continue;
+    }
     for (int64_t e = 0; e < p.Ev; ++e)
       store_from_double(orow + e * out.strides[3] * int64_t(oisz), out.dtype, double(acc[r * p.Ev + e]));
   }
