@@ -201,10 +201,11 @@ TEST_CASE("mm_out for float64, float16, bfloat16 and int64", "[shim][ops]") {
     REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
     require_close(read_f32(O32.get()), ref_mm(a, b, M, K, N));
   }
-  // The weights are widened in blocks of columns: one block; a single row through the matrix-vector product, three
-  // blocks; three blocks split over the shim's threads.
+  // Below kOnednnGemmMinMacs the weights are widened in blocks of columns: one block; a single row through the
+  // matrix-vector product, three blocks. Above it, oneDNN's bf16 matmul where this CPU has bf16 kernels (else
+  // the widening, split over the shim's threads): a batch of 8, and a single row.
   for (const auto& [Mb, Kb, Nb] : {std::array<int64_t, 3>{5, 77, 9}, std::array<int64_t, 3>{1, 4096, 40},
-                                    std::array<int64_t, 3>{8, 512, 300}})
+                                    std::array<int64_t, 3>{8, 512, 300}, std::array<int64_t, 3>{1, 4096, 80}})
   DYNAMIC_SECTION("bfloat16 addmm: a Linear layer's transposed weight, a broadcast bias, beta and alpha, " << Mb << "x"
                   << Kb << "x" << Nb) {
     const auto x = random_floats(Mb * Kb, 31), w = random_floats(Nb * Kb, 32), bias = random_floats(Nb, 33);
@@ -225,7 +226,20 @@ TEST_CASE("mm_out for float64, float16, bfloat16 and int64", "[shim][ops]") {
     REQUIRE(aoti_torch__reinterpret_tensor(Bias.get(), 2, self_sizes, self_strides, 0, Self.out()) == 0);
     Handle O = empty({Mb, Nb}, {Nb, 1}, aoti_torch_dtype_bfloat16());
     const double beta = 0.5, alpha = 2.0;
+    const uint64_t onednn_before = mpspack::shim::onednn_gemm_calls();
     REQUIRE(aoti_torch_cpu_addmm_out(O.get(), Self.get(), X.get(), WT.get(), beta, alpha) == 0);
+    // The route: never oneDNN below the threshold; above it, oneDNN where the CPU has bf16 instructions
+    // ("avx512_core_bf16", "avx512_core_amx"). Elsewhere oneDNN decides whether it has more than its reference
+    // loops (which are refused), so the route is not checked there.
+    const std::string isa = mpspack::shim::onednn_description();
+    const bool bf16_isa = isa.find("bf16") != std::string::npos || isa.find("amx") != std::string::npos;
+    const bool big = double(Mb) * double(Kb) * double(Nb) >= mpspack::shim::kOnednnGemmMinMacs;
+    const uint64_t on_onednn = mpspack::shim::onednn_gemm_calls() - onednn_before;
+    INFO("oneDNN: " << isa);
+    if (!big) CHECK(on_onednn == 0);
+    else if (bf16_isa) CHECK(on_onednn == 1);
+    else WARN("route not checked: " << isa << " has no bf16 instructions (ran on "
+                                     << (on_onednn ? "oneDNN" : "the widening path") << ")");
     Handle O32 = empty({Mb, Nb}, {Nb, 1}, f32);
     REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
     const auto got = read_f32(O32.get());

@@ -3,6 +3,7 @@
 #include "aoti_shim.h"
 #include "blas.hpp"
 #include "element.hpp"
+#include "onednn_plugin.hpp"
 #include "parallel.hpp"
 #include "tensor.hpp"
 
@@ -234,6 +235,29 @@ void matmul_widened(const Mat& C, const Mat& A, const Mat& B, double alpha, bool
   run_parts([&](unsigned t, unsigned parts) { run_blocks(blocks * t / parts, blocks * (t + 1) / parts); });
 }
 
+// bfloat16 on oneDNN's matmul (the CPU's bf16 instructions; accumulated in float32 as torch's kernels do), then
+// alpha, the accumulated term and one rounding here. False when oneDNN does not run it: below the size where
+// threads pay (onednn_plugin.hpp), no plugin, or no bf16 kernel on this CPU.
+template <class S>
+bool matmul16_on_onednn(const Mat& C, const Mat& A, const Mat& B, double alpha, bool has_acc) {
+  const int64_t M = C.rows, N = C.cols, K = A.cols;
+  if (cpu_gemm_mode() == "openblas" || double(M) * double(N) * double(K) < kOnednnGemmMinMacs) return false;
+  std::vector<float> acc(static_cast<std::size_t>(M * N));
+  const OnednnMatmul16Call call{static_cast<int32_t>(DType::bf16), M, N, K, A.p, A.s0, A.s1, B.p, B.s0, B.s1,
+                                acc.data()};
+  if (!matmul16_onednn(call)) return false;
+  auto* c = reinterpret_cast<S*>(C.p);
+  over_rows(M, M * N, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        S* e = c + i * C.s0 + j * C.s1;
+        const float product = float(alpha) * acc[std::size_t(i * N + j)];
+        typed::store(e, has_acc ? float(typed::load(e)) + product : product);
+      }
+  });
+  return true;
+}
+
 Mat mat_of(const Tensor& t, int64_t batch_dim) {
   // For 3-D tensors, the matrix of batch 0; callers add the batch stride.
   const int64_t o = batch_dim;
@@ -272,7 +296,8 @@ void run_matmul(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double 
       matmul_widened<typed::Half>(C, A, B, alpha, has_acc);
       break;
     case DType::bf16:
-      matmul_widened<typed::BF16>(C, A, B, alpha, has_acc);
+      if (!matmul16_on_onednn<typed::BF16>(C, A, B, alpha, has_acc))
+        matmul_widened<typed::BF16>(C, A, B, alpha, has_acc);
       break;
     default:
       matmul_loop(C, A, B, dtype, alpha, has_acc ? 1.0 : 0.0);

@@ -37,6 +37,23 @@ using OnednnSgemm = std::string (*)(bool ta, bool tb, int64_t M, int64_t N, int6
                                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 inline constexpr const char* kOnednnSgemmEntry = "mpspack_onednn_sgemm_v1";
 
+// A bfloat16 product op(A)[M, K] @ op(B)[K, N] accumulated in float32 into C, dense [M, N] float32, for the shim
+// to finish (alpha, the accumulated term) and round once. A and B as stored: element (i, j) at p + i*s0 + j*s1.
+struct OnednnMatmul16Call {
+  int32_t dtype = 0;  // c10 code: bfloat16
+  int64_t M = 0, N = 0, K = 0;
+  const void* a = nullptr;
+  int64_t a_s0 = 0, a_s1 = 0;
+  const void* b = nullptr;
+  int64_t b_s0 = 0, b_s1 = 0;
+  float* c = nullptr;
+};
+
+// Runs it; returns an empty string, or why it did not (no kernel of this CPU's own for the dtype: oneDNN's
+// reference loops are refused, being slower than the shim's widening path). Thread-safe.
+using OnednnMatmul16 = std::string (*)(const OnednnMatmul16Call& call);
+inline constexpr const char* kOnednnMatmul16Entry = "mpspack_onednn_matmul16_v1";
+
 // oneDNN's version and the instruction set its kernels use ("oneDNN 2.6.3, avx512_core_bf16").
 using OnednnDescribe = std::string (*)();
 inline constexpr const char* kOnednnDescribeEntry = "mpspack_onednn_describe_v1";

@@ -34,6 +34,7 @@ struct Plugin {
   OnednnConvolution convolution = nullptr;
   OnednnDescribe describe = nullptr;
   OnednnSgemm sgemm = nullptr;
+  OnednnMatmul16 matmul16 = nullptr;
   std::string problem;  // why it is not open: one line naming where mpspack looked
 };
 
@@ -53,7 +54,9 @@ const Plugin& plugin() {
     made.convolution = reinterpret_cast<OnednnConvolution>(::dlsym(handle, kOnednnConvolutionEntry));
     made.describe = reinterpret_cast<OnednnDescribe>(::dlsym(handle, kOnednnDescribeEntry));
     made.sgemm = reinterpret_cast<OnednnSgemm>(::dlsym(handle, kOnednnSgemmEntry));
-    if (made.convolution == nullptr || made.describe == nullptr || made.sgemm == nullptr)
+    made.matmul16 = reinterpret_cast<OnednnMatmul16>(::dlsym(handle, kOnednnMatmul16Entry));
+    if (made.convolution == nullptr || made.describe == nullptr || made.sgemm == nullptr ||
+        made.matmul16 == nullptr)
       made.problem = path + " is not this mpspack's oneDNN plugin (no " + kOnednnConvolutionEntry + ")";
     return made;
   }();
@@ -99,6 +102,14 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
   if (!problem.empty())
     fail("float32 product [" + std::to_string(M) + ", " + std::to_string(K) + "] @ [" + std::to_string(K) + ", " +
          std::to_string(N) + "]: " + problem);
+  g_gemm_calls.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool matmul16_onednn(const OnednnMatmul16Call& call) {
+  const Plugin& p = plugin();
+  if (!p.problem.empty()) return false;
+  if (!p.matmul16(call).empty()) return false;
   g_gemm_calls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }

@@ -2,6 +2,8 @@
 // bin/, opened at the first call that needs it (a convolution, a float32 GEMM) and never closed.
 #pragma once
 
+#include "onednn_api.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -24,7 +26,12 @@ inline constexpr double kOnednnGemmMinMacs = double(1 << 18);
 bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
-// How many products sgemm_onednn has run in this process (tests check the route with it).
+// C (dense float32 [M, N]) <- a bfloat16 product on oneDNN's matmul, accumulated in float32. False, with nothing
+// written, when the plugin cannot be opened or oneDNN has no kernel of this CPU's own for it (the caller widens
+// to float32 instead).
+bool matmul16_onednn(const OnednnMatmul16Call& call);
+
+// How many products sgemm_onednn and matmul16_onednn have run in this process (tests check the route with it).
 uint64_t onednn_gemm_calls();
 
 // Whether the shim function `import` (an aoti_torch_cpu_* name a model library imports) opens the plugin at its
