@@ -1,5 +1,6 @@
 // The oneDNN plugin as the CPU shim sees it (onednn_plugin.cpp): lib/mpspack/onednn.so beside the executable's
-// bin/, opened at the first call that needs it (a convolution, a float32 GEMM) and never closed.
+// bin/, opened at the first call that needs it (a convolution, a float32 or bfloat16 product big enough for it)
+// and never closed.
 #pragma once
 
 #include "onednn_api.hpp"
