@@ -62,8 +62,6 @@ struct Problem {
   bool bool_mask;     // true: keep where set; else added to the scores
 };
 
-// One block of query rows [i0, i0 + rows) of image b, head h: scores -> softmax -> output and logsumexp.
-// qh: [L, E], kh: [S, E], vh: [S, Ev] dense rows of this (b, h); scores: rows x S, acc: rows x Ev scratch.
 // Row r of a block: the mask applied to its scores s[0, S), then softmax in place; returns (max, sum of exps).
 template <class T>
 std::pair<T, double> softmax_in_place(const Problem& p, int64_t b, int64_t h, int64_t i, T* s) {

@@ -101,8 +101,7 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
           int64_t ldb, T beta, T* C, int64_t ldc) {
   settle();
   if constexpr (std::is_same_v<T, float>)
-    if (cpu_gemm_mode() != "openblas" && double(M) * double(N) * double(K) >= kOnednnGemmMinMacs &&
-        sgemm_onednn(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+    if (product_for_onednn(M, N, K) && sgemm_onednn(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
       return;
   if (!g_split || double(M) * double(N) * double(K) < kSplitGemmMinMacs) {
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -241,7 +241,7 @@ void matmul_widened(const Mat& C, const Mat& A, const Mat& B, double alpha, bool
 template <class S>
 bool matmul16_on_onednn(const Mat& C, const Mat& A, const Mat& B, double alpha, bool has_acc) {
   const int64_t M = C.rows, N = C.cols, K = A.cols;
-  if (cpu_gemm_mode() == "openblas" || double(M) * double(N) * double(K) < kOnednnGemmMinMacs) return false;
+  if (!product_for_onednn(M, N, K)) return false;
   std::vector<float> acc(static_cast<std::size_t>(M * N));
   const OnednnMatmul16Call call{static_cast<int32_t>(DType::bf16), M, N, K, A.p, A.s0, A.s1, B.p, B.s0, B.s1,
                                 acc.data()};

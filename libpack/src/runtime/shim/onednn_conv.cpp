@@ -1,6 +1,6 @@
 // The CPU shim's convolutions on oneDNN, the library under torch's own CPU convolutions: part of the plugin module
-// lib/mpspack/onednn.so (onednn_api.hpp) that the shim opens at the first convolution or float32 GEMM
-// (onednn_plugin.cpp), so the 40 MB library costs nothing to commands that run neither.
+// lib/mpspack/onednn.so (onednn_api.hpp) that the shim opens at the first convolution or product big enough
+// for it (onednn_plugin.cpp), so the 40 MB library costs nothing to commands that run neither.
 //
 // One convolution: the user's tensors are described as they are (their dtype and strides); the primitive picks
 // its preferred layout for the weights, and for the input and output too unless layout_for says otherwise.
@@ -16,10 +16,10 @@
 // Threads: oneDNN runs its loops on OpenMP (libgomp), the same runtime and so the same thread team as the model
 // library's own loops and the shim's products (parallel.hpp); one team, no second pool.
 #include "onednn_api.hpp"
+#include "onednn_module.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,11 +31,6 @@ namespace {
 using dnnl::memory;
 using Dt = memory::data_type;
 using Tag = memory::format_tag;
-
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
 
 Dt onednn_type(int32_t c10) {
   switch (static_cast<DType>(c10)) {
@@ -226,16 +221,6 @@ std::shared_ptr<const Plan> plan_for(const OnednnConvCall& c) {
   return plan;
 }
 
-// A 64-byte-aligned scratch block for one call.
-struct Buffer {
-  std::unique_ptr<void, decltype(&std::free)> bytes{nullptr, &std::free};
-  explicit Buffer(std::size_t n) {
-    if (n > 0) bytes.reset(std::aligned_alloc(64, (n + 63) / 64 * 64));
-    if (n > 0 && !bytes) throw std::bad_alloc();
-  }
-  void* get() const { return bytes.get(); }
-};
-
 // `user` as the primitive's `md`: the user's memory itself, or a reordered copy held in `buffers`.
 memory bring_in(const dnnl::reorder& r, const memory::desc& md, memory user, dnnl::stream& stream,
                 std::vector<Buffer>& buffers) {
@@ -289,16 +274,12 @@ using namespace mpspack::shim;
 
 extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_convolution_v1(
     const OnednnConvCall& call) {
-  try {
+  return reporting_errors([&] {
     const auto plan = plan_for(call);
     run(*plan, call);
     if (call.implementation) *call.implementation = plan->implementation;
-    return {};
-  } catch (const dnnl::error& e) {
-    return std::string("oneDNN: ") + e.what();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
+    return std::string();
+  });
 }
 
 extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_describe_v1() {

@@ -3,8 +3,9 @@
 // (onednn_api.hpp). Why oneDNN and not OpenBLAS for these: its sgemm threads a product in two dimensions on the
 // caller's OpenMP team and chooses how many threads each product is worth, where OpenBLAS (single-threaded here,
 // blas.hpp says why) gets blocks of one side from the shim; on the device machine's 16 cores the transformer
-// models ran 1.6-3x faster with it (docs/PERFORMANCE.md, "CPU: GEMMs on oneDNN").
+// models ran 1.3-4.0x faster with it (docs/PERFORMANCE.md, "CPU: products on oneDNN").
 #include "onednn_api.hpp"
+#include "onednn_module.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -19,11 +20,6 @@ namespace mpspack::shim {
 namespace {
 
 using dnnl::memory;
-
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
 
 struct Matmul16Plan {
   dnnl::matmul matmul;
@@ -43,7 +39,7 @@ std::shared_ptr<const Matmul16Plan> make_matmul16_plan(const OnednnMatmul16Call&
   p->c = memory::desc({c.M, c.N}, memory::data_type::f32, {c.N, 1});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: concurrent calls share nothing
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, p->b, p->c), attr, engine(), true);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, p->b, p->c), attr, cpu_engine(), true);
   if (!pd) {
     p->refused = "oneDNN has no bfloat16 matmul for these strides";
   } else if (std::string_view(pd.impl_info_str()).substr(0, 3) == "ref") {
@@ -81,25 +77,17 @@ extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sge
 
 extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_matmul16_v1(
     const OnednnMatmul16Call& c) {
-  try {
+  return reporting_errors([&] {
     const auto plan = matmul16_plan(c);
     if (!plan->refused.empty()) return plan->refused;
-    dnnl::engine& e = engine();
+    dnnl::engine& e = cpu_engine();
     dnnl::stream stream(e);
-    std::unique_ptr<void, decltype(&std::free)> scratch(nullptr, &std::free);
-    if (const std::size_t n = plan->scratchpad.get_size(); n > 0) {
-      scratch.reset(std::aligned_alloc(64, (n + 63) / 64 * 64));
-      if (!scratch) throw std::bad_alloc();
-    }
+    Buffer scratch(plan->scratchpad.get_size());
     plan->matmul.execute(stream, {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<void*>(c.a))},
                                   {DNNL_ARG_WEIGHTS, memory(plan->b, e, const_cast<void*>(c.b))},
                                   {DNNL_ARG_DST, memory(plan->c, e, c.c)},
                                   {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}});
     stream.wait();
-    return {};
-  } catch (const dnnl::error& e) {
-    return std::string("oneDNN: ") + e.what();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
+    return std::string();
+  });
 }

@@ -116,6 +116,10 @@ bool matmul16_onednn(const OnednnMatmul16Call& call) {
 
 uint64_t onednn_gemm_calls() { return g_gemm_calls.load(std::memory_order_relaxed); }
 
+bool product_for_onednn(int64_t M, int64_t N, int64_t K) {
+  return cpu_gemm_mode() != "openblas" && double(M) * double(N) * double(K) >= kOnednnGemmMinMacs;
+}
+
 bool needs_onednn(std::string_view import) { return import == "aoti_torch_cpu_convolution"; }
 
 std::string_view cpu_gemm_mode() {

@@ -22,6 +22,9 @@ std::string onednn_description();
 // of them (a small MLP, batch-1 Linear layers) never opens the 40 MB library.
 inline constexpr double kOnednnGemmMinMacs = double(1 << 18);
 
+// Whether a product [M, K] @ [K, N] is for oneDNN: at least kOnednnGemmMinMacs, unless MPSPACK_CPU_GEMM=openblas.
+bool product_for_onednn(int64_t M, int64_t N, int64_t K);
+
 // C <- alpha * op(A) op(B) + beta * C on oneDNN's sgemm, row-major, threaded on the caller's OpenMP team. False
 // when the plugin cannot be opened (nothing written); throws ShimError when oneDNN refuses the product.
 bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
