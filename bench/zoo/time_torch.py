@@ -10,6 +10,9 @@
 # JSON line: the latency, in-process phase times, and its first outputs' errors against torch eager's
 # (expected.pt) and against mpspack's (the folder that `mpspack run --output` wrote), at the row's tolerance.
 # A crash writes no core file (that alone can take tens of seconds) and prints the Python stack.
+# ZOO_TORCH_PROFILE=1: afterwards, ITERATIONS more calls under torch.profiler, whose table of aten ops (the ones the
+# model library calls through torch's shim: convolutions, products, attention) goes to stderr, to set beside
+# `MPSPACK_PROFILE_SHIM=1 mpspack run ... --bench` (docs/CLI.md).
 #   python3 time_torch.py capi|package|eager CASE_DIR cpu|cuda ITERATIONS WARMUP RTOL ATOL [MPSPACK_OUTPUT_DIR]
 import time
 
@@ -64,6 +67,14 @@ def eager_runner(torch, meta, device, inputs):
     return (lambda: tensors.flat_outputs(module(*inputs))), "torch eager"
 
 
+def print_op_profile(torch, call, sync, iterations):
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        for _ in range(iterations):
+            call()
+            sync()
+    print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=20), file=sys.stderr, flush=True)
+
+
 def main():
     mode, case_dir, device = sys.argv[1], sys.argv[2], sys.argv[3]
     iterations, warmup = int(sys.argv[4]), int(sys.argv[5])
@@ -101,6 +112,8 @@ def main():
             call()
             sync()
             times.append((time.perf_counter() - a) * 1e3)
+        if os.environ.get("ZOO_TORCH_PROFILE") == "1":
+            print_op_profile(torch, call, sync, iterations)
     report = {
         "runner": runner, "torch": torch.__version__, "iterations": iterations, "warmup": warmup,
         "threads": torch.get_num_threads(),

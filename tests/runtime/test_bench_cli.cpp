@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace mpspack::test;
@@ -526,4 +527,44 @@ TEST_CASE("run --bench --format csv: the new options add no column and change no
     INFO(k);
     CHECK(head.find(k) != std::string::npos);
   }
+}
+
+namespace {
+
+// The calls column of MPSPACK_PROFILE_SHIM's table on stderr, by function name.
+std::map<std::string, long long> profiled_calls(const std::string& err) {
+  std::map<std::string, long long> calls;
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cols(line);
+    long long n = 0;
+    double total = 0, mean = 0;
+    std::string share, name;
+    if (cols >> n >> total >> mean >> share >> name && name.rfind("aoti_torch_", 0) == 0) calls[name] = n;
+  }
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("MPSPACK_PROFILE_SHIM: a table of the shim calls, run --bench's timed runs only", "[run][cli][bench]") {
+  MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  REQUIRE(setenv("MPSPACK_PROFILE_SHIM", "1", 1) == 0);
+  const CliResult once = run_mpspack({"run", mpk.string()});
+  const CliResult timed = run_mpspack({"run", mpk.string(), "--bench", "--warmup", "2", "--iterations", "3"});
+  unsetenv("MPSPACK_PROFILE_SHIM");
+  const CliResult quiet = run_mpspack({"run", mpk.string()});
+  INFO("one run: " << once.err << "\nbench: " << timed.err);
+  REQUIRE(once.exit_code == 0);
+  REQUIRE(timed.exit_code == 0);
+  CHECK(once.err.find("shim calls (MPSPACK_PROFILE_SHIM)") != std::string::npos);
+  const auto per_run = profiled_calls(once.err), bench_calls = profiled_calls(timed.err);
+  const long long products = per_run.count("aoti_torch_cpu_addmm_out") ? per_run.at("aoti_torch_cpu_addmm_out") : 0;
+  REQUIRE(products > 0);
+  // The load and the checked first run, and the two warm-up runs, are left out: three runs' worth.
+  REQUIRE(bench_calls.count("aoti_torch_cpu_addmm_out") == 1);
+  CHECK(bench_calls.at("aoti_torch_cpu_addmm_out") == 3 * products);
+  CHECK(quiet.err.find("MPSPACK_PROFILE_SHIM") == std::string::npos);
 }

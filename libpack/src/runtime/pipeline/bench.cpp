@@ -1,6 +1,7 @@
 // bench(): verify()'s first steps, then warm-up, timed runs and the measurements around them (bench.hpp).
 #include "mpspack/runtime/bench.hpp"
 
+#include "call_profile.hpp"
 #include "measurements.hpp"
 #include "mpspack/version.hpp"
 #include "steps.hpp"
@@ -58,11 +59,16 @@ Status prepare_runs(Context& ctx, const BenchOptions& o) {
 }
 
 Status warm_up(Context& ctx, const BenchOptions& o, BenchReport& r) {
+  shim::call_profile::pause(true);  // MPSPACK_PROFILE_SHIM's table holds the timed runs only
   const auto t0 = Clock::now();
   for (uint64_t runs = 0; o.warmup_ms ? ms_since(t0) < *o.warmup_ms : runs < o.warmup; ++runs) {
-    MPK_CHECK(run_once(ctx, o));
+    if (Status s = run_once(ctx, o); !s.ok()) {
+      shim::call_profile::pause(false);
+      return s;
+    }
     ++r.warmup_runs;
   }
+  shim::call_profile::pause(false);
   return {};
 }
 
@@ -83,6 +89,7 @@ Status time_runs(Context& ctx, const BenchOptions& o, BenchReport& r) {
 
 // Warm-up and timed runs, options.repetitions times; each statistic summarised over the repetitions.
 Status repeat_timed_runs(Context& ctx, const BenchOptions& o, BenchReport& r) {
+  shim::call_profile::start_over();
   for (uint64_t i = 0; i < o.repetitions; ++i) {
     MPK_CHECK(warm_up(ctx, o, r));
     MPK_CHECK(time_runs(ctx, o, r));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "aoti_shim.h"
+#include "call_profile.hpp"
 #include "mpspack/dtype.hpp"
 #include "mpspack/half.hpp"
 
@@ -106,7 +107,12 @@ AOTITorchError report_failure(const char* func, const char* what) noexcept;
 template <class F>
 AOTITorchError guarded(const char* func, F&& body) noexcept {
   try {
-    body();
+    if (call_profile::enabled()) {
+      call_profile::Scope timed(func);
+      body();
+    } else {
+      body();
+    }
     return AOTI_TORCH_SUCCESS;
   } catch (const std::exception& e) {
     return report_failure(func, e.what());
