@@ -257,6 +257,40 @@ TEST_CASE("copy_ converts dtypes, follows strides and broadcasts", "[shim]") {
   }
 }
 
+// Copies of 512 KiB and more are cut into slabs, one per thread, along their outermost dimension larger than 1:
+// every element must still land where a plain element loop puts it.
+TEST_CASE("large copies split over threads land every element", "[shim]") {
+  const int64_t rows = 1031, cols = 389;  // 1.5 MiB of floats; neither divides evenly among threads
+  std::vector<float> bias(static_cast<std::size_t>(cols));
+  for (int64_t j = 0; j < cols; ++j) bias[std::size_t(j)] = float(j) * 0.5f - 7.0f;
+  std::vector<float> big(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = float(i % 9973) - 4000.0f;
+  SECTION("a bias broadcast over rows, as addmm copies it, behind a leading size-1 dimension") {
+    Handle src = from_blob(bias.data(), {1, rows, cols}, {0, 0, 1}, f32);
+    Handle dst = empty({1, rows, cols}, {rows * cols, cols, 1}, f32);
+    REQUIRE(aoti_torch_copy_(dst.get(), src.get(), 0) == 0);
+    const std::vector<float> got = read_f32(dst.get());
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) REQUIRE(got[std::size_t(i * cols + j)] == bias[std::size_t(j)]);
+  }
+  SECTION("a transpose into float64 and back") {
+    Handle src = from_blob(big.data(), {cols, rows}, {1, cols}, f32);  // the transpose of [rows, cols]
+    Handle wide = empty({cols, rows}, {rows, 1}, f64);
+    REQUIRE(aoti_torch_copy_(wide.get(), src.get(), 0) == 0);
+    Handle back = empty({cols, rows}, {rows, 1}, f32);
+    REQUIRE(aoti_torch_copy_(back.get(), wide.get(), 0) == 0);
+    const std::vector<float> got = read_f32(back.get());
+    for (int64_t c = 0; c < cols; ++c)
+      for (int64_t r = 0; r < rows; ++r) REQUIRE(got[std::size_t(c * rows + r)] == big[std::size_t(r * cols + c)]);
+  }
+  SECTION("a dense copy, as one memcpy per thread") {
+    Handle src = from_blob(big.data(), {rows, cols}, {cols, 1}, f32);
+    Handle dst = empty({rows, cols}, {cols, 1}, f32);
+    REQUIRE(aoti_torch_copy_(dst.get(), src.get(), 0) == 0);
+    CHECK(read_f32(dst.get()) == big);
+  }
+}
+
 TEST_CASE("aoti_torch_check throws (the model's C API turns it into error code 1), warn prints", "[shim]") {
   aoti_torch_check(true, "f", "file.cpp", 1, "never");
   CHECK_THROWS_WITH(aoti_torch_check(false, "kernel", "model.cpp", 42, "index out of bounds"),

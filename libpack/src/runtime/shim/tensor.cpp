@@ -2,6 +2,7 @@
 #include "tensor.hpp"
 
 #include "element.hpp"
+#include "parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -267,6 +268,39 @@ bool ranges_overlap(const Tensor& a, const Tensor& b) {
   const char* b1 = b0 + storage_nbytes(b.sizes, b.strides, b.itemsize());
   return a0 < b1 && b0 < a1;
 }
+
+// Copies of at least this many bytes are split over the shim's threads: one thread writes at a fraction of the
+// memory bandwidth, and the broadcast bias an addmm copies into its output ([3136, 384] floats in convnext_tiny's
+// first stage) took longer than the product itself on 16 cores (docs/PERFORMANCE.md, "CPU: the bias term").
+constexpr std::size_t kParallelCopyBytes = std::size_t(1) << 19;
+
+// copy_loop over the outermost dimension larger than 1, cut into one slab per thread.
+template <class D, class S>
+void copy_split(D* dst, const int64_t* dst_st, const S* src, const int64_t* src_st, const int64_t* sizes, int nd) {
+  int d = 0;
+  while (d < nd - 1 && sizes[d] == 1) ++d;
+  const int64_t n = sizes[d];
+  run_parts([&](unsigned t, unsigned parts) {
+    const int64_t first = n * t / parts, last = n * (t + 1) / parts;
+    if (first == last) return;
+    std::vector<int64_t> slab(sizes, sizes + nd);
+    slab[std::size_t(d)] = last - first;
+    copy_loop(dst + first * dst_st[d], dst_st, src + first * src_st[d], src_st, slab.data(), nd);
+  });
+}
+
+// memmove of non-overlapping bytes, cut into one piece per thread when large.
+void copy_bytes(char* dst, const char* src, std::size_t bytes) {
+  if (bytes < kParallelCopyBytes) {
+    std::memmove(dst, src, bytes);
+    return;
+  }
+  run_parts([&](unsigned t, unsigned parts) {
+    const std::size_t first = bytes * t / parts, last = bytes * (t + 1) / parts;
+    std::memcpy(dst + first, src + first, last - first);
+  });
+}
+
 }  // namespace
 
 double load_as_double(const void* p, int32_t dtype) {
@@ -313,7 +347,9 @@ void copy_into(Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   // Same dtype, same dense layout: one memcpy.
   if (dst.dtype == src.dtype && dst.sizes == src.sizes && dst.is_contiguous() && src.is_contiguous()) {
-    if (dst.data() != src.data())
+    if (dst.data() != src.data() && !ranges_overlap(dst, src))
+      copy_bytes(dst.data(), src.data(), static_cast<std::size_t>(dst.numel()) * dst.itemsize());
+    else if (dst.data() != src.data())
       std::memmove(dst.data(), src.data(), static_cast<std::size_t>(dst.numel()) * dst.itemsize());
     return;
   }
@@ -328,8 +364,12 @@ void copy_into(Tensor& dst, const Tensor& src) {
     using D = typename decltype(dtag)::type;
     visit_dtype(src.dtype, [&](auto stag) {
       using S = typename decltype(stag)::type;
-      copy_loop(reinterpret_cast<D*>(dst.data()), dst.strides.data(), reinterpret_cast<const S*>(src.data()),
-                sst.data(), dst.sizes.data(), nd);
+      auto* d = reinterpret_cast<D*>(dst.data());
+      const auto* s = reinterpret_cast<const S*>(src.data());
+      if (nd > 0 && static_cast<std::size_t>(dst.numel()) * sizeof(D) >= kParallelCopyBytes)
+        copy_split(d, dst.strides.data(), s, sst.data(), dst.sizes.data(), nd);
+      else
+        copy_loop(d, dst.strides.data(), s, sst.data(), dst.sizes.data(), nd);
     });
   });
 }
