@@ -158,6 +158,21 @@ def _mlp_bf16():
 
 
 _add("mlp_bf16", "own", _mlp_bf16, conv=False, dtype="bf16", note="Linear 512-2048-512 + GELU, batch 8")
+
+
+def _mlp_bf16_part(layers):
+    """The first LAYERS modules of mlp_bf16, with its weights and input (the same seed, the same draws)."""
+    def build():
+        import torch
+        module, inputs = _mlp_bf16()
+        return torch.nn.Sequential(*list(module)[:layers]), inputs
+    return build
+
+
+# mlp_bf16's steps alone, to find which one parts from torch on CUDA (bench/device/bf16_blas.py).
+_add("mlp_bf16_linear", "own", _mlp_bf16_part(1), conv=False, dtype="bf16", note="mlp_bf16's first Linear alone")
+_add("mlp_bf16_linear_gelu", "own", _mlp_bf16_part(2), conv=False, dtype="bf16",
+     note="mlp_bf16's first Linear + GELU")
 _add("llama_bf16", "transformers",
      _hf("LlamaConfig", "LlamaForCausalLM", "logits", SEQ_LM, VOCAB_LM, _NO_CACHE, dtype="bfloat16",
          num_key_value_heads=4, **_LM),

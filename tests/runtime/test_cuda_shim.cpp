@@ -151,6 +151,38 @@ TEST_CASE("cuda mm, addmm and bmm match the CPU shim", "[cuda]") {
   }
 }
 
+// A half-precision addmm with a 1-d bias rounds once, as torch's (cuBLASLt's bias epilogue): the products are
+// small integers, so the float32 accumulator is exact (257 in bfloat16, 2049 in float16, both halfway between two
+// representable values) and only the rounding decides. Rounding the product first (to 256, 2048: ties to even)
+// and the sum again gives [256, 255] and [2048, 2047] instead.
+TEST_CASE("cuda addmm in bfloat16 and float16 adds a 1-d bias before rounding, as torch does", "[cuda]") {
+  REQUIRE_GPU();
+  constexpr int32_t kHalfF16 = 5, kHalfBF16 = 15;
+  struct Case {
+    int32_t dtype;
+    float x, w, sum;  // x * w + 1 * 1 == sum
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{kHalfBF16, 16, 16, 257, {258, 256, 258, 256}},
+                        Case{kHalfF16, 32, 64, 2049, {2050, 2048, 2050, 2048}}}) {
+    INFO("dtype " << c.dtype);
+    std::vector<float> a_host{c.x, 1, c.x, 1}, b_host{c.w, c.w, 1, 1}, bias_host{0.75f, -0.75f};
+    auto on_gpu = [&](std::vector<float>& v, const std::vector<int64_t>& sizes) {
+      Handle src = from_blob(v.data(), sizes, contiguous(sizes), kF32);
+      Handle t = empty_on(aoti_torch_device_type_cuda(), sizes, contiguous(sizes), c.dtype);
+      REQUIRE(aoti_torch_copy_(t.get(), src.get(), 0) == 0);
+      return t;
+    };
+    Handle a = on_gpu(a_host, {2, 2}), b = on_gpu(b_host, {2, 2}), bias = on_gpu(bias_host, {2});
+    Handle out = empty_on(aoti_torch_device_type_cuda(), {2, 2}, {2, 1}, c.dtype);
+    REQUIRE(aoti_torch_cuda_addmm_out(out.get(), bias.get(), a.get(), b.get(), 1.0, 1.0) == 0);
+    CHECK(host(out.get()) == c.want);
+    // beta 0.5 is not torch's epilogue case: the bias goes through C, still within one rounding of the sum.
+    REQUIRE(aoti_torch_cuda_addmm_out(out.get(), bias.get(), a.get(), b.get(), 0.5, 1.0) == 0);
+    for (float v : host(out.get())) CHECK(std::fabs(v - c.sum) <= c.sum / 128);
+  }
+}
+
 // ---- convolution (cuDNN) against a direct loop in double ---------------------------------------------------------
 
 namespace {

@@ -28,12 +28,6 @@ struct Cublas {
                                     long long, const void*, void*, cudaDataType, int, long long, int,
                                     cublasComputeType_t, cublasGemmAlgo_t);
   GemmFn gemm = nullptr;
-  using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                      const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
-                                      const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-  GemmExFn gemm_ex = nullptr;
-  decltype(&cublasSetWorkspace_v2) set_workspace = nullptr;
-  decltype(&cublasSetMathMode) set_math_mode = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
   std::vector<cublasHandle_t> handles;  // per device
   std::string error;                    // why it could not be opened
@@ -59,9 +53,6 @@ Cublas& cublas() {
     lib.set_stream = reinterpret_cast<decltype(lib.set_stream)>(dlsym(h, "cublasSetStream_v2"));
     lib.gemm = reinterpret_cast<decltype(lib.gemm)>(dlsym(h, "cublasGemmStridedBatchedEx"));
     lib.status_string = reinterpret_cast<decltype(lib.status_string)>(dlsym(h, "cublasGetStatusString"));
-    lib.gemm_ex = reinterpret_cast<decltype(lib.gemm_ex)>(dlsym(h, "cublasGemmEx"));
-    lib.set_workspace = reinterpret_cast<decltype(lib.set_workspace)>(dlsym(h, "cublasSetWorkspace_v2"));
-    lib.set_math_mode = reinterpret_cast<decltype(lib.set_math_mode)>(dlsym(h, "cublasSetMathMode"));
     if (!lib.create || !lib.set_stream || !lib.gemm) lib.error = "the cuBLAS found lacks cublasGemmStridedBatchedEx";
   });
   return lib;
@@ -73,30 +64,6 @@ void check_blas(cublasStatus_t s, const char* what) {
   fail(std::string(what) + ": " + (why ? why : ("cuBLAS status " + std::to_string(int(s)))));
 }
 
-// Measurement knobs, for finding where mpspack's bfloat16 products part from torch's (bench/device/bf16_blas.py,
-// docs/PERFORMANCE.md): MPSPACK_CUBLAS_WORKSPACE_MIB gives the handle a workspace of its own, as torch does;
-// MPSPACK_CUBLAS_NO_REDUCED=1 forbids reduced-precision split-K reductions; MPSPACK_CUBLAS_CALL=ex makes single
-// products with cublasGemmEx, torch's call, instead of the batched one.
-void configure(cublasHandle_t h) {
-  Cublas& lib = cublas();
-  if (const char* mib = std::getenv("MPSPACK_CUBLAS_WORKSPACE_MIB"); mib && *mib && lib.set_workspace) {
-    const size_t bytes = size_t(std::strtoull(mib, nullptr, 10)) << 20;
-    void* ws = nullptr;
-    if (bytes && cudaMalloc(&ws, bytes) == cudaSuccess) check_blas(lib.set_workspace(h, ws, bytes), "cublasSetWorkspace");
-  }
-  if (const char* no = std::getenv("MPSPACK_CUBLAS_NO_REDUCED"); no && std::string(no) == "1" && lib.set_math_mode)
-    check_blas(lib.set_math_mode(h, cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)),
-               "cublasSetMathMode");
-}
-
-bool single_call_ex() {
-  static const bool ex = [] {
-    const char* call = std::getenv("MPSPACK_CUBLAS_CALL");
-    return call && std::string(call) == "ex" && cublas().gemm_ex;
-  }();
-  return ex;
-}
-
 cublasHandle_t handle_for(int device) {
   Cublas& lib = cublas();
   if (!lib.error.empty()) fail(lib.error);
@@ -106,7 +73,6 @@ cublasHandle_t handle_for(int device) {
   cublasHandle_t& h = lib.handles[std::size_t(device)];
   if (!h) {
     check_blas(lib.create(&h), "cublasCreate");
-    configure(h);
   }
   return h;
 }
@@ -207,15 +173,6 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
   const void* pal = ty.dbl ? static_cast<const void*>(&alpha) : &falpha;
   const void* pbe = ty.dbl ? static_cast<const void*>(&beta) : &fbeta;
   // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's "A" is our b, its "B" our a.
-  if (batch == 1 && single_call_ex()) {
-    check_blas(cublas().gemm_ex(h, mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                int(N), int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), ma.ptr, in_ty.data,
-                                int(ma.ld), pbe, pc->data(), ty.data, int(mc->ld), ty.compute,
-                                CUBLAS_GEMM_DEFAULT_TENSOR_OP),
-               op);
-    if (pc != &c) copy_any(c, *pc);
-    return;
-  }
   check_blas(cublas().gemm(h, mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
                            int(N), int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), sb, ma.ptr, in_ty.data,
                            int(ma.ld), sa, pbe, pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute,
@@ -226,9 +183,29 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
 
 namespace {
 
+// Whether torch's addmm would take cuBLASLt's bias epilogue here (addmm_out_cuda_impl's useLtInterface, for the
+// dtypes where it changes the result): a dense 1-d bias, beta 1, a dense 2-d half-precision output, every size
+// above 1. The epilogue adds the bias to the float32 accumulator and rounds once; through C with beta 1 the
+// product is rounded first and the sum again, which left 26% of a bf16 Linear's outputs one ulp from torch's
+// (bench/device/bf16_blas.py, docs/PERFORMANCE.md).
+bool torch_takes_bias_epilogue(const Tensor& out, const Tensor& self, const Tensor& a, double beta) {
+  const bool half = out.dtype == int32_t(DType::bf16) || out.dtype == int32_t(DType::f16);
+  return half && a.dtype == out.dtype && self.dtype == out.dtype && beta == 1.0 && self.dim() == 1 &&
+         out.dim() == 2 && a.dim() == 2 && self.is_contiguous() && out.is_contiguous() &&
+         self.sizes[0] == out.sizes[1] && out.sizes[0] > 1 && out.sizes[1] > 1 && a.sizes[1] > 1;
+}
+
 // out <- beta * self (broadcast) + alpha * a @ b
 void add_product(Tensor& out, const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha,
                  const char* op) {
+  if (torch_takes_bias_epilogue(out, self, a, beta)) {
+    require_cuda(self, op);
+    TensorPtr acc = empty_contiguous_like(out, int32_t(DType::f32));
+    gemm(*acc, a, b, alpha, 0.0, op);
+    launch_add_bias_rounded(out.data(), reinterpret_cast<const float*>(acc->data()), self.data(), out.sizes[0],
+                            out.sizes[1], out.dtype, current_stream());
+    return;
+  }
   if (beta != 0 && !(self.storage == out.storage && self.storage_offset == out.storage_offset &&
                      self.sizes == out.sizes && self.strides == out.strides))
     copy_any(out, self);
