@@ -59,16 +59,12 @@ Status prepare_runs(Context& ctx, const BenchOptions& o) {
 }
 
 Status warm_up(Context& ctx, const BenchOptions& o, BenchReport& r) {
-  shim::call_profile::pause(true);  // MPSPACK_PROFILE_SHIM's table holds the timed runs only
+  const shim::call_profile::Paused not_profiled;  // MPSPACK_PROFILE_SHIM's table holds the timed runs only
   const auto t0 = Clock::now();
   for (uint64_t runs = 0; o.warmup_ms ? ms_since(t0) < *o.warmup_ms : runs < o.warmup; ++runs) {
-    if (Status s = run_once(ctx, o); !s.ok()) {
-      shim::call_profile::pause(false);
-      return s;
-    }
+    MPK_CHECK(run_once(ctx, o));
     ++r.warmup_runs;
   }
-  shim::call_profile::pause(false);
   return {};
 }
 

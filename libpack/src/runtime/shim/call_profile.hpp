@@ -1,8 +1,9 @@
 #pragma once
 // Where a model's time goes among the shim functions it calls: with MPSPACK_PROFILE_SHIM set, every call through
 // guarded() is timed and, at process exit, one table per function (calls, total, mean, share) goes to stderr,
-// slowest first. `run --bench` keeps only its timed runs in it (start_over, paused around the warm-up). Times are the host's wall time inside the call, inclusive of shim functions it calls; on CUDA
-// that is the time to enqueue, not the kernel's. Off, the cost is one load of a static flag per call.
+// slowest first. `run --bench` keeps only its timed runs in it (start_over, Paused around the warm-up). Times are
+// the host's wall time inside the call, inclusive of shim functions it calls; on CUDA that is the time to enqueue,
+// not the kernel's. Off, the cost is one load of a static flag per call.
 #include <chrono>
 
 namespace mpspack::shim::call_profile {
@@ -13,6 +14,15 @@ void record(const char* func, std::chrono::steady_clock::duration spent) noexcep
 void start_over() noexcept;
 // While paused, calls are not recorded.
 void pause(bool paused) noexcept;
+
+// Pauses recording for its lifetime.
+class Paused {
+ public:
+  Paused() noexcept { pause(true); }
+  ~Paused() { pause(false); }
+  Paused(const Paused&) = delete;
+  Paused& operator=(const Paused&) = delete;
+};
 
 // Records the time from its construction to its destruction against `func` (a __func__, so one address each).
 class Scope {

@@ -348,10 +348,12 @@ void copy_into(Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;
   // Same dtype, same dense layout: one memcpy.
   if (dst.dtype == src.dtype && dst.sizes == src.sizes && dst.is_contiguous() && src.is_contiguous()) {
-    if (dst.data() != src.data() && !ranges_overlap(dst, src))
-      copy_bytes(dst.data(), src.data(), static_cast<std::size_t>(dst.numel()) * dst.itemsize());
-    else if (dst.data() != src.data())
-      std::memmove(dst.data(), src.data(), static_cast<std::size_t>(dst.numel()) * dst.itemsize());
+    const std::size_t bytes = static_cast<std::size_t>(dst.numel()) * dst.itemsize();
+    if (dst.data() == src.data()) return;
+    if (ranges_overlap(dst, src))
+      std::memmove(dst.data(), src.data(), bytes);
+    else
+      copy_bytes(dst.data(), src.data(), bytes);
     return;
   }
   // Overlapping source and destination: go through a temporary.

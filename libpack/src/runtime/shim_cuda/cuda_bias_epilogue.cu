@@ -9,24 +9,10 @@ namespace mpspack::shim::cuda {
 namespace {
 
 template <class T>
-__device__ float widen(T v);
-template <>
-__device__ float widen(__half v) { return __half2float(v); }
-template <>
-__device__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <class T>
-__device__ T round_to(float v);
-template <>
-__device__ __half round_to(float v) { return __float2half_rn(v); }
-template <>
-__device__ __nv_bfloat16 round_to(float v) { return __float2bfloat16_rn(v); }
-
-template <class T>
 __global__ void add_bias_rounded(T* out, const float* acc, const T* bias, int64_t rows, int64_t cols) {
   const int64_t n = rows * cols;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = round_to<T>(acc[i] + widen(bias[i % cols]));
+    out[i] = T(acc[i] + float(bias[i % cols]));  // T(float) rounds to nearest, ties to even
 }
 
 }  // namespace
