@@ -30,7 +30,8 @@ int run_push(const PushArgs& a) {
     }
     print_json({{"schema_version", 1}, {"file", a.file}, {"reference", report->reference},
                 {"manifest_digest", report->manifest_digest}, {"config_digest", report->config_digest},
-                {"bytes_sent", report->bytes_sent}, {"bytes_skipped", report->bytes_skipped}, {"layers", layers}});
+                {"bytes_sent", report->bytes_sent}, {"bytes_resumed", report->bytes_resumed},
+                {"bytes_skipped", report->bytes_skipped}, {"layers", layers}});
   } else if (!globals().quiet) {
     size_t sent = 0;
     for (const auto& t : report->layers) sent += t.sent;
@@ -38,6 +39,9 @@ int run_push(const PushArgs& a) {
                 printable(report->reference).c_str(), report->manifest_digest.c_str(), sent, report->layers.size(),
                 (unsigned long long)report->bytes_sent, report->layers.size() - sent,
                 (unsigned long long)report->bytes_skipped);
+    if (report->bytes_resumed)
+      std::printf("%llu bytes an interrupted earlier push had uploaded were resumed, not sent again\n",
+                  (unsigned long long)report->bytes_resumed);
   }
   return kOk;
 }
@@ -50,8 +54,8 @@ Action add_push(CLI::App& app) {
   app.add_option("reference", a->reference, "host[:port]/repository[:tag]")->required();
   add_registry_options(app, a->registry);
   app.add_flag("--json", a->json,
-               "Print {schema_version, file, reference, manifest_digest, config_digest, bytes_sent, bytes_skipped, "
-               "layers[{digest, kind, offset, size, segment, name, sent}]} as JSON");
+               "Print {schema_version, file, reference, manifest_digest, config_digest, bytes_sent, bytes_resumed, "
+               "bytes_skipped, layers[{digest, kind, offset, size, segment, name, sent}]} as JSON");
   return [a] { return run_push(*a); };
 }
 

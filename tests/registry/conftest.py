@@ -79,6 +79,19 @@ class Registry:
         self.log.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def upload_cache(tmp_path_factory):
+    """push keeps the state of unfinished uploads under $XDG_CACHE_HOME: a folder of the session's, not the
+    user's ~/.cache (test_resume.py gives each of its tests one of its own)."""
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if saved is None:
+        os.environ.pop("XDG_CACHE_HOME")
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved
+
+
 @pytest.fixture(scope="session")
 def registry_bin() -> str:
     b = shutil.which("docker-registry")

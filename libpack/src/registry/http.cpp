@@ -63,6 +63,15 @@ size_t on_read(char* buffer, size_t size, size_t count, void* user) {
   return n;
 }
 
+// Lets curl send a body again: it does when a reused connection turns out closed before any reply (the request
+// then goes once more on a new one), and on a redirect; without it both fail as "data rewind wasn't possible".
+int on_seek(void* user, curl_off_t offset, int origin) {
+  auto* u = static_cast<UploadCursor*>(user);
+  if (origin != SEEK_SET || offset < 0 || uint64_t(offset) > u->body.size()) return CURL_SEEKFUNC_CANTSEEK;
+  u->sent = size_t(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
 }  // namespace
 
 HttpSession::HttpSession() = default;
@@ -105,6 +114,8 @@ Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
     api->curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
     api->curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_read);
     api->curl_easy_setopt(curl, CURLOPT_READDATA, &upload);
+    api->curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, on_seek);
+    api->curl_easy_setopt(curl, CURLOPT_SEEKDATA, &upload);
     api->curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body.size()));
     api->curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     headers = api->curl_slist_append(headers, "Expect:");  // no 100-continue round trip

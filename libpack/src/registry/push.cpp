@@ -4,6 +4,7 @@
 #include "mpspack/format/hash.hpp"
 #include "parallel.hpp"
 
+#include <map>
 #include <set>
 
 namespace mpspack::registry {
@@ -22,6 +23,7 @@ Result<PushReport> push(const format::Container& c, const Reference& ref, const 
     std::string digest;
     std::span<const uint8_t> bytes;
     bool sent = false;
+    uint64_t resumed = 0;  // of those sent, the bytes an earlier run had uploaded
   };
   std::vector<Blob> blobs{{config_descriptor.digest, config_bytes}};
   std::set<std::string> seen{config_descriptor.digest};
@@ -36,26 +38,35 @@ Result<PushReport> push(const format::Container& c, const Reference& ref, const 
     Blob& b = blobs[i];
     MPK_TRY(bool present, blob_exists(client, session, b.digest));
     if (present) {
+      forget_upload(client, b.digest);
       shared.add(b.bytes.size());
       return {};
     }
     b.sent = true;
-    return upload_blob(client, session, b.digest, b.bytes, options.upload_chunk_bytes, [&](uint64_t n) { shared.add(n); });
+    MPK_TRY(b.resumed, upload_blob(client, session, b.digest, b.bytes, options.upload_chunk_bytes,
+                                   [&](uint64_t n) { shared.add(n); }));
+    return {};
   }));
   HttpSession session;
   PushReport report;
   MPK_TRY(report.manifest_digest, put_manifest(client, session, manifest_json(config_descriptor, layers)));
   report.reference = ref.to_string();
   report.config_digest = config_descriptor.digest;
-  std::set<std::string> sent, counted;
+  std::map<std::string, uint64_t> sent;  // digest -> bytes resumed
+  std::set<std::string> counted;
   for (const auto& b : blobs)
-    if (b.sent) sent.insert(b.digest);
+    if (b.sent) sent[b.digest] = b.resumed;
   for (const auto& l : layers) {
-    const bool was_sent = sent.count(l.digest) > 0;
+    const auto was_sent = sent.find(l.digest);
     // A blob sent once counts once; its repeats in the same container were not sent again.
     const bool first = counted.insert(l.digest).second;
-    report.layers.push_back({l, was_sent && first});
-    (was_sent && first ? report.bytes_sent : report.bytes_skipped) += l.size;
+    report.layers.push_back({l, was_sent != sent.end() && first});
+    if (was_sent == sent.end() || !first) {
+      report.bytes_skipped += l.size;
+      continue;
+    }
+    report.bytes_resumed += was_sent->second;
+    report.bytes_sent += l.size - was_sent->second;
   }
   return report;
 }

@@ -35,7 +35,10 @@ struct PushReport {
   std::string manifest_digest;
   std::string config_digest;
   std::vector<LayerTransfer> layers;
+  // The layers' bytes, each counted once: sent by this run, uploaded by an earlier run that died midway and
+  // resumed by this one (blobs.hpp), or already in the registry.
   uint64_t bytes_sent = 0;
+  uint64_t bytes_resumed = 0;
   uint64_t bytes_skipped = 0;
 };
 
