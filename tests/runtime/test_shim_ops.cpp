@@ -510,14 +510,17 @@ TEST_CASE("sdpa flash_attention_for_cpu: causal, masks, scale, torch's output la
         else CHECK(std::abs(lse[size_t(bh * L + i)] - want_lse[size_t(bh * L + i)]) < 1e-4);
       }
   }
-  SECTION("a long sequence runs in several blocks of query rows, the last one short") {
-    // 1000 query rows over 600 keys of 32 values: blocks of 873 rows (16 Mi multiply-adds), so two per head.
+  SECTION("a long sequence runs in several blocks of query rows, the last one short; k and v read in place") {
+    // 1000 query rows over 600 keys of 32 values: at most 873 rows a block (16 Mi multiply-adds), so at least two
+    // per head, a short one among them on 2 threads (873 + 127). Keys and values as a model's
+    // projections hand them over, [B,S,H,E] rows viewed as [B,H,S,E]: read where they are, a row apart of H*E;
+    // the query as a slice of a fused [B,L,3,H,E] projection, its rows 3*H*E apart with NaNs between.
     const int64_t Hl = 2, Ll = 1000, Sl = 600, El = 32;
     const auto ql = random_floats(Hl * Ll * El, 24), kl = random_floats(Hl * Sl * El, 25),
                vl = random_floats(Hl * Sl * El, 26);
-    Strided Ql({1, Hl, Ll, El}, contiguous({1, Hl, Ll, El}), ql);
-    Strided Kl({1, Hl, Sl, El}, contiguous({1, Hl, Sl, El}), kl);
-    Strided Vl({1, Hl, Sl, El}, contiguous({1, Hl, Sl, El}), vl);
+    Strided Ql({1, Hl, Ll, El}, {Ll * 3 * Hl * El, El, 3 * Hl * El, 1}, ql);
+    Strided Kl({1, Hl, Sl, El}, {Sl * Hl * El, El, Hl * El, 1}, kl);
+    Strided Vl({1, Hl, Sl, El}, {Sl * Hl * El, El, Hl * El, 1}, vl);
     ref_sdpa(ql, kl, vl, 1, Hl, Ll, Sl, El, true, nullptr, false, 1.0 / std::sqrt(double(El)), want, want_lse);
     Handle O, LSE;
     REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(Ql.h.get(), Kl.h.get(), Vl.h.get(), 0.0, 1,

@@ -1,9 +1,8 @@
 // aten::_scaled_dot_product_flash_attention_for_cpu: softmax(q k^T * scale + mask) v with torch's output layouts.
-// q, k and v are made dense in the compute type (double for float64, else float, as torch's op math); then, for
-// each (image, head) and block of query rows, on the shim's thread team: the scores of the block as one product
-// (blas.hpp), the mask and a numerically safe softmax row by row (softmax_row.hpp for float), and the block's
-// output as a second product.
-// A block's products stay under the size at which the shim would split them over threads itself.
+// q, k and v are read where they are when they already are the compute type (double for float64, else float, as
+// torch's op math) with dense rows, else from dense copies; then, for each (image, head) and block of query rows,
+// on the shim's thread team: the scores of the block as one product (blas.hpp), the mask and a numerically safe
+// softmax row by row (softmax_row.hpp for float), and the block's output as a second product.
 #include "aoti_shim.h"
 #include "blas.hpp"
 #include "parallel.hpp"
@@ -11,6 +10,7 @@
 #include "tensor.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -93,12 +93,37 @@ std::pair<T, double> softmax_in_place(const Problem& p, int64_t b, int64_t h, in
   return {mx, sum};
 }
 
-// One block of query rows [i0, i0 + rows) of image b, head h: scores -> softmax -> output and logsumexp.
-// qh: [L, E], kh: [S, E], vh: [S, Ev] dense rows of this (b, h); scores: rows x S, acc: rows x Ev scratch.
+// Rows [0, rows) of one (image, head)'s q, k or v in the compute type T: a pointer and a row stride. Read in
+// place when the tensor already is T with dense rows (a transposed [B, L, H, E] view, as models hand them over,
+// included); else from a dense copy.
 template <class T>
-void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, const T* qh, const T* kh,
-                  const T* vh, T* scores, T* acc, Tensor& out, Tensor& lse) {
-  gemm<T>(false, true, rows, p.S, p.E, T(p.scale), qh + i0 * p.E, p.E, kh, p.E, T(0), scores, p.S);
+struct Rows {
+  const T* p;
+  int64_t ld;          // from one row to the next
+  int64_t st_b, st_h;  // from one image, one head to the next
+  TensorPtr copy;      // owns the data when it had to be copied
+  const T* head(int64_t b, int64_t h) const { return p + b * st_b + h * st_h; }
+};
+
+template <class T>
+Rows<T> rows_of(const Tensor& t) {
+  const int32_t ct = std::is_same_v<T, double> ? static_cast<int32_t>(DType::f64) : static_cast<int32_t>(DType::f32);
+  const int64_t width = t.sizes[3];
+  if (t.dtype == ct && (t.strides[3] == 1 || width == 1) && t.strides[2] >= width && t.strides[0] >= 0 &&
+      t.strides[1] >= 0)
+    return {reinterpret_cast<const T*>(t.data()), t.strides[2], t.strides[0], t.strides[1], nullptr};
+  TensorPtr c = contiguous_as(t, ct);
+  const T* p = reinterpret_cast<const T*>(c->data());
+  return {p, width, t.sizes[1] * t.sizes[2] * width, t.sizes[2] * width, std::move(c)};
+}
+
+// One block of query rows [i0, i0 + rows) of image b, head h: scores -> softmax -> output and logsumexp.
+// scores: rows x S, acc: rows x Ev scratch.
+template <class T>
+void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, const Rows<T>& q,
+                  const Rows<T>& k, const Rows<T>& v, T* scores, T* acc, Tensor& out, Tensor& lse) {
+  gemm<T>(false, true, rows, p.S, p.E, T(p.scale), q.head(b, h) + i0 * q.ld, q.ld, k.head(b, h), k.ld, T(0), scores,
+          p.S);
   const std::size_t oisz = out.itemsize(), lisz = lse.itemsize();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = i0 + r;
@@ -107,40 +132,49 @@ void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t ro
     store_from_double(lse.data() + (b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]) * int64_t(lisz),
                       lse.dtype, lse_v);
   }
-  gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, vh, p.Ev, T(0), acc, p.Ev);
+  char* out0 = out.data() + (b * out.strides[0] + h * out.strides[1] + i0 * out.strides[2]) * int64_t(oisz);
   const bool same_layout = out.dtype == (std::is_same_v<T, float> ? static_cast<int32_t>(DType::f32)
                                                                   : static_cast<int32_t>(DType::f64)) &&
-                           out.strides[3] == 1;
+                           out.strides[3] == 1 && out.strides[2] >= p.Ev;
+  if (same_layout) {  // straight into the output's rows
+    gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h), v.ld, T(0), reinterpret_cast<T*>(out0),
+            out.strides[2]);
+    return;
+  }
+  gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h), v.ld, T(0), acc, p.Ev);
   for (int64_t r = 0; r < rows; ++r) {
-    char* orow = out.data() + (b * out.strides[0] + h * out.strides[1] + (i0 + r) * out.strides[2]) * int64_t(oisz);
-    if (same_layout) {
-      std::memcpy(orow, acc + r * p.Ev, std::size_t(p.Ev) * sizeof(T));
-      continue;
-    }
+    char* orow = out0 + r * out.strides[2] * int64_t(oisz);
     for (int64_t e = 0; e < p.Ev; ++e)
       store_from_double(orow + e * out.strides[3] * int64_t(oisz), out.dtype, double(acc[r * p.Ev + e]));
   }
 }
 
-// Every (image, head, block of rows) on the thread team; T is the compute type (float or double).
+// Query rows per block: one block per thread where there are fewer rows than that (attention over a short
+// sequence: bert's 128 tokens on 16 threads, 32 rows a block, as torch's own kernel cuts them), else the most rows
+// whose two products stay under the size at which the shim would split them over threads itself
+// (kSplitGemmMinMacs). Larger blocks make faster products: with 64 values a head, the product of a few rows is
+// too short for the GEMM kernel to reach its speed.
+int64_t rows_per_block(const Problem& p, unsigned threads) {
+  const double macs_per_row = double(p.S) * double(std::max(p.E, p.Ev));
+  const int64_t most = std::max<int64_t>(1, int64_t(kSplitGemmMinMacs / std::max(macs_per_row, 1.0)));
+  const int64_t per_thread = (p.B * p.H * p.L + threads - 1) / threads;
+  return std::clamp<int64_t>(std::max<int64_t>(per_thread, 32), 1, std::min(most, p.L));
+}
+
+// Every (image, head, block of rows) on the thread team, each thread taking the next block until none is left;
+// T is the compute type (float or double).
 template <class T>
 void attend(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse) {
-  const int32_t ct = std::is_same_v<T, double> ? static_cast<int32_t>(DType::f64) : static_cast<int32_t>(DType::f32);
-  TensorPtr qc = contiguous_as(q, ct), kc = contiguous_as(k, ct), vc = contiguous_as(v, ct);
-  const T* qd = reinterpret_cast<const T*>(qc->data());
-  const T* kd = reinterpret_cast<const T*>(kc->data());
-  const T* vd = reinterpret_cast<const T*>(vc->data());
-  // Rows per block: each of the block's two products below kSplitGemmMinMacs, so it runs on the calling thread.
-  const double macs_per_row = double(p.S) * double(std::max(p.E, p.Ev));
-  const int64_t rows = std::clamp<int64_t>(int64_t(kSplitGemmMinMacs / std::max(macs_per_row, 1.0)), 1, p.L);
+  const Rows<T> qr = rows_of<T>(q), kr = rows_of<T>(k), vr = rows_of<T>(v);
+  const int64_t rows = rows_per_block(p, thread_count());
   const int64_t blocks_per_head = (p.L + rows - 1) / rows, tasks = p.B * p.H * blocks_per_head;
-  run_parts([&](unsigned t, unsigned parts) {
+  std::atomic<int64_t> next{0};
+  run_parts([&](unsigned, unsigned) {
     std::vector<T> scores(std::size_t(rows * std::max<int64_t>(p.S, 1))), acc(std::size_t(rows * std::max<int64_t>(p.Ev, 1)));
-    for (int64_t task = t; task < tasks; task += parts) {
+    for (int64_t task = next++; task < tasks; task = next++) {
       const int64_t bh = task / blocks_per_head, i0 = (task % blocks_per_head) * rows;
-      const int64_t b = bh / p.H, h = bh % p.H;
-      attend_block<T>(p, b, h, i0, std::min(rows, p.L - i0), qd + bh * p.L * p.E, kd + bh * p.S * p.E,
-                      vd + bh * p.S * p.Ev, scores.data(), acc.data(), out, lse);
+      attend_block<T>(p, bh / p.H, bh % p.H, i0, std::min(rows, p.L - i0), qr, kr, vr, scores.data(), acc.data(),
+                      out, lse);
     }
   });
 }

@@ -90,6 +90,7 @@ struct OpenMp {
   void (*parallel)(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) = nullptr;  // GOMP_parallel
   int (*thread_num)() = nullptr;
   int (*num_threads)() = nullptr;
+  int (*max_threads)() = nullptr;
 };
 const OpenMp* openmp() {
   static std::atomic<const OpenMp*> found{nullptr};
@@ -104,8 +105,9 @@ const OpenMp* openmp() {
     api.parallel = reinterpret_cast<decltype(api.parallel)>(dlsym(gomp, "GOMP_parallel"));
     api.thread_num = reinterpret_cast<decltype(api.thread_num)>(dlsym(gomp, "omp_get_thread_num"));
     api.num_threads = reinterpret_cast<decltype(api.num_threads)>(dlsym(gomp, "omp_get_num_threads"));
+    api.max_threads = reinterpret_cast<decltype(api.max_threads)>(dlsym(gomp, "omp_get_max_threads"));
   });
-  if (!api.parallel || !api.thread_num || !api.num_threads) return nullptr;
+  if (!api.parallel || !api.thread_num || !api.num_threads || !api.max_threads) return nullptr;
   found.store(&api, std::memory_order_release);
   return &api;
 }
@@ -116,6 +118,11 @@ const OpenMp* team() { return gemv_mode() != "pool" ? openmp() : nullptr; }
 }  // namespace
 
 bool threads_on_openmp() { return team() != nullptr; }
+
+unsigned thread_count() {
+  const OpenMp* omp = team();
+  return omp ? unsigned(std::max(1, omp->max_threads())) : pool().size();
+}
 
 void run_parts(const std::function<void(unsigned, unsigned)>& part) {
   const OpenMp* omp = team();

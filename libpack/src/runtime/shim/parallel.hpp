@@ -19,6 +19,9 @@ unsigned usable_cores();
 // Whether run_parts uses an OpenMP team now (a model library brought libgomp) rather than the pool.
 bool threads_on_openmp();
 
+// How many parts run_parts would run now: the OpenMP team's size, else the pool's.
+unsigned thread_count();
+
 // Runs part(t, parts) for every t in [0, parts), in parallel, and returns when all have.
 void run_parts(const std::function<void(unsigned t, unsigned parts)>& part);
 
