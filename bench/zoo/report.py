@@ -47,6 +47,14 @@ def _two_core(row):
     return f"{ms(two.get('mpspack_p50_ms'))} / {ms(two.get('torch_p50_ms'))}" + (f" ({times(r)})" if r else "")
 
 
+def _ratio(row, r):
+    rounds = row.get("rounds") or []
+    each = [ratio(x["mpspack_p50_ms"], x["torch_p50_ms"]) for x in rounds]
+    if len(each) < 2:
+        return times(r)
+    return f"{times(r)} (rounds {times(min(each))}-{times(max(each))})"
+
+
 def _cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -59,7 +67,7 @@ def table_row(row):
         notes.append(f"package loops: {row['cpu_threads_baked']} threads")
     notes += [e[:220] for e in row.get("errors", [])]
     cells = (row["model"], row["device"], _match(row), _vs_runner(row), ms(row.get("mpspack_p50_ms")),
-             ms(torch_side.get("p50_ms")), times(r),
+             ms(torch_side.get("p50_ms")), _ratio(row, r),
              f"{ms(row.get('mpspack_first_result_ms'))} / {ms(torch_side.get('first_result_ms'))}",
              _two_core(row), torch_side.get("runner", "–"), "; ".join(notes))
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
@@ -70,7 +78,9 @@ def markdown(header, rows):
              f"Machine: {header.get('machine', '?')}; {header.get('versions', '')}", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += [table_row(r) for r in rows]
-    lines += ["", "p50: median of the timed runs (inputs already on the device, a device sync after each run). "
+    lines += ["", "p50: median of the timed runs (inputs already on the device, a device sync after each run); with "
+              "several rounds, the median of the rounds' p50s, each side timed once a round, which side goes first "
+              "alternating. "
               "First result: mpspack's `time_to_first_result_ms` (from its process start); torch's side from "
               "spawning its process to its first outputs on the host. Ratio below 1: mpspack faster."]
     return "\n".join(lines) + "\n"

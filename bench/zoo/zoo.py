@@ -16,7 +16,9 @@
 #   python3 bench/zoo/zoo.py --list
 # Environment (defaults): JOBS (6) compile workers; TIME_BUDGET_S (300) no compile starts after this many seconds;
 # COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (540) no row is
-# timed after this; ITERATIONS (50), WARMUP (5) timed and warm-up runs on both sides; ZOO_TWO_CORE (0);
+# timed after this; ITERATIONS (50), WARMUP (5) timed and warm-up runs on both sides; ROUNDS (3) times each side
+# is timed, alternating which goes first (mpspack first in the first round), the row's p50s the medians of the
+# rounds' (the device machine's 16-core timings move by up to 1.6x between calls); ZOO_TWO_CORE (0);
 # ZOO_TF32 (1; 0: CUDA references, torch's runs and mpspack's (MPSPACK_CUDNN_TF32=0) with TF32 convolutions
 # off); TORCH_RUNNER (capi; package: torch's package loader, aoti_load_package, instead; eager: torch eager
 # only); OUT (/tmp/zoo_out); WORK (/tmp/zoo_work) the
@@ -27,6 +29,7 @@ import os
 import shlex
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -41,7 +44,7 @@ import tensors  # noqa: E402
 
 DEFAULT_MODELS = "resnet18,convnext_tiny,audio_encoder,gpt2,llama,mlp_bf16"
 SETTINGS_VARS = ("MODELS", "DEVICES", "JOBS", "TIME_BUDGET_S", "COMPILE_DEADLINE_S", "TOTAL_BUDGET_S", "ITERATIONS",
-                 "WARMUP", "ZOO_TWO_CORE", "ZOO_TF32", "TORCH_RUNNER", "OUT", "WORK", "REUSE", "ZOO_CPU_THREADS",
+                 "WARMUP", "ROUNDS", "ZOO_TWO_CORE", "ZOO_TF32", "TORCH_RUNNER", "OUT", "WORK", "REUSE", "ZOO_CPU_THREADS",
                  "ZOO_CPU_DYNAMIC_THREADS")
 STARTED = time.time()
 
@@ -62,6 +65,7 @@ class Settings:
         self.total_budget_s = env_int("TOTAL_BUDGET_S", 540)
         self.iterations = max(20, env_int("ITERATIONS", 50))
         self.warmup = env_int("WARMUP", 5)
+        self.rounds = max(1, env_int("ROUNDS", 3))
         self.two_core = os.environ.get("ZOO_TWO_CORE", "0") == "1"
         self.tf32 = os.environ.get("ZOO_TF32", "1") != "0"
         self.torch_runner = os.environ.get("TORCH_RUNNER") or "capi"
@@ -354,8 +358,32 @@ def time_row(s, row, env):
             row["errors"].append(err)
     row["torch"] = torch_side(s, row, mpspack_out, TORCH_MODE_ORDER[s.torch_runner])
     row["errors"] += row["torch"].get("errors", [])
+    if s.rounds > 1 and row.get("mpspack_p50_ms") is not None and row["torch"].get("p50_ms") is not None:
+        more_rounds(s, row, meta, env)
     if s.two_core and row["device"] == "cpu":
         time_two_cores(s, row, meta, env)
+
+
+def more_rounds(s, row, meta, env):
+    """Rounds 2..ROUNDS of the steady state, torch first in the even ones; the row's p50s become the medians of
+    every round's, each round's kept in row["rounds"]."""
+    rounds = [{"mpspack_p50_ms": row["mpspack_p50_ms"], "torch_p50_ms": row["torch"]["p50_ms"]}]
+    for r in range(1, s.rounds):
+        got = {}
+        for side in (("torch", "mpspack") if r % 2 else ("mpspack", "torch")):
+            if side == "mpspack":
+                got["mpspack_p50_ms"], _, _, err = bench(s, row, meta, env)
+            else:
+                rep = torch_side(s, row, "", [row["torch"]["mode"]])
+                got["torch_p50_ms"], err = rep.get("p50_ms"), "; ".join(rep.get("errors", [])) or None
+            if err:
+                row["errors"].append(f"round {r + 1}: {err}"[:300])
+        if None in got.values():
+            break
+        rounds.append(got)
+    row["rounds"] = rounds
+    row["mpspack_p50_ms"] = statistics.median(x["mpspack_p50_ms"] for x in rounds)
+    row["torch"]["p50_ms"] = statistics.median(x["torch_p50_ms"] for x in rounds)
 
 
 def time_two_cores(s, row, meta, env):
@@ -385,7 +413,7 @@ def time_two_cores(s, row, meta, env):
 def header(s):
     return {"command": command_line(), "machine": machine(), "versions": {},
             "mpspack_version": subprocess.run([s.mpspack, "--version"], capture_output=True, text=True).stdout.strip(),
-            "iterations": s.iterations, "warmup": s.warmup, "tf32": s.tf32, "two_core": s.two_core}
+            "iterations": s.iterations, "warmup": s.warmup, "rounds": s.rounds, "tf32": s.tf32, "two_core": s.two_core}
 
 
 def main():
