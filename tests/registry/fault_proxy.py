@@ -8,10 +8,11 @@ on a reused connection that closed fails too), `"500"` answers HTTP 500. Other r
 
 from __future__ import annotations
 
-import http.client
 import http.server
 import threading
 import urllib.parse
+
+from loopback import LoopbackServer, read_body, relay, reply
 
 
 def upload_session(url: str) -> str:
@@ -40,14 +41,11 @@ class FaultProxy:
             do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = lambda self: proxy.forward(self)
             do_PATCH = lambda self: proxy.patch(self)
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.host = f"127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.loopback = LoopbackServer(Handler)
+        self.host = self.loopback.host
 
     def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        self.loopback.stop()
 
     def reset(self):
         with self.lock:
@@ -61,7 +59,7 @@ class FaultProxy:
             self.fail_in, self.mode = k, mode
 
     def patch(self, handler):
-        body = self.read_body(handler)
+        body = read_body(handler)
         with self.lock:
             fault = self.fail_in == 0
             if fault:
@@ -72,13 +70,8 @@ class FaultProxy:
             handler.close_connection = True  # no status line at all: the client sees the connection end
             return
         if fault:
-            data = b'{"errors":[{"code":"UNKNOWN","message":"injected fault"}]}'
-            handler.send_response(500)
-            handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(len(data)))
-            handler.end_headers()
-            handler.wfile.write(data)
-            return
+            return reply(handler, 500, b'{"errors":[{"code":"UNKNOWN","message":"injected fault"}]}',
+                         {"Content-Type": "application/json"})
         session = upload_session(handler.path)
         with self.lock:
             self.patches += 1
@@ -86,25 +79,5 @@ class FaultProxy:
             self.session_bytes[session] = self.session_bytes.get(session, 0) + len(body or b"")
         self.forward(handler, body)
 
-    @staticmethod
-    def read_body(handler) -> bytes | None:
-        length = int(handler.headers.get("Content-Length", 0) or 0)
-        return handler.rfile.read(length) if length else None
-
     def forward(self, handler, body: bytes | None = None):
-        if body is None and handler.command != "PATCH":
-            body = self.read_body(handler)
-        conn = http.client.HTTPConnection(self.upstream, timeout=60)
-        headers = {k: v for k, v in handler.headers.items() if k.lower() != "connection"}
-        conn.request(handler.command, handler.path, body=body, headers=headers)
-        r = conn.getresponse()
-        data = r.read()
-        handler.send_response(r.status)
-        for k, v in r.getheaders():
-            if k.lower() not in ("content-length", "connection", "transfer-encoding"):
-                handler.send_header(k, v)
-        handler.send_header("Content-Length", str(len(data)))
-        handler.end_headers()
-        if handler.command != "HEAD":
-            handler.wfile.write(data)
-        conn.close()
+        relay(handler, self.upstream, body if handler.command == "PATCH" else read_body(handler))

@@ -3,7 +3,6 @@ by skopeo between two repositories that pulls back to the same bytes."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import zipfile
 
-import pytest
 
 
 def read_entry(pt2, suffix: str) -> bytes:

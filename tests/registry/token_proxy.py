@@ -10,13 +10,13 @@ point back here."""
 from __future__ import annotations
 
 import base64
-import http.client
 import http.server
 import json
 import re
 import secrets
-import threading
 import urllib.parse
+
+from loopback import LoopbackServer, read_body, relay, reply
 
 
 class TokenProxy:
@@ -40,24 +40,11 @@ class TokenProxy:
 
             do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = lambda self: proxy.forward(self)
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.host = f"127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.loopback = LoopbackServer(Handler)
+        self.host = self.loopback.host
 
     def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-    @staticmethod
-    def reply(handler, status: int, body: bytes = b"", headers: dict | None = None):
-        handler.send_response(status)
-        for k, v in (headers or {}).items():
-            handler.send_header(k, v)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        if handler.command != "HEAD":
-            handler.wfile.write(body)
+        self.loopback.stop()
 
     def issue(self, handler):
         self.token_requests += 1
@@ -66,14 +53,14 @@ class TokenProxy:
         user = next((u for u, (password, _) in self.users.items()
                      if auth == "Basic " + base64.b64encode(f"{u}:{password}".encode()).decode()), None)
         if user is None:
-            return self.reply(handler, 401, b'{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}')
+            return reply(handler, 401, b'{"errors":[{"code":"UNAUTHORIZED","message":"bad credentials"}]}')
         granted = set()
         for scope in query.get("scope", []):
             kind, name, actions = scope.split(":")
             granted |= {f"{kind}:{name}:{a}" for a in actions.split(",") if a in self.users[user][1]}
         token = secrets.token_hex(16)
         self.tokens[token] = granted
-        self.reply(handler, 200, json.dumps({"token": token}).encode(), {"Content-Type": "application/json"})
+        reply(handler, 200, json.dumps({"token": token}).encode(), {"Content-Type": "application/json"})
 
     def forward(self, handler):
         path = urllib.parse.urlparse(handler.path).path
@@ -84,20 +71,11 @@ class TokenProxy:
         auth = handler.headers.get("Authorization", "")
         token = auth[len("Bearer "):] if auth.startswith("Bearer ") else ""
         if path != "/v2/" and token in self.tokens and needed not in self.tokens[token]:
-            return self.reply(handler, 403, b'{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}',
-                              {"Content-Type": "application/json"})
+            return reply(handler, 403, b'{"errors":[{"code":"DENIED","message":"requested access to the resource is denied"}]}',
+                         {"Content-Type": "application/json"})
         if path != "/v2/" and token not in self.tokens:
             challenge = (f'Bearer realm="http://{self.host}/token",service="mpspack-test",'
                          f'scope="repository:{name}:{action}"')
-            return self.reply(handler, 401, b'{"errors":[{"code":"UNAUTHORIZED","message":"token needed"}]}',
-                              {"WWW-Authenticate": challenge, "Content-Type": "application/json"})
-        length = int(handler.headers.get("Content-Length", 0) or 0)
-        body = handler.rfile.read(length) if length else None
-        conn = http.client.HTTPConnection(self.upstream, timeout=60)
-        headers = {k: v for k, v in handler.headers.items() if k.lower() not in ("authorization", "connection")}
-        conn.request(handler.command, handler.path, body=body, headers=headers)
-        r = conn.getresponse()
-        data = r.read()
-        out = {k: v for k, v in r.getheaders() if k.lower() not in ("content-length", "connection", "transfer-encoding")}
-        self.reply(handler, r.status, data, out)
-        conn.close()
+            return reply(handler, 401, b'{"errors":[{"code":"UNAUTHORIZED","message":"token needed"}]}',
+                         {"WWW-Authenticate": challenge, "Content-Type": "application/json"})
+        relay(handler, self.upstream, read_body(handler), drop_headers=("authorization",))
