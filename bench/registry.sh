@@ -8,10 +8,10 @@
 # against curl uploading the same layers (POST + PUT each, 4 at a time), each push into a registry with empty
 # storage; pull against curl fetching every layer into a file (4 at a time, as pull does) from the registry
 # mpspack pushed to. ROUNDS rounds of pushes, then ROUNDS of pulls, the two sides alternating which goes first,
-# `sync` and SETTLE_S seconds (default 3) of rest before each timed step: on the 2-core VM a pull that starts right
-# after another took up to 2x as long, whichever tool made either (docs/PERFORMANCE.md, "push and pull against
-# curl"). Pulls are timed apart from pushes. PULL_DIR: where both sides' pulls write (default: the temp folder,
-# on disk). Prints every round's times and ratio mpspack / curl, then the median ratios.
+# `sync` and SETTLE_S seconds (default 10) of rest before each timed step: on the 2-core VM a pull that starts
+# within a few seconds of another takes up to 1.7x as long, whichever tool made either (docs/PERFORMANCE.md, "push
+# and pull against curl"). Pulls are timed apart from pushes. PULL_DIR: where both sides' pulls write (default:
+# the temp folder, on disk). Prints every round's times and ratio mpspack / curl, then the median ratios.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 mpspack=${MPSPACK_BIN:-$here/build/bin/mpspack}
@@ -69,7 +69,7 @@ upload() {  # $1 file, $2 digest
 export -f upload
 
 timed() {  # prints the seconds "$@" took, after a sync that is not timed
-  sync; sleep "${SETTLE_S:-3}"
+  sync; sleep "${SETTLE_S:-10}"
   local t0 t1
   t0=$(now); "$@"; t1=$(now)
   /usr/bin/python3 -c "print($t1 - $t0)"
