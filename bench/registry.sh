@@ -19,8 +19,8 @@ fixture=${MPSPACK_SHARED_DIR:-$here/../shared}/fixtures/aoti-2.11/rebuilt-bookwo
 size_mib=${1:-1024}
 tmp=$(mktemp -d)
 declare -A pids hosts  # registries by name: "a" takes mpspack's pushes, "b" curl's
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
+cleanup() {  # every registry, then the files: a killed registry's non-zero wait must not end the trap under set -e
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
