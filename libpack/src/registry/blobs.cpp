@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+
 namespace mpspack::registry {
 namespace {
 
@@ -33,12 +35,11 @@ struct UploadSession {
 // The last byte of a Range header "0-<last>" (some registries write "bytes=0-<last>").
 std::optional<uint64_t> range_end(std::string_view range) {
   if (range.starts_with("bytes=")) range.remove_prefix(6);
-  if (!range.starts_with("0-") || range.size() == 2) return std::nullopt;
+  if (!range.starts_with("0-")) return std::nullopt;
+  range.remove_prefix(2);
   uint64_t end = 0;
-  for (char c : range.substr(2)) {
-    if (c < '0' || c > '9' || end > (UINT64_MAX - 9) / 10) return std::nullopt;
-    end = end * 10 + uint64_t(c - '0');
-  }
+  const auto [stop, ec] = std::from_chars(range.data(), range.data() + range.size(), end);
+  if (ec != std::errc() || stop != range.data() + range.size()) return std::nullopt;  // empty, not digits, too big
   return end;
 }
 

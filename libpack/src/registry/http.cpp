@@ -133,11 +133,15 @@ Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
   return response;
 }
 
+std::string url_origin(const std::string& url) {
+  const auto scheme_end = url.find("://");
+  const auto path_start = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
+  return path_start == std::string::npos ? url : url.substr(0, path_start);
+}
+
 std::string resolve_url(const std::string& base, const std::string& location) {
   if (location.find("://") != std::string::npos) return location;
-  const auto scheme_end = base.find("://");
-  const auto path_start = base.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
-  const std::string origin = path_start == std::string::npos ? base : base.substr(0, path_start);
+  const std::string origin = url_origin(base);
   return location.starts_with('/') ? origin + location : origin + "/" + location;
 }
 

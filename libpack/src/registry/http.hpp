@@ -46,6 +46,9 @@ class HttpSession {
   void* curl_ = nullptr;  // a CURL*, made at the first request
 };
 
+// "scheme://host[:port]" of a URL: where its path starts, cut.
+std::string url_origin(const std::string& url);
+
 // Resolves a Location header against the URL it answered.
 std::string resolve_url(const std::string& base, const std::string& location);
 

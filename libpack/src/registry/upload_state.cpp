@@ -1,5 +1,7 @@
 #include "upload_state.hpp"
 
+#include "http.hpp"
+
 #include "mpspack/file.hpp"
 #include "mpspack/format/hash.hpp"
 
@@ -15,12 +17,6 @@ namespace {
 
 // A state is a few hundred bytes; anything much larger is not one, and is not read into memory.
 constexpr uintmax_t kMaxStateBytes = 64 << 10;
-
-std::string origin_of(const std::string& url) {
-  const auto scheme_end = url.find("://");
-  const auto path_start = url.find('/', scheme_end == std::string::npos ? 0 : scheme_end + 3);
-  return path_start == std::string::npos ? url : url.substr(0, path_start);
-}
 
 std::optional<std::string> read_small_file(const std::filesystem::path& path) {
   std::error_code ec;
@@ -73,7 +69,7 @@ std::optional<UploadState> UploadStateFile::load() const {
     return ignore("it names another repository or blob");
   UploadState state{string_field("location"), 0};
   // The location gets the registry's credentials: only one on the registry's own host is trusted from a file.
-  if (!state.location.starts_with(origin_of(repository_url_) + "/"))
+  if (!state.location.starts_with(url_origin(repository_url_) + "/"))
     return ignore("its location is not on the registry's host");
   if (!j.contains("offset") || !j["offset"].is_number_unsigned()) return ignore("no offset");
   state.offset = j["offset"].get<uint64_t>();
