@@ -3,8 +3,9 @@
 // Linear 512-2048-512) and a batch-1 transformer projection: median of the timed calls of
 // aoti_torch_cpu_addmm_out(out, bias, x, weight^T), as AOTInductor's generated code calls it.
 //
-//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200]
-// OMP_NUM_THREADS sets the shim's threads (default: every core this process may use).
+//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200] [linears]
+// OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). "linears": the float32
+// Linear layers' table only (bench/device/matmul_torch.py sets torch's times beside it).
 #include "aoti_shim.h"
 #include "parallel.hpp"
 #include "tensor.hpp"
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string_view>
 #include <vector>
 
 using namespace mpspack::shim;
@@ -66,23 +68,26 @@ double median_ms(int32_t dtype, const Shape& s, int reps, bool with_bias = true)
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
+  const bool linears_only = argc > 2 && std::string_view(argv[2]) == "linears";
   const char* omp = std::getenv("OMP_NUM_THREADS");
   std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(),
               omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
-  std::printf("| addmm (out = bias + x @ weight^T) | float32 | bfloat16 | float16 | bf16 / f32 | f16 / f32 |\n"
-              "|---|---|---|---|---|---|\n");
+  if (!linears_only)
+    std::printf("| addmm (out = bias + x @ weight^T) | float32 | bfloat16 | float16 | bf16 / f32 | f16 / f32 |\n"
+                "|---|---|---|---|---|---|\n");
   const Shape shapes[] = {{"[8,512] @ [512,2048] (mlp_bf16, first Linear)", 8, 512, 2048},
                           {"[8,2048] @ [2048,512] (mlp_bf16, second Linear)", 8, 2048, 512},
                           {"[1,4096] @ [4096,4096] (batch-1 projection)", 1, 4096, 4096},
                           {"[128,1024] @ [1024,1024] (a 128-token prompt)", 128, 1024, 1024}};
   for (const Shape& s : shapes) {
+    if (linears_only) break;
     const double f32 = median_ms(static_cast<int32_t>(DType::f32), s, reps);
     const double bf16 = median_ms(static_cast<int32_t>(DType::bf16), s, reps);
     const double f16 = median_ms(static_cast<int32_t>(DType::f16), s, reps);
     std::printf("| %s | %.3f | %.3f | %.3f | %.2fx | %.2fx |\n", s.what, f32, bf16, f16, bf16 / f32, f16 / f32);
   }
   // What the bias costs on top of the product, on the Linear layers of convnext_tiny (tokens x channels of each
-  // stage, 4x expansion) and bert (128 tokens, 256 wide, 1024 in its MLP).
+  // stage, 4x expansion), bert (128 tokens, 256 wide, 1024 in its MLP) and vit_tiny (197 tokens, 192 wide).
   std::printf("\n| float32 | mm | addmm (bias) | addmm / mm |\n|---|---|---|---|\n");
   const Shape linears[] = {{"[3136,96] @ [96,384] (convnext stage 1)", 3136, 96, 384},
                            {"[3136,384] @ [384,96] (convnext stage 1)", 3136, 384, 96},
@@ -90,7 +95,11 @@ int main(int argc, char** argv) {
                            {"[196,384] @ [384,1536] (convnext stage 3)", 196, 384, 1536},
                            {"[196,1536] @ [1536,384] (convnext stage 3)", 196, 1536, 384},
                            {"[128,256] @ [256,256] (bert projection)", 128, 256, 256},
-                           {"[128,256] @ [256,1024] (bert MLP)", 128, 256, 1024}};
+                           {"[128,256] @ [256,1024] (bert MLP)", 128, 256, 1024},
+                           {"[197,192] @ [192,576] (vit_tiny q, k, v)", 197, 192, 576},
+                           {"[197,192] @ [192,192] (vit_tiny projection)", 197, 192, 192},
+                           {"[197,192] @ [192,768] (vit_tiny MLP in)", 197, 192, 768},
+                           {"[197,768] @ [768,192] (vit_tiny MLP out)", 197, 768, 192}};
   for (const Shape& s : linears) {
     const double mm = median_ms(static_cast<int32_t>(DType::f32), s, reps, false);
     const double addmm = median_ms(static_cast<int32_t>(DType::f32), s, reps, true);

@@ -20,7 +20,7 @@ fi
 build="${1:-$root/build}"
 out="$root/.device"
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/fixtures"
-for exe in mpspack test_cuda_shim direct_load cuda_conv_host attention_cpu; do
+for exe in mpspack test_cuda_shim direct_load cuda_conv_host attention_cpu matmul_cpu; do
   [ -x "$build/bin/$exe" ] && strip -o "$out/bin/$exe" "$build/bin/$exe"
 done
 cp -a "$build/lib/." "$out/lib/"

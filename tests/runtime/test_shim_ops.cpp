@@ -141,6 +141,46 @@ TEST_CASE("mm_out: float32 products run on oneDNN's sgemm when its plugin opens,
     }
 }
 
+TEST_CASE("addmm_out: a Linear layer's bias is added in oneDNN's pass, other addmms as before",
+          "[shim][ops][onednn]") {
+  std::string why;
+  if (!mpspack::shim::onednn_plugin_open(&why)) FAIL("the oneDNN plugin of this build does not open: " << why);
+  // Ragged sizes past kOnednnGemmMinMacs; out starts as NaN so that a bias not added (or out read) shows.
+  const int64_t M = 67, K = 129, N = 259;
+  const auto a = random_floats(M * K, 31), b = random_floats(K * N, 32), bias = random_floats(N, 33);
+  const auto mm = ref_mm(a, b, M, K, N);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // self as AOTInductor passes a Linear's bias: [N], or [M, N] with row stride 0; and a bias of stride 2 and a
+  // beta of 0.5, which the fused path must leave to the copy-then-accumulate one.
+  struct Case {
+    const char* what;
+    std::vector<int64_t> sizes, strides;
+    double beta;
+  };
+  const Case cases[] = {{"[N]", {N}, {1}, 1.0},
+                        {"[M, N] stride 0", {M, N}, {0, 1}, 1.0},
+                        {"[N] stride 2", {N}, {2}, 1.0},
+                        {"[N], beta 0.5", {N}, {1}, 0.5}};
+  for (const Case& c : cases)
+    for (int lb : {0, 1}) {
+      INFO(c.what << ", mat2 layout " << lb);
+      Strided A({M, K}, {K, 1}, a), B({K, N}, layout(lb, K, N), b);
+      Strided S(c.sizes, c.strides, c.sizes.size() == 1 ? bias : [&] {
+        std::vector<float> rows;  // the [M, N] view's values: the bias in every row
+        for (int64_t i = 0; i < M; ++i) rows.insert(rows.end(), bias.begin(), bias.end());
+        return rows;
+      }());
+      Strided O({M, N}, {N, 1}, std::vector<float>(M * N, nan));
+      const uint64_t before = mpspack::shim::onednn_gemm_calls();
+      REQUIRE(aoti_torch_cpu_addmm_out(O.h.get(), S.h.get(), A.h.get(), B.h.get(), c.beta, 1.0) == 0);
+      CHECK(mpspack::shim::onednn_gemm_calls() == before + 1);
+      std::vector<double> want(M * N);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) want[i * N + j] = c.beta * bias[j] + mm[i * N + j];
+      require_close(read_f32(O.h.get()), want, 1e-4, 1e-4);
+    }
+}
+
 TEST_CASE("addmm_out: beta 0 ignores self, out may be self (addmm_), mm_out", "[shim][ops]") {
   const int64_t M = 4, K = 3, N = 6;
   const auto a = random_floats(M * K, 4), b = random_floats(K * N, 5);

@@ -1,5 +1,6 @@
-// addmm / mm / bmm / baddbmm. float32 and float64 go to OpenBLAS (blas.hpp: GEMM, GEMV); operands whose
-// strides BLAS cannot take are packed to contiguous first. Other dtypes use a plain loop.
+// addmm / mm / bmm / baddbmm. float32 and float64 go to BLAS (blas.hpp: oneDNN for large float32 products, else
+// OpenBLAS; a Linear layer's bias added in oneDNN's pass); operands whose strides BLAS cannot take are packed to
+// contiguous first. bfloat16 on oneDNN or widened, other dtypes a plain loop.
 #include "aoti_shim.h"
 #include "blas.hpp"
 #include "element.hpp"
@@ -329,6 +330,35 @@ bool prepare_beta_term(Tensor& out, const Tensor* self, double beta) {
   return true;
 }
 
+// A Linear layer's addmm on oneDNN with its bias added in the product's own pass: float32, beta and alpha 1, self
+// a bias row broadcast over out's rows ([N], or [M or 1, N] with row stride 0), out with dense rows, operands BLAS
+// can read. Copying the bias into every row first and accumulating onto it costs a second pass over the output:
+// 10-50% of a 128-200-row product (bench/matmul_cpu.cpp). False, with nothing written, for any other addmm.
+bool linear_on_onednn(Tensor& out, const Tensor* self, const Tensor& a, const Tensor& b, double beta, double alpha) {
+  if (self == nullptr || beta != 1.0 || alpha != 1.0 || cpu_gemm_mode() == "sgemm") return false;
+  const auto f32 = static_cast<int32_t>(DType::f32);
+  if (out.dtype != f32 || self->dtype != f32) return false;
+  require_cpu(*self, "addmm");
+  const int64_t M = out.sizes[0], N = out.sizes[1], K = a.sizes[1];
+  if (M < 2 || N < 2 || !product_for_onednn(M, N, K)) return false;  // one row or column: a GEMV (product())
+  const Tensor& s = *self;
+  const bool bias_row = s.dim() == 1 ? s.sizes[0] == N && s.strides[0] == 1
+                        : s.dim() == 2 ? s.sizes[1] == N && s.strides[1] == 1 && (s.sizes[0] == 1 || s.strides[0] == 0)
+                                       : false;
+  if (!bias_row || out.strides[1] != 1 || out.strides[0] < N) return false;
+  const auto* bias = reinterpret_cast<const float*>(s.data());
+  const auto* c = reinterpret_cast<float*>(out.data());
+  if (bias + N > c && bias < c + (M - 1) * out.strides[0] + N) return false;  // the bias inside out (addmm_)
+  const Mat A = mat_of(a, 0), B = mat_of(b, 0);
+  const BlasOperand oa = blas_view(A), ob = blas_view(B);
+  if (!oa.ok || !ob.ok) return false;
+  for (int64_t v : {M, N, K, oa.ld, ob.ld, out.strides[0]})
+    if (!fits_int(v)) return false;
+  return sgemm_onednn(oa.trans, ob.trans, M, N, K, 1.f, reinterpret_cast<const float*>(A.p), oa.ld,
+                      reinterpret_cast<const float*>(B.p), ob.ld, 0.f, reinterpret_cast<float*>(out.data()),
+                      out.strides[0], bias);
+}
+
 void batched(Tensor& out, const Tensor& a, const Tensor& b, double alpha, bool has_acc) {
   const std::size_t isz = out.itemsize();
   for (int64_t i = 0; i < out.sizes[0]; ++i) {
@@ -351,6 +381,7 @@ AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle s
     const Tensor& a = deref(mat1, "mat1");
     const Tensor& b = deref(mat2, "mat2");
     check_mm(o, a, b, 2, "addmm");
+    if (linear_on_onednn(o, self, a, b, beta, alpha)) return;
     const bool acc = prepare_beta_term(o, self, beta);
     run_matmul(mat_of(o, 0), mat_of(a, 0), mat_of(b, 0), o.dtype, alpha, acc);
   });

@@ -31,11 +31,15 @@ struct OnednnConvCall {
 using OnednnConvolution = std::string (*)(const OnednnConvCall& call);
 inline constexpr const char* kOnednnConvolutionEntry = "mpspack_onednn_convolution_v1";
 
-// C <- alpha * op(A) op(B) + beta * C, float32, row-major (dnnl_sgemm): threaded on the caller's OpenMP team,
-// oneDNN choosing how many threads a product is worth. Returns an empty string, or why it could not.
+// C <- alpha * op(A) op(B) + beta * C, float32, row-major, threaded on the caller's OpenMP team, oneDNN choosing
+// how many threads a product is worth: on its matmul primitive (made once per shape), or its sgemm where the
+// primitive has only reference loops or MPSPACK_CPU_GEMM=sgemm. With `bias` (N floats, beta 0, alpha 1): C <- op(A)
+// op(B) + bias broadcast over the rows, added in the product's own pass (a Linear layer). Returns an empty string,
+// or why it could not.
 using OnednnSgemm = std::string (*)(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
-inline constexpr const char* kOnednnSgemmEntry = "mpspack_onednn_sgemm_v1";
+                                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
+                                    const float* bias);
+inline constexpr const char* kOnednnSgemmEntry = "mpspack_onednn_sgemm_v2";
 
 // A bfloat16 product op(A)[M, K] @ op(B)[K, N] accumulated in float32 into C, dense [M, N] float32, for the shim
 // to finish (alpha, the accumulated term) and round once. A and B as stored: element (i, j) at p + i*s0 + j*s1.

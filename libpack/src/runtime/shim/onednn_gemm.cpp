@@ -1,4 +1,4 @@
-// The CPU shim's products on oneDNN: float32 GEMMs on its sgemm, bfloat16 ones on its matmul primitive (bf16 in,
+// The CPU shim's products on oneDNN: float32 GEMMs on its matmul primitive (or sgemm), bfloat16 ones on its matmul primitive (bf16 in,
 // float32 out, on the CPU's bf16 instructions: AVX-512 BF16, AMX), part of the plugin module lib/mpspack/onednn.so
 // (onednn_api.hpp). Why oneDNN and not OpenBLAS for these: its sgemm threads a product in two dimensions on the
 // caller's OpenMP team and chooses how many threads each product is worth, where OpenBLAS (single-threaded here,
@@ -8,6 +8,10 @@
 #include "onednn_module.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <compare>
+#include <cstdlib>
 
 #include <map>
 #include <memory>
@@ -62,14 +66,100 @@ std::shared_ptr<const Matmul16Plan> matmul16_plan(const OnednnMatmul16Call& c) {
   return plan;
 }
 
+// A float32 product as oneDNN's matmul primitive: op(A) and op(B) as strided descriptors, alpha as its output
+// scale and beta as a sum post-op (C already holds the accumulated term, as for sgemm). Refused (the caller runs
+// sgemm) where oneDNN has only its reference loops.
+struct SgemmPlan {
+  dnnl::matmul matmul;
+  memory::desc a, b, c, bias, scratchpad;  // bias: empty without one
+  bool usable = false;
+};
+
+struct SgemmKey {
+  bool ta, tb, bias;
+  int64_t M, N, K, lda, ldb, ldc;
+  float alpha, beta;
+  auto operator<=>(const SgemmKey&) const = default;
+};
+
+std::shared_ptr<const SgemmPlan> make_sgemm_plan(const SgemmKey& k) {
+  auto p = std::make_shared<SgemmPlan>();
+  const auto f32 = memory::data_type::f32;
+  p->a = memory::desc({k.M, k.K}, f32, k.ta ? memory::dims{1, k.lda} : memory::dims{k.lda, 1});
+  p->b = memory::desc({k.K, k.N}, f32, k.tb ? memory::dims{1, k.ldb} : memory::dims{k.ldb, 1});
+  p->c = memory::desc({k.M, k.N}, f32, {k.ldc, 1});
+  if (k.bias) p->bias = memory::desc({1, k.N}, f32, {k.N, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: concurrent calls share nothing
+  if (k.alpha != 1.f) attr.set_output_scales(0, {k.alpha});
+  if (k.beta != 0.f) {
+    dnnl::post_ops ops;
+    ops.append_sum(k.beta);
+    attr.set_post_ops(ops);
+  }
+  dnnl::matmul::primitive_desc pd(k.bias ? dnnl::matmul::desc(p->a, p->b, p->bias, p->c)
+                                         : dnnl::matmul::desc(p->a, p->b, p->c),
+                                  attr, cpu_engine(), true);
+  if (!pd || std::string_view(pd.impl_info_str()).substr(0, 3) == "ref") return p;
+  p->scratchpad = pd.scratchpad_desc();
+  p->matmul = dnnl::matmul(pd);
+  p->usable = true;
+  return p;
+}
+
+// Made once per shape, strides, alpha, beta and bias, kept for the process: a few dozen in a model. Past
+// kMostSgemmPlans (a model whose shapes change from run to run) new shapes go to sgemm, which needs no plan.
+constexpr std::size_t kMostSgemmPlans = 1024;
+
+std::shared_ptr<const SgemmPlan> sgemm_plan(const SgemmKey& k) {
+  static std::mutex mutex;
+  static std::map<SgemmKey, std::shared_ptr<const SgemmPlan>> plans;
+  std::lock_guard lock(mutex);
+  const auto found = plans.find(k);
+  if (found != plans.end()) return found->second;
+  if (plans.size() >= kMostSgemmPlans) return std::make_shared<const SgemmPlan>();
+  return plans[k] = make_sgemm_plan(k);
+}
+
+// MPSPACK_CPU_GEMM=sgemm: float32 products on dnnl_sgemm, not the matmul primitive (for comparisons).
+bool matmul_primitive_for_f32() {
+  static const bool on = [] {
+    const char* v = std::getenv("MPSPACK_CPU_GEMM");
+    return !(v && std::string_view(v) == "sgemm");
+  }();
+  return on;
+}
+
 }  // namespace
 }  // namespace mpspack::shim
 
 using namespace mpspack::shim;
 
-extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sgemm_v1(
+extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sgemm_v2(
     bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
-    int64_t ldb, float beta, float* C, int64_t ldc) {
+    int64_t ldb, float beta, float* C, int64_t ldc, const float* bias) {
+  if (matmul_primitive_for_f32()) {
+    std::string problem = reporting_errors([&] {
+      const auto plan = sgemm_plan({ta, tb, bias != nullptr, M, N, K, lda, ldb, ldc, alpha, beta});
+      if (!plan->usable) return std::string("-");
+      dnnl::engine& e = cpu_engine();
+      dnnl::stream stream(e);
+      Buffer scratch(plan->scratchpad.get_size());
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<float*>(A))},
+                                              {DNNL_ARG_WEIGHTS, memory(plan->b, e, const_cast<float*>(B))},
+                                              {DNNL_ARG_DST, memory(plan->c, e, C)},
+                                              {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}};
+      if (bias) args.insert({DNNL_ARG_BIAS, memory(plan->bias, e, const_cast<float*>(bias))});
+      plan->matmul.execute(stream, args);
+      stream.wait();
+      return std::string();
+    });
+    if (problem != "-") return problem;  // "-": no plan (reference loops only, or too many shapes): sgemm below
+  }
+  if (bias) {  // the accumulated term sgemm needs: the bias in every row
+    for (int64_t i = 0; i < M; ++i) std::copy(bias, bias + N, C + i * ldc);
+    beta = 1.f;
+  }
   const dnnl_status_t status =
       dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   return status == dnnl_success ? std::string() : "oneDNN's sgemm failed (status " + std::to_string(int(status)) + ")";

@@ -95,10 +95,10 @@ void convolution_onednn(const ConvShape& s, const Tensor& x, const Tensor& w, co
 }
 
 bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const float* bias) {
   const Plugin& p = plugin();
   if (!p.problem.empty()) return false;
-  const std::string problem = p.sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  const std::string problem = p.sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
   if (!problem.empty())
     fail("float32 product [" + std::to_string(M) + ", " + std::to_string(K) + "] @ [" + std::to_string(K) + ", " +
          std::to_string(N) + "]: " + problem);

@@ -25,10 +25,11 @@ inline constexpr double kOnednnGemmMinMacs = double(1 << 18);
 // Whether a product [M, K] @ [K, N] is for oneDNN: at least kOnednnGemmMinMacs, unless MPSPACK_CPU_GEMM=openblas.
 bool product_for_onednn(int64_t M, int64_t N, int64_t K);
 
-// C <- alpha * op(A) op(B) + beta * C on oneDNN's sgemm, row-major, threaded on the caller's OpenMP team. False
-// when the plugin cannot be opened (nothing written); throws ShimError when oneDNN refuses the product.
+// C <- alpha * op(A) op(B) + beta * C on oneDNN (onednn_api.hpp, OnednnSgemm), row-major, threaded on the
+// caller's OpenMP team; with `bias` (beta 0, alpha 1) the bias row is added to every row in the product's pass.
+// False when the plugin cannot be opened (nothing written); throws ShimError when oneDNN refuses the product.
 bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const float* bias = nullptr);
 
 // C (dense float32 [M, N]) <- a bfloat16 product on oneDNN's matmul, accumulated in float32. False, with nothing
 // written, when the plugin cannot be opened or oneDNN has no kernel of this CPU's own for it (the caller widens
@@ -43,8 +44,9 @@ uint64_t onednn_gemm_calls();
 // Products open it at the first one big enough for oneDNN (kOnednnGemmMinMacs), not known before the run.
 bool needs_onednn(std::string_view import);
 
-// MPSPACK_CPU_GEMM, read once: "openblas" keeps float32 GEMMs on OpenBLAS (for measurements); empty by default
-// (oneDNN when the plugin opens, else OpenBLAS).
+// MPSPACK_CPU_GEMM, read once: "openblas" keeps float32 GEMMs on OpenBLAS, "sgemm" on oneDNN's sgemm with the
+// bias copied first (both for measurements); empty by default (oneDNN's matmul when the plugin opens, else
+// OpenBLAS).
 std::string_view cpu_gemm_mode();
 
 }  // namespace mpspack::shim
