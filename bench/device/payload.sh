@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Gathers what a run on the device machine needs into .device/ (git-ignored), to be named in the device tool's
 # `carry` (64 MiB in all with the working tree):
-#   .device/bin/   mpspack, test_cuda_shim, direct_load (bench/zero_copy.sh), cuda_conv_host and attention_cpu
-#                  (bench/device/attention_torch.py), stripped
+#   .device/bin/   mpspack, test_cuda_shim, direct_load (bench/zero_copy.sh), cuda_conv_host, attention_cpu and
+#                  matmul_cpu (bench/device/attention_torch.py, matmul_torch.py), stripped
 #   .device/lib/   the libraries mpspack carries beside itself (RUNPATH $ORIGIN/../lib)
 #   .device/fixtures/  the torch-built cases from ../shared, which does not travel
 # Files over 4 MiB go as .xz.
