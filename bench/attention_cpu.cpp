@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
                            false, true},
                           {"[1,4,128,64] (bert: 128 tokens, 4 heads)", 1, 4, 128, 64, false, false},
                           {"[1,4,128,64] from [1,128,4,64] rows (as bert hands them)", 1, 4, 128, 64, false, true},
-                          {"[1,4,128,64] causal (gpt2)", 1, 4, 128, 64, true, false}};
+                          {"[1,4,128,64] causal (gpt2)", 1, 4, 128, 64, true, false},
+                          {"[1,3,197,64] from [1,197,3,64] rows (vit_tiny: 197 tokens, 3 heads)", 1, 3, 197, 64, false,
+                           true}};
   for (const Shape& s : shapes) std::printf("| %s | %.3f |\n", s.what, median_ms(s, reps));
 }

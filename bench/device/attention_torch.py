@@ -15,7 +15,7 @@ import torch
 
 # (B, H, L, E, causal, from_rows): attention_cpu.cpp's shapes, in its order.
 SHAPES = [(1, 6, 1500, 64, False, False), (1, 6, 1500, 64, False, True), (1, 4, 128, 64, False, False),
-          (1, 4, 128, 64, False, True), (1, 4, 128, 64, True, False)]
+          (1, 4, 128, 64, False, True), (1, 4, 128, 64, True, False), (1, 3, 197, 64, False, True)]
 
 
 def operand(shape, seed):

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -111,14 +112,19 @@ std::shared_ptr<const SgemmPlan> make_sgemm_plan(const SgemmKey& k) {
 // kMostSgemmPlans (a model whose shapes change from run to run) new shapes go to sgemm, which needs no plan.
 constexpr std::size_t kMostSgemmPlans = 1024;
 
+// Looked up under a shared lock: attention calls it from every thread of the team at once.
 std::shared_ptr<const SgemmPlan> sgemm_plan(const SgemmKey& k) {
-  static std::mutex mutex;
+  static std::shared_mutex mutex;
   static std::map<SgemmKey, std::shared_ptr<const SgemmPlan>> plans;
-  std::lock_guard lock(mutex);
-  const auto found = plans.find(k);
-  if (found != plans.end()) return found->second;
-  if (plans.size() >= kMostSgemmPlans) return std::make_shared<const SgemmPlan>();
-  return plans[k] = make_sgemm_plan(k);
+  {
+    std::shared_lock reading(mutex);
+    const auto found = plans.find(k);
+    if (found != plans.end()) return found->second;
+  }
+  std::lock_guard writing(mutex);
+  auto& plan = plans[k];
+  if (!plan) plan = plans.size() > kMostSgemmPlans ? std::make_shared<const SgemmPlan>() : make_sgemm_plan(k);
+  return plan;
 }
 
 // MPSPACK_CPU_GEMM=sgemm: float32 products on dnnl_sgemm, not the matmul primitive (for comparisons).
