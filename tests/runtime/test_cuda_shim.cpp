@@ -603,41 +603,49 @@ std::vector<double> attention_reference(const std::vector<double>& q, const std:
   return out;
 }
 
-TEST_CASE("cuda attention on strided q/k/v in several row blocks matches a double reference", "[cuda]") {
+TEST_CASE("cuda attention on strided q/k/v, fused and in several row blocks, matches a double reference", "[cuda]") {
   REQUIRE_GPU();
-  // q, k, v as a model makes them: one [B, T, 3, H, E] projection, viewed per part as [B, H, T, E].
-  const int64_t B = 2, T = 37, H = 3, E = 16;
-  const std::vector<int64_t> qkv_sizes{B, T, 3, H, E};
-  const std::vector<double> qkv = random_doubles(B * T * 3 * H * E, 21);
-  const std::vector<int64_t> part_sizes{B, H, T, E}, part_strides{T * 3 * H * E, E, 3 * H * E, 1};
-  std::vector<double> parts[3];
-  for (int part = 0; part < 3; ++part)
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t t = 0; t < T; ++t)
-          for (int64_t e = 0; e < E; ++e)
-            parts[part].push_back(qkv[size_t((((b * T + t) * 3 + part) * H + h) * E + e)]);
-  // Five query rows per block of scores: 37 rows make 8 blocks, the last of two.
-  REQUIRE(setenv("MPSPACK_ATTENTION_SCORE_BYTES", std::to_string(H * T * 4 * 5).c_str(), 1) == 0);
-  for (int32_t dtype : {kF32, kBF16})
-    for (int causal : {0, 1}) {
-      INFO("dtype " << dtype << " causal " << causal);
-      Handle g = upload(qkv, qkv_sizes, contiguous(qkv_sizes), dtype);
-      Handle q = view(g.get(), part_sizes, part_strides, 0), k = view(g.get(), part_sizes, part_strides, H * E),
-             v = view(g.get(), part_sizes, part_strides, 2 * H * E);
-      Handle o0, o1, o2, o3;
-      REQUIRE(aoti_torch_cuda__scaled_dot_product_efficient_attention(q.get(), k.get(), v.get(), nullptr, 1, 0.0,
-                                                                       causal, nullptr, o0.out(), o1.out(), o2.out(),
-                                                                       o3.out()) == 0);
-      const std::vector<double> want = attention_reference(parts[0], parts[1], parts[2], B, H, T, T, E, causal);
-      const std::vector<double> got = doubles(o0.get());
-      REQUIRE(got.size() == want.size());
-      const double tol = dtype == kF32 ? 1e-5 : 2e-2;
-      size_t bad = 0;
-      for (size_t i = 0; i < got.size(); ++i) bad += !(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i])));
-      CHECK(bad == 0);
+  // q, k, v as a model makes them: one [B, T, 3, H, E] projection, viewed per part as [B, H, T, E]. 37 rows make
+  // 5 blocks of 8 rows (the last of 5) and 2 tiles of 32 keys (the last of 5) for the fused kernel; E 16 and 80
+  // give it 1 and 3 output values a lane (80: lanes past the end in the last), E 160 is past its heads of 128 and
+  // goes blocked. MPSPACK_CUDA_ATTENTION=blocked takes the blocked way with 5 query rows per block of scores:
+  // 8 blocks, the last of two.
+  const int64_t B = 2, T = 37, H = 3;
+  for (const char* mode : {"fused", "blocked"})
+    for (int64_t E : {16, 80, 160}) {
+      const std::vector<int64_t> qkv_sizes{B, T, 3, H, E};
+      const std::vector<double> qkv = random_doubles(B * T * 3 * H * E, 21);
+      const std::vector<int64_t> part_sizes{B, H, T, E}, part_strides{T * 3 * H * E, E, 3 * H * E, 1};
+      std::vector<double> parts[3];
+      for (int part = 0; part < 3; ++part)
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t t = 0; t < T; ++t)
+              for (int64_t e = 0; e < E; ++e)
+                parts[part].push_back(qkv[size_t((((b * T + t) * 3 + part) * H + h) * E + e)]);
+      REQUIRE(setenv("MPSPACK_CUDA_ATTENTION", mode, 1) == 0);
+      REQUIRE(setenv("MPSPACK_ATTENTION_SCORE_BYTES", std::to_string(H * T * 4 * 5).c_str(), 1) == 0);
+      for (int32_t dtype : {kF32, kBF16})
+        for (int causal : {0, 1}) {
+          INFO(mode << ", E " << E << ", dtype " << dtype << ", causal " << causal);
+          Handle g = upload(qkv, qkv_sizes, contiguous(qkv_sizes), dtype);
+          Handle q = view(g.get(), part_sizes, part_strides, 0), k = view(g.get(), part_sizes, part_strides, H * E),
+                 v = view(g.get(), part_sizes, part_strides, 2 * H * E);
+          Handle o0, o1, o2, o3;
+          REQUIRE(aoti_torch_cuda__scaled_dot_product_efficient_attention(q.get(), k.get(), v.get(), nullptr, 1, 0.0,
+                                                                           causal, nullptr, o0.out(), o1.out(),
+                                                                           o2.out(), o3.out()) == 0);
+          const std::vector<double> want = attention_reference(parts[0], parts[1], parts[2], B, H, T, T, E, causal);
+          const std::vector<double> got = doubles(o0.get());
+          REQUIRE(got.size() == want.size());
+          const double tol = dtype == kF32 ? 1e-5 : 2e-2;
+          size_t bad = 0;
+          for (size_t i = 0; i < got.size(); ++i) bad += !(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i])));
+          CHECK(bad == 0);
+        }
     }
   REQUIRE(unsetenv("MPSPACK_ATTENTION_SCORE_BYTES") == 0);
+  REQUIRE(unsetenv("MPSPACK_CUDA_ATTENTION") == 0);
 }
 
 namespace {

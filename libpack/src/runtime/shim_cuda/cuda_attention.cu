@@ -1,9 +1,17 @@
-// aoti_torch_cuda__scaled_dot_product_{efficient,cudnn}_attention as torch's math path computes it, on cuBLAS: for each
-// image and block of query rows, the scores Q K^T * scale in float32 (one product batched over the heads), the
-// bias and causal mask added and a numerically safe softmax taken row by row (one thread block per row, max
-// subtracted), then P V (a second batched product) into the output. A block's scores take at most 256 MiB, so
-// long sequences run in several blocks and memory stays bounded. The outputs have the shapes and strides torch's
-// kernel returns (its meta function), which the compiled model relies on.
+// aoti_torch_cuda__scaled_dot_product_{efficient,cudnn}_attention. Two ways, the same results at each dtype's
+// tolerance:
+// - fused (head sizes up to 128, as every zoo model has): one kernel, one warp per query row and eight rows a
+//   block; the block's threads load 32 keys and values at a time into shared memory, each lane scores one key, and
+//   the row keeps a running maximum and sum (online softmax) and its output in registers. One launch and no
+//   scores in memory: an uncaptured run of a small transformer is bound by the host's time per launch, and this
+//   op cost three launches and a scores buffer the other way (docs/PERFORMANCE.md, "CUDA attention").
+// - blocked (larger heads, or MPSPACK_CUDA_ATTENTION=blocked, read at each call): torch's math path on cuBLAS: for
+//   each image and block of query rows, the scores Q K^T * scale in float32 (one product batched over the heads),
+//   the bias and causal mask added and a numerically safe softmax taken row by row (one thread block per row, max
+//   subtracted), then P V (a second batched product) into the output. A block's scores take at most 256 MiB, so
+//   long sequences run in several blocks and memory stays bounded.
+// The outputs have the shapes and strides torch's kernel returns (its meta function), which the compiled model
+// relies on.
 #include "aoti_shim_cuda.h"
 #include "cuda_common.hpp"
 
@@ -14,6 +22,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 namespace mpspack::shim::cuda {
 namespace {
@@ -102,6 +111,117 @@ void softmax_rows(Tensor& scores, Tensor& probs, const Tensor* bias, float* lse,
   check(cudaGetLastError(), "attention softmax kernel launch");
 }
 
+constexpr int kFusedRows = 8;        // query rows (warps) per thread block
+constexpr int kFusedKeys = 32;       // keys per tile: one per lane
+constexpr int64_t kFusedMaxHead = 128;
+
+__device__ inline float warp_max(float v) {
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ inline float warp_sum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Block (blockIdx.x, head blockIdx.y, image blockIdx.z): query rows [8 x, 8 x + 8), warp w on row 8 x + w.
+// Shared memory: the tile's keys [32][E + 1] (padded: lane j reads row j, and a stride of E would put every lane
+// on one bank), its values [32][Ev], the block's query rows [8][E], pre-scaled. PER_LANE = ceil(Ev / 32) output
+// values a lane. Scores follow torch: scale * q.k + bias, -inf above the diagonal when causal (top-left aligned).
+template <class T, int PER_LANE>
+__global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const T* bias, T* out, float* lse,
+                                       Problem p) {
+  extern __shared__ float smem[];
+  const int E = int(p.E), Ev = int(p.Ev);
+  float* keys = smem;
+  float* values = keys + kFusedKeys * (E + 1);
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
+  float* qrow = values + kFusedKeys * Ev + warp * E;
+  const int64_t b = blockIdx.z, h = blockIdx.y, first = int64_t(blockIdx.x) * kFusedRows, i = first + warp;
+  const bool row_ok = i < p.L;
+  for (int e = lane; e < E; e += 32)
+    qrow[e] = row_ok ? to_float(q[b * p.q.b + h * p.q.h + i * p.q.l + e * p.q.e]) * p.scale : 0.f;
+  const int64_t last = (first + kFusedRows < p.L ? first + kFusedRows : p.L) - 1;
+  const int64_t keys_end = p.causal && last + 1 < p.S ? last + 1 : p.S;
+  const T* kb = k + b * p.k.b + h * p.k.h;
+  const T* vb = v + b * p.v.b + h * p.v.h;
+  float top = -INFINITY, sum = 0.f, acc[PER_LANE];
+  for (int t = 0; t < PER_LANE; ++t) acc[t] = 0.f;
+  for (int64_t s0 = 0; s0 < keys_end; s0 += kFusedKeys) {
+    __syncthreads();  // the previous tile is used up (and, the first time, the query rows are written)
+    for (int x = int(threadIdx.x); x < kFusedKeys * E; x += int(blockDim.x)) {
+      const int j = x / E, e = x % E;
+      keys[j * (E + 1) + e] = s0 + j < p.S ? to_float(kb[(s0 + j) * p.k.l + e * p.k.e]) : 0.f;
+    }
+    for (int x = int(threadIdx.x); x < kFusedKeys * Ev; x += int(blockDim.x)) {
+      const int j = x / Ev, e = x % Ev;
+      values[j * Ev + e] = s0 + j < p.S ? to_float(vb[(s0 + j) * p.v.l + e * p.v.e]) : 0.f;
+    }
+    __syncthreads();
+    const int64_t s = s0 + lane;
+    float score = -INFINITY;
+    if (row_ok && s < p.S && !(p.causal && s > i)) {
+      float dot = 0.f;
+      const float* key = keys + lane * (E + 1);
+      for (int e = 0; e < E; ++e) dot = fmaf(qrow[e], key[e], dot);
+      if (bias) dot += to_float(bias[b * p.bias.b + h * p.bias.h + i * p.bias.l + s * p.bias.e]);
+      score = dot;
+    }
+    const float new_top = fmaxf(top, warp_max(score));
+    const float weight = new_top == -INFINITY ? 0.f : __expf(score - new_top);
+    const float rescale = top == -INFINITY ? 0.f : __expf(top - new_top);
+    sum = sum * rescale + warp_sum(weight);
+    top = new_top;
+    // Half-precision rows multiply the values by the weight rounded to their type, as torch's kernels do.
+    const float used = std::is_same_v<T, float> ? weight : to_float(from_float<T>(weight));
+    for (int t = 0; t < PER_LANE; ++t) acc[t] *= rescale;
+    const int tile = keys_end - s0 < kFusedKeys ? int(keys_end - s0) : kFusedKeys;
+    for (int j = 0; j < tile; ++j) {
+      const float w = __shfl_sync(0xffffffffu, used, j);
+      for (int t = 0; t < PER_LANE; ++t) {
+        const int e = lane + 32 * t;
+        if (e < Ev) acc[t] = fmaf(w, values[j * Ev + e], acc[t]);
+      }
+    }
+  }
+  if (!row_ok) return;
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;  // a row with every key masked gives zeros, not NaN
+  T* orow = out + b * p.out.b + h * p.out.h + i * p.out.l;
+  for (int t = 0; t < PER_LANE; ++t) {
+    const int e = lane + 32 * t;
+    if (e < Ev) orow[e * p.out.e] = from_float<T>(acc[t] * inv);
+  }
+  if (lse && lane == 0) lse[b * p.lse_b + h * p.lse_h + i] = sum > 0.f ? top + logf(sum) : -INFINITY;
+}
+
+// Whether the fused kernel takes this problem: heads of at most 128 values, grid dimensions in range, and not
+// MPSPACK_CUDA_ATTENTION=blocked.
+bool fused_fits(const Problem& p) {
+  const char* mode = std::getenv("MPSPACK_CUDA_ATTENTION");
+  if (mode && std::string(mode) == "blocked") return false;
+  return p.E <= kFusedMaxHead && p.Ev <= kFusedMaxHead && p.B <= 65535 && p.H <= 65535 &&
+         ceil_div(p.L, kFusedRows) <= int64_t(INT32_MAX);
+}
+
+template <class T, int PER_LANE>
+void launch_fused(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out, float* lse,
+                  const Problem& p) {
+  const dim3 grid(unsigned(ceil_div(p.L, kFusedRows)), unsigned(p.H), unsigned(p.B));
+  const std::size_t shared = sizeof(float) * std::size_t(kFusedKeys * (p.E + 1) + kFusedKeys * p.Ev + kFusedRows * p.E);
+  fused_attention_kernel<T, PER_LANE><<<grid, kFusedRows * 32, shared, current_stream()>>>(
+      reinterpret_cast<const T*>(q.data()), reinterpret_cast<const T*>(k.data()), reinterpret_cast<const T*>(v.data()),
+      bias ? reinterpret_cast<const T*>(bias->data()) : nullptr, reinterpret_cast<T*>(out.data()), lse, p);
+  check(cudaGetLastError(), "fused attention kernel launch");
+}
+
+template <class T>
+void attend_fused(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out, float* lse,
+                  const Problem& p) {
+  if (p.Ev <= 32) return launch_fused<T, 1>(q, k, v, bias, out, lse, p);
+  if (p.Ev <= 64) return launch_fused<T, 2>(q, k, v, bias, out, lse, p);
+  launch_fused<T, 4>(q, k, v, bias, out, lse, p);
+}
+
 // A view of `base`'s storage with the given geometry (offset in elements).
 Tensor view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t> strides, int64_t offset) {
   Tensor t;
@@ -113,9 +233,17 @@ Tensor view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t>
   return t;
 }
 
-// out[b] <- softmax(q[b] k[b]^T * scale + bias[b], causal) v[b], rows_per_block query rows at a time.
+// out[b] <- softmax(q[b] k[b]^T * scale + bias[b], causal) v[b]: fused, or rows_per_block query rows at a time.
 void attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out, float* lse,
             const Problem& p) {
+  if (fused_fits(p)) {
+    switch (static_cast<DType>(q.dtype)) {
+      case DType::f32: return attend_fused<float>(q, k, v, bias, out, lse, p);
+      case DType::f16: return attend_fused<__half>(q, k, v, bias, out, lse, p);
+      case DType::bf16: return attend_fused<__nv_bfloat16>(q, k, v, bias, out, lse, p);
+      default: break;  // refused below, as the blocked path does
+    }
+  }
   const int64_t per_row = std::max<int64_t>(p.H * p.S * int64_t(sizeof(float)), 1);
   const int64_t rows_per_block = std::clamp<int64_t>(score_budget_bytes() / per_row, 1, p.L);
   const int32_t device = q.storage->device_index;
