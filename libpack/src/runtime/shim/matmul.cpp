@@ -343,7 +343,8 @@ bool linear_on_onednn(Tensor& out, const Tensor* self, const Tensor& a, const Te
   if (M < 2 || N < 2 || !product_for_onednn(M, N, K)) return false;  // one row or column: a GEMV (product())
   const Tensor& s = *self;
   const bool bias_row = s.dim() == 1 ? s.sizes[0] == N && s.strides[0] == 1
-                        : s.dim() == 2 ? s.sizes[1] == N && s.strides[1] == 1 && (s.sizes[0] == 1 || s.strides[0] == 0)
+                        : s.dim() == 2 ? s.sizes[1] == N && s.strides[1] == 1 &&
+                                             (s.sizes[0] == 1 || (s.sizes[0] == M && s.strides[0] == 0))
                                        : false;
   if (!bias_row || out.strides[1] != 1 || out.strides[0] < N) return false;
   const auto* bias = reinterpret_cast<const float*>(s.data());

@@ -122,9 +122,12 @@ std::shared_ptr<const SgemmPlan> sgemm_plan(const SgemmKey& k) {
     if (found != plans.end()) return found->second;
   }
   std::lock_guard writing(mutex);
-  auto& plan = plans[k];
-  if (!plan) plan = plans.size() > kMostSgemmPlans ? std::make_shared<const SgemmPlan>() : make_sgemm_plan(k);
-  return plan;
+  if (const auto found = plans.find(k); found != plans.end()) return found->second;
+  if (plans.size() >= kMostSgemmPlans) {
+    static const auto none = std::make_shared<const SgemmPlan>();  // not usable: sgemm
+    return none;
+  }
+  return plans[k] = make_sgemm_plan(k);
 }
 
 // MPSPACK_CPU_GEMM=sgemm: float32 products on dnnl_sgemm, not the matmul primitive (for comparisons).
