@@ -191,8 +191,8 @@ bool all_zero(const uint8_t* p, uint64_t n) {
 Status AtomicWriter::write_sparse(const void* data, uint64_t size) {
   constexpr uint64_t kBlock = 1 << 16;
   // Runs of non-zero blocks go out in one write() each (64 KiB writes cost a system call per block), up to
-  // 256 KiB: the kernel then copies bytes the zero check has just brought into the cache.
-  constexpr uint64_t kMaxRun = 4 * kBlock;
+  // 2 MiB: a whole aligned 2 MiB in one write is one large page-cache folio (format/writer.cpp says why).
+  constexpr uint64_t kMaxRun = 32 * kBlock;
   const auto* p = static_cast<const uint8_t*>(data);
   uint64_t pending = 0;  // offset of the first byte not yet written
   for (uint64_t off = 0; off < size; off += kBlock) {

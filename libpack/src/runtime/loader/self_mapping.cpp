@@ -61,9 +61,16 @@ Status SelfMappedWeights::offer_mapping(int fd, uint64_t file_offset) {
   if (file_offset % page != 0) return make_error(Kind::Invalid, "mmap-self weights: segment not page-aligned");
   const uint64_t length = weights_.size() + tail_.size(), whole = weights_.size() / page * page;
   mapped_ = (length + page - 1) / page * page;
-  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // Placed at an address congruent to the segment's file offset modulo 2 MiB, so that the page cache's 2 MiB
+  // folios of the segment can be mapped a PMD at a time (format/writer.cpp says why that matters): a reservation
+  // 2 MiB larger, trimmed to the congruent start.
+  constexpr uint64_t kHuge = uint64_t(2) << 20;
+  void* p = ::mmap(nullptr, mapped_ + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return io_error("reserving the mapping");
-  mapping_ = static_cast<uint8_t*>(p);
+  auto* reserved = static_cast<uint8_t*>(p);
+  mapping_ = reserved + (file_offset - uint64_t(reserved)) % kHuge;  // both page-aligned: so is the result
+  if (mapping_ > reserved) ::munmap(reserved, size_t(mapping_ - reserved));
+  ::munmap(mapping_ + mapped_, size_t(reserved + mapped_ + kHuge - (mapping_ + mapped_)));
   if (whole > 0 &&
       ::mmap(mapping_, whole, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, off_t(file_offset)) == MAP_FAILED)
     return io_error("mapping the weights segment");
