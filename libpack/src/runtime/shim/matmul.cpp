@@ -333,7 +333,8 @@ bool prepare_beta_term(Tensor& out, const Tensor* self, double beta) {
 // A Linear layer's addmm on oneDNN with its bias added in the product's own pass: float32, beta and alpha 1, self
 // a bias row broadcast over out's rows ([N], or [M or 1, N] with row stride 0), out with dense rows, operands BLAS
 // can read. Copying the bias into every row first and accumulating onto it costs a second pass over the output:
-// 10-50% of a 128-200-row product (bench/matmul_cpu.cpp). False, with nothing written, for any other addmm.
+// 10-50% of a 128-200-row product (bench/matmul_cpu.cpp). False, with nothing written, for any other addmm, and
+// where oneDNN cannot add the bias in its pass (no kernel of this CPU's own, or its plan cache full).
 bool linear_on_onednn(Tensor& out, const Tensor* self, const Tensor& a, const Tensor& b, double beta, double alpha) {
   if (self == nullptr || beta != 1.0 || alpha != 1.0 || cpu_gemm_mode() == "sgemm") return false;
   const auto f32 = static_cast<int32_t>(DType::f32);

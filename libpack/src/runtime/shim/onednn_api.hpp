@@ -34,8 +34,10 @@ inline constexpr const char* kOnednnConvolutionEntry = "mpspack_onednn_convoluti
 // C <- alpha * op(A) op(B) + beta * C, float32, row-major, threaded on the caller's OpenMP team, oneDNN choosing
 // how many threads a product is worth: on its matmul primitive (made once per shape), or its sgemm where the
 // primitive has only reference loops or MPSPACK_CPU_GEMM=sgemm. With `bias` (N floats, beta 0, alpha 1): C <- op(A)
-// op(B) + bias broadcast over the rows, added in the product's own pass (a Linear layer). Returns an empty string,
-// or why it could not.
+// op(B) + bias broadcast over the rows, added in the product's own pass (a Linear layer); where only sgemm would
+// run it, nothing is written and the answer is kOnednnBiasNotFused (the shim copies the bias and calls again
+// without it). Returns an empty string, or why it could not.
+inline constexpr const char* kOnednnBiasNotFused = "the bias cannot be added in the product's pass";
 using OnednnSgemm = std::string (*)(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                                     int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
                                     const float* bias);

@@ -12,7 +12,6 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include <algorithm>
 #include <compare>
 #include <cstdlib>
 #include <map>
@@ -167,10 +166,7 @@ extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sge
     });
     if (problem != "-") return problem;  // "-": no plan (reference loops only, or too many shapes): sgemm below
   }
-  if (bias) {  // the accumulated term sgemm needs: the bias in every row
-    for (int64_t i = 0; i < M; ++i) std::copy(bias, bias + N, C + i * ldc);
-    beta = 1.f;
-  }
+  if (bias) return kOnednnBiasNotFused;
   const dnnl_status_t status =
       dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   return status == dnnl_success ? std::string() : "oneDNN's sgemm failed (status " + std::to_string(int(status)) + ")";

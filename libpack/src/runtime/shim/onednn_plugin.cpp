@@ -99,6 +99,7 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
   const Plugin& p = plugin();
   if (!p.problem.empty()) return false;
   const std::string problem = p.sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
+  if (problem == kOnednnBiasNotFused) return false;
   if (!problem.empty())
     fail("float32 product [" + std::to_string(M) + ", " + std::to_string(K) + "] @ [" + std::to_string(K) + ", " +
          std::to_string(N) + "]: " + problem);

@@ -27,7 +27,8 @@ bool product_for_onednn(int64_t M, int64_t N, int64_t K);
 
 // C <- alpha * op(A) op(B) + beta * C on oneDNN (onednn_api.hpp, OnednnSgemm), row-major, threaded on the
 // caller's OpenMP team; with `bias` (beta 0, alpha 1) the bias row is added to every row in the product's pass.
-// False when the plugin cannot be opened (nothing written); throws ShimError when oneDNN refuses the product.
+// False, with nothing written, when the plugin cannot be opened or cannot add the bias in its pass; throws
+// ShimError when oneDNN refuses the product.
 bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const float* bias = nullptr);
 
