@@ -1,11 +1,12 @@
 // aoti_torch_cuda__scaled_dot_product_{efficient,cudnn}_attention. Two ways, the same results at each dtype's
 // tolerance:
-// - fused (head sizes up to 128, as every zoo model has): one kernel, one warp per query row and eight rows a
-//   block; the block's threads load 32 keys and values at a time into shared memory, each lane scores one key, and
-//   the row keeps a running maximum and sum (online softmax) and its output in registers. One launch and no
-//   scores in memory: an uncaptured run of a small transformer is bound by the host's time per launch, and this
-//   op cost three launches and a scores buffer the other way (docs/PERFORMANCE.md, "CUDA attention").
-// - blocked (larger heads, or MPSPACK_CUDA_ATTENTION=blocked, read at each call): torch's math path on cuBLAS: for
+// - fused (heads of up to 128 values and short sequences, as the zoo's transformers have): one kernel, one warp
+//   per query row and eight rows a block; the block's threads load 32 keys and values at a time into shared
+//   memory, each lane scores one key, and the row keeps a running maximum and sum (online softmax) and its output
+//   in registers. One launch and no scores in memory: an uncaptured run of a small transformer is bound by the
+//   host's time per launch, and this op costs three launches and a scores buffer the other way
+//   (docs/PERFORMANCE.md, "CUDA attention").
+// - blocked (larger heads, long sequences, or MPSPACK_CUDA_ATTENTION=blocked): torch's math path on cuBLAS: for
 //   each image and block of query rows, the scores Q K^T * scale in float32 (one product batched over the heads),
 //   the bias and causal mask added and a numerically safe softmax taken row by row (one thread block per row, max
 //   subtracted), then P V (a second batched product) into the output. A block's scores take at most 256 MiB, so
@@ -194,13 +195,24 @@ __global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const
   if (lse && lane == 0) lse[b * p.lse_b + h * p.lse_h + i] = sum > 0.f ? top + logf(sum) : -INFINITY;
 }
 
-// Whether the fused kernel takes this problem: heads of at most 128 values, grid dimensions in range, and not
-// MPSPACK_CUDA_ATTENTION=blocked.
+// Past this many multiply-adds a call (B H L S (E + Ev)) the blocked way is faster: its three launches cost more
+// host time than the fused kernel's one (45 against 12 us on the H200 host), but the fused kernel's scalar dot
+// products cost more GPU time per multiply-add than cuBLAS's products, and a long sequence is bound by the GPU.
+// Measured there (bench/attention_cuda.cpp, docs/PERFORMANCE.md "CUDA attention"): vit_tiny's 15 M multiply-adds
+// take 35 us fused and 46 blocked, 6 heads of 256 (50 M) 48 and 41, the audio encoder's 1,500 frames (1.7 G) 863
+// and 226.
+constexpr int64_t kFusedMaxWork = int64_t(1) << 25;
+
+// Whether the fused kernel takes this problem: heads of at most 128 values and grid dimensions in range; then
+// MPSPACK_CUDA_ATTENTION (read at each call) = fused or blocked decides, and otherwise the work does.
 bool fused_fits(const Problem& p) {
+  const bool fits = p.E <= kFusedMaxHead && p.Ev <= kFusedMaxHead && p.B <= 65535 && p.H <= 65535 &&
+                    ceil_div(p.L, kFusedRows) <= int64_t(INT32_MAX);
   const char* mode = std::getenv("MPSPACK_CUDA_ATTENTION");
   if (mode && std::string(mode) == "blocked") return false;
-  return p.E <= kFusedMaxHead && p.Ev <= kFusedMaxHead && p.B <= 65535 && p.H <= 65535 &&
-         ceil_div(p.L, kFusedRows) <= int64_t(INT32_MAX);
+  if (mode && std::string(mode) == "fused") return fits;
+  const double work = double(p.B) * double(p.H) * double(p.L) * double(p.S) * double(p.E + p.Ev);
+  return fits && work <= double(kFusedMaxWork);
 }
 
 template <class T, int PER_LANE>
