@@ -69,7 +69,7 @@ class CudaBackend final : public Backend {
     if (pinning_.valid()) pinning_.wait();
     cudaStreamSynchronize(stream_);
     if (graph_) cudaGraphExecDestroy(graph_);
-    staging_.clear();
+    readers_.clear();
     shim::cuda::set_current_stream(previous_stream_);
     cudaStreamDestroy(stream_);
   }
@@ -128,6 +128,8 @@ class CudaBackend final : public Backend {
     if (auto e = cudaMalloc(&dev, std::max<uint64_t>(blob.size(), 1)); e != cudaSuccess)
       return cuda_error(fmt::format("allocating {} bytes of GPU memory for the weights", blob.size()), e);
     std::shared_ptr<void> owner(dev, [](void* p) { cudaFree(p); });
+    spdlog::info("weights' device block: {} bytes allocated in {:.1f} ms", blob.size(),
+                 std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     const cuda_copies::Piece whole{static_cast<uint8_t*>(dev), 0, blob.size()};
     MPK_CHECK(upload({&whole, 1}, blob.data(), fd, file_offset));
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -136,20 +138,21 @@ class CudaBackend final : public Backend {
 
   std::vector<ImportRoute> weight_copy_routes() const override { return cuda_copies::routes(); }
 
-  // Pins the upload's staging buffers, one thread per reader, while the library loads: pinning is most of the
-  // upload's fixed cost. upload() waits for it; a buffer that failed to pin is pinned again, or the failure reported,
-  // by its reader.
+  // Pins the upload's staging buffers and makes the readers' streams, one thread per reader, while the library
+  // loads: pinning is most of the upload's fixed cost. upload() waits for it; a buffer that failed to pin is pinned
+  // again, or the failure reported, by its reader.
   void expect_upload(uint64_t bytes) override {
     const UploadShape shape = upload_shape(bytes);
     const char* early = std::getenv("MPSPACK_UPLOAD_PIN_EARLY");  // "0": pinned by the readers (for measuring)
     if (pinning_.valid() || shape.register_pages || (early && std::string_view(early) == "0")) return;
-    while (staging_.size() < shape.workers) staging_.push_back(std::make_unique<Staging>());
+    while (readers_.size() < shape.workers) readers_.push_back(std::make_unique<Reader>());
     pinning_ = std::async(std::launch::async, [this, shape] {
       std::vector<std::thread> threads;
       for (unsigned w = 0; w < shape.workers; ++w)
         threads.emplace_back([this, w, shape] {
           cudaSetDevice(index_);
-          (void)staging_[w]->reserve(2 * shape.chunk, shape.huge_pages);
+          (void)readers_[w]->queue_ready();
+          (void)readers_[w]->reserve(2 * shape.chunk, shape.huge_pages);
         });
       for (auto& t : threads) t.join();
     });
@@ -236,7 +239,7 @@ class CudaBackend final : public Backend {
     int fd = -1;
     uint64_t file_offset = 0;
   } deferred_;  // the open window of defer_weight_copies()
-  std::future<void> pinning_;  // expect_upload()'s staging buffers being pinned
+  std::future<void> pinning_;  // expect_upload()'s staging buffers being pinned, its streams made
 
   // How an upload of `bytes` runs: chunk size, reader threads, staging kind. MPSPACK_UPLOAD_MODE (measured against
   // each other in docs/PERFORMANCE.md): "pread-thp" (default) reads into anonymous memory on transparent huge pages
@@ -261,13 +264,23 @@ class CudaBackend final : public Backend {
     return u;
   }
 
-  // One reader's pinned host buffers, kept for the backend's lifetime (pinning is the costly part).
-  struct Staging {
+  // One reader's pinned host buffers, its stream and its two buffers' events, kept for the backend's lifetime:
+  // pinning is the costly part, and making streams and events at each upload was part of its fixed cost.
+  struct Reader {
     void* raw = nullptr;  // the mapping (huge-page aligned inside) or the cudaHostAlloc block
     uint64_t raw_len = 0;
     uint8_t* base = nullptr;
     uint64_t size = 0;
     bool mapped = false;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done[2] = {nullptr, nullptr};
+    // The stream and events, made once (on the calling thread's current device).
+    bool queue_ready() {
+      if (!stream && cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) stream = nullptr;
+      for (cudaEvent_t& e : done)
+        if (!e && cudaEventCreateWithFlags(&e, cudaEventDisableTiming) != cudaSuccess) e = nullptr;
+      return stream && done[0] && done[1];
+    }
     Status reserve(uint64_t bytes, bool huge_pages) {
       if (size >= bytes) return {};
       release();
@@ -306,9 +319,14 @@ class CudaBackend final : public Backend {
       }
       raw = nullptr, base = nullptr, size = 0, mapped = false;
     }
-    ~Staging() { release(); }
+    ~Reader() {
+      release();
+      for (cudaEvent_t e : done)
+        if (e) cudaEventDestroy(e);
+      if (stream) cudaStreamDestroy(stream);
+    }
   };
-  std::vector<std::unique_ptr<Staging>> staging_;
+  std::vector<std::unique_ptr<Reader>> readers_;
 
   // One host-to-device copy of `bytes` from pinned or pageable (pre-touched) memory, timed by events.
   Result<double> copy_bandwidth(uint64_t bytes, bool pinned) {
@@ -353,7 +371,9 @@ class CudaBackend final : public Backend {
   Status upload(std::span<const cuda_copies::Piece> pieces, const uint8_t* host, int fd, uint64_t file_offset) {
     using Clock = std::chrono::steady_clock;
     auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+    const auto t_wait = Clock::now();
     if (pinning_.valid()) pinning_.get();
+    const double pin_wait_ms = ms_since(t_wait);
     uint64_t total = 0;
     for (const cuda_copies::Piece& p : pieces) total += p.len;
     const UploadShape shape = upload_shape(total);
@@ -366,9 +386,7 @@ class CudaBackend final : public Backend {
     const unsigned workers = unsigned(std::min<uint64_t>(chunks, shape.workers));
     const std::string_view mode = shape.mode;
     const bool register_pages = shape.register_pages;
-    auto t_setup = Clock::now();
-    while (!register_pages && staging_.size() < workers) staging_.push_back(std::make_unique<Staging>());
-    const double setup_ms = ms_since(t_setup);
+    while (readers_.size() < workers) readers_.push_back(std::make_unique<Reader>());
     std::mutex mutex;
     std::string failure;
     auto fail = [&](std::string why) {
@@ -376,27 +394,31 @@ class CudaBackend final : public Backend {
       if (failure.empty()) failure = std::move(why);
     };
     std::atomic<bool> stop{false};
+    // Readers take the next chunk as they become free, not every workers-th one: a reader that the host schedules
+    // late then holds up one chunk, not the tail of the upload.
+    std::atomic<uint64_t> next_chunk{0};
     std::vector<LaneTimes> times(workers);
     auto lane = [&](unsigned w) {
       LaneTimes& tm = times[w];
       cudaSetDevice(index_);
-      cudaStream_t s = nullptr;
-      cudaEvent_t done[2] = {nullptr, nullptr};
+      Reader& reader = *readers_[w];
       void* pinned[2] = {nullptr, nullptr};  // register mode: the range pinned for each buffer slot
-      bool ok = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess;
-      for (int k = 0; ok && k < 2; ++k) ok = cudaEventCreateWithFlags(&done[k], cudaEventDisableTiming) == cudaSuccess;
+      bool ok = reader.queue_ready();
       if (!ok) fail("could not create the streams and events of the weight upload");
-      // Each reader pins its own two buffers, in parallel with the others; they stay for later uploads.
+      cudaStream_t s = reader.stream;
+      cudaEvent_t* done = reader.done;
+      // Each reader pins its own two buffers (unless expect_upload() had them pinned), in parallel with the others;
+      // they stay for later uploads.
       auto t_pin = Clock::now();
       if (ok && !register_pages) {
-        Status st = staging_[w]->reserve(2 * chunk, shape.huge_pages);
+        Status st = reader.reserve(2 * chunk, shape.huge_pages);
         if (!st.ok()) {
           fail(st.error().message);
           ok = false;
         }
       }
       tm.pin_ms += ms_since(t_pin);
-      for (uint64_t c = w, i = 0; ok && !stop && c < chunks; c += workers, ++i) {
+      for (uint64_t c = next_chunk++, i = 0; ok && !stop && c < chunks; c = next_chunk++, ++i) {
         const int k = int(i % 2);
         const uint64_t off = jobs[c].src, len = jobs[c].len;
         // The slot's previous copy must have left it before it is refilled.
@@ -419,7 +441,7 @@ class CudaBackend final : public Backend {
           tm.pin_ms += ms_since(t);
           src = host + off;
         } else {
-          uint8_t* dst = staging_[w]->base + uint64_t(k) * chunk;
+          uint8_t* dst = reader.base + uint64_t(k) * chunk;
           t = Clock::now();
           if (fd >= 0) {
             uint64_t got = 0;
@@ -445,11 +467,8 @@ class CudaBackend final : public Backend {
       auto t = Clock::now();
       if (s && cudaStreamSynchronize(s) != cudaSuccess) fail("the weight upload to the GPU failed");
       tm.wait_ms += ms_since(t);
-      for (int k = 0; k < 2; ++k) {
-        if (pinned[k]) cudaHostUnregister(pinned[k]);
-        if (done[k]) cudaEventDestroy(done[k]);
-      }
-      if (s) cudaStreamDestroy(s);
+      for (void* range : pinned)
+        if (range) cudaHostUnregister(range);
     };
     const auto t_pipe = Clock::now();
     std::vector<std::thread> threads;
@@ -459,10 +478,10 @@ class CudaBackend final : public Backend {
     const double pipe_ms = ms_since(t_pipe);
     LaneTimes sum;
     for (const auto& t : times) sum.read_ms += t.read_ms, sum.wait_ms += t.wait_ms, sum.pin_ms += t.pin_ms;
-    spdlog::info("weight upload: {} bytes, {} threads x 2 x {} MiB ({}): staging set up {:.1f} ms, pipeline {:.1f} ms "
-                 "(per thread: pin {:.1f} ms, read {:.1f} ms, waiting for copies {:.1f} ms)",
-                 total, workers, chunk >> 20, mode, setup_ms,
-                 pipe_ms, sum.pin_ms / workers, sum.read_ms / workers, sum.wait_ms / workers);
+    spdlog::info("weight upload: {} bytes, {} threads x 2 x {} MiB ({}): waited {:.1f} ms for the early pinning, "
+                 "pipeline {:.1f} ms (per thread: pin {:.1f} ms, read {:.1f} ms, waiting for copies {:.1f} ms)",
+                 total, workers, chunk >> 20, mode, pin_wait_ms, pipe_ms, sum.pin_ms / workers,
+                 sum.read_ms / workers, sum.wait_ms / workers);
     if (!failure.empty()) return make_error(Kind::Io, "{}", failure);
     return {};
   }
