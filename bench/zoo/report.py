@@ -2,6 +2,7 @@
 # rewritten after each row so that a run stopped early still leaves what it measured.
 import json
 import os
+import statistics
 
 COLUMNS = ("model", "device", "matches torch eager: max abs / rel error (rtol, atol)",
            "mpspack vs torch's runner: max abs", "p50 ms mpspack", "p50 ms torch", "mpspack / torch",
@@ -47,12 +48,16 @@ def _two_core(row):
     return f"{ms(two.get('mpspack_p50_ms'))} / {ms(two.get('torch_p50_ms'))}" + (f" ({times(r)})" if r else "")
 
 
+# The ratio of the sides' medians, then the rounds' own ratios: their range and their median. Each round times
+# both sides back to back, so a round's ratio is free of what moves the machine between rounds (up to 1.5x there),
+# which the ratio of two medians can mix: rounds of 0.84x, 0.85x and 1.25x have given medians 1.25x apart.
 def _ratio(row, r):
     rounds = row.get("rounds") or []
     each = [ratio(x["mpspack_p50_ms"], x["torch_p50_ms"]) for x in rounds]
     if len(each) < 2:
         return times(r)
-    return f"{times(r)} (rounds {times(min(each))}-{times(max(each))})"
+    return (f"{times(r)} (rounds {times(min(each))}-{times(max(each))}, "
+            f"their median {times(statistics.median(each))})")
 
 
 def _cell(text):
@@ -80,7 +85,7 @@ def markdown(header, rows):
     lines += [table_row(r) for r in rows]
     lines += ["", "p50: median of the timed runs (inputs already on the device, a device sync after each run); with "
               "several rounds, the median of the rounds' p50s, each side timed once a round, which side goes first "
-              "alternating. "
+              "alternating; the ratio is that of the two medians, then the range and the median of the rounds' own ratios. "
               "First result: mpspack's `time_to_first_result_ms` (from its process start); torch's side from "
               "spawning its process to its first outputs on the host. Ratio below 1: mpspack faster."]
     return "\n".join(lines) + "\n"
