@@ -85,7 +85,8 @@ def markdown(header, rows):
     lines += [table_row(r) for r in rows]
     lines += ["", "p50: median of the timed runs (inputs already on the device, a device sync after each run); with "
               "several rounds, the median of the rounds' p50s, each side timed once a round, which side goes first "
-              "alternating; the ratio is that of the two medians, then the range and the median of the rounds' own ratios. "
+              "alternating; the ratio is that of the two medians, then the range and the median of the rounds' own "
+              "ratios. "
               "First result: mpspack's `time_to_first_result_ms` (from its process start); torch's side from "
               "spawning its process to its first outputs on the host. Ratio below 1: mpspack faster."]
     return "\n".join(lines) + "\n"
