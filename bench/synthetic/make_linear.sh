@@ -9,28 +9,39 @@
 #   OUT/embedded.mpk, OUT/blob.mpk, OUT/mmap.mpk, OUT/pt2.mpk   packed with the example input and output recorded
 #   OUT/input0.bin, OUT/expected0.bin   x [1, 1024] f32 and y [1, MIB*256] f32
 # Deterministic (bench/synthetic/linear_gen.cpp), no torch. Nothing is written into the source tree.
-#   bash bench/synthetic/make_linear.sh BUILD_DIR MIB OUT_DIR
+# LAYOUTS="embedded blob mmap pt2" (the default) names the layouts to make; OUT/blob/weights.blob and the inputs are
+# always made (the other layouts are built from the blob).
+#   [LAYOUTS="..."] bash bench/synthetic/make_linear.sh BUILD_DIR MIB OUT_DIR
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$1"; mib="$2"; out="$3"
+layouts=" ${LAYOUTS:-embedded blob mmap pt2} "
+want() { [[ "$layouts" == *" $1 "* ]]; }
 in=1024; rows=$((mib * 256))
-mkdir -p "$out/embedded" "$out/blob" "$out/mmap"
+mkdir -p "$out/blob"
 g++ -O2 -std=c++20 -o "$out/linear_gen" "$root/bench/synthetic/linear_gen.cpp"
 "$out/linear_gen" "$in" "$rows" "$out/blob/weights.blob" "$out/input0.bin" "$out/expected0.bin"
 so() {  # so OUT_SO CONSTANTS_FILE [-DLINEAR_EXTERNAL]
   g++ -O2 -std=c++20 -fPIC -shared -fvisibility=hidden -Wl,-z,noexecstack -DLINEAR_IN=$in -DLINEAR_OUT=$rows \
     -DTINY_MLP_CONSTANTS="\"$2\"" ${3:-} "$root/bench/synthetic/linear.cpp" "$root/examples/tiny_mlp/constants.S" -o "$1"
 }
-so "$out/embedded/model.so" "$out/blob/weights.blob"
-/usr/bin/python3 -c "import struct,os,sys; open(sys.argv[1],'wb').write(struct.pack('<Q', os.path.getsize(sys.argv[2])))" \
-  "$out/blob/size.bin" "$out/blob/weights.blob"
-so "$out/blob/model.so" "$out/blob/size.bin" -DLINEAR_EXTERNAL
-# mmap-self: the region holds {weights size + 8, magic}; the file is padded with spaces to 16 KiB, then the weights,
-# then the magic, as torch writes it.
-/usr/bin/python3 -c "import struct,os,sys; open(sys.argv[1],'wb').write(struct.pack('<QQ', os.path.getsize(sys.argv[2]) + 8, 0x4d504b53454c4621))" \
-  "$out/mmap/region.bin" "$out/blob/weights.blob"
-so "$out/mmap/model.so" "$out/mmap/region.bin" -DLINEAR_MMAP_SELF
-/usr/bin/python3 - "$out/mmap/model.so" "$out/blob/weights.blob" <<'PY'
+if want embedded; then
+  mkdir -p "$out/embedded"
+  so "$out/embedded/model.so" "$out/blob/weights.blob"
+fi
+if want blob || want pt2; then
+  /usr/bin/python3 -c "import struct,os,sys; open(sys.argv[1],'wb').write(struct.pack('<Q', os.path.getsize(sys.argv[2])))" \
+    "$out/blob/size.bin" "$out/blob/weights.blob"
+  so "$out/blob/model.so" "$out/blob/size.bin" -DLINEAR_EXTERNAL
+fi
+if want mmap; then
+  mkdir -p "$out/mmap"
+  # mmap-self: the region holds {weights size + 8, magic}; the file is padded with spaces to 16 KiB, then the weights,
+  # then the magic, as torch writes it.
+  /usr/bin/python3 -c "import struct,os,sys; open(sys.argv[1],'wb').write(struct.pack('<QQ', os.path.getsize(sys.argv[2]) + 8, 0x4d504b53454c4621))" \
+    "$out/mmap/region.bin" "$out/blob/weights.blob"
+  so "$out/mmap/model.so" "$out/mmap/region.bin" -DLINEAR_MMAP_SELF
+  /usr/bin/python3 - "$out/mmap/model.so" "$out/blob/weights.blob" <<'PY'
 import shutil, struct, sys
 with open(sys.argv[1], "r+b") as so, open(sys.argv[2], "rb") as blob:
     so.seek(0, 2)
@@ -38,8 +49,9 @@ with open(sys.argv[1], "r+b") as so, open(sys.argv[2], "rb") as blob:
     shutil.copyfileobj(blob, so, 1 << 24)
     so.write(struct.pack("<Q", 0x4d504b53454c4621))
 PY
+fi
 rm -f "$out/linear_gen" "$out/blob/size.bin" "$out/mmap/region.bin"
-/usr/bin/python3 - "$out" "$in" "$rows" <<'PY'
+want pt2 && /usr/bin/python3 - "$out" "$in" "$rows" <<'PY'
 import sys, zipfile
 out, n_in, rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 pad = lambda n: (n + 63) // 64 * 64
@@ -64,7 +76,8 @@ with zipfile.ZipFile(f"{out}/model.pt2", "w", zipfile.ZIP_STORED, allowZip64=Tru
     z.write(f"{out}/blob/weights.blob", f"{m}.wrapper_weights.blob")
 PY
 examples=(--example-input "$out/input0.bin:f32:1x$in" --example-output "$out/expected0.bin:f32:1x$rows")
-"$build/bin/mpspack" -q build "$out/embedded/model.so" -o "$out/embedded.mpk" "${examples[@]}"
-"$build/bin/mpspack" -q build "$out/blob/model.so" --weights "$out/blob/weights.blob" -o "$out/blob.mpk" "${examples[@]}"
-"$build/bin/mpspack" -q build "$out/mmap/model.so" -o "$out/mmap.mpk" "${examples[@]}"
-"$build/bin/mpspack" -q build "$out/model.pt2" -o "$out/pt2.mpk" "${examples[@]}"
+want embedded && "$build/bin/mpspack" -q build "$out/embedded/model.so" -o "$out/embedded.mpk" "${examples[@]}"
+want blob && "$build/bin/mpspack" -q build "$out/blob/model.so" --weights "$out/blob/weights.blob" -o "$out/blob.mpk" "${examples[@]}"
+want mmap && "$build/bin/mpspack" -q build "$out/mmap/model.so" -o "$out/mmap.mpk" "${examples[@]}"
+want pt2 && "$build/bin/mpspack" -q build "$out/model.pt2" -o "$out/pt2.mpk" "${examples[@]}"
+true
