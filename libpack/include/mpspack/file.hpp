@@ -97,7 +97,7 @@ class AtomicWriter {
   std::filesystem::path target_;
   std::filesystem::path temp_;
   Durability durability_ = Durability::page_cache;
-  unsigned final_mode_ = 0644;  // 0666 less the umask, read when the temp file was created
+  unsigned final_mode_ = 0644;  // what a new file in its folder gets (umask, default ACL), read at create()
   int fd_ = -1;
   bool pending_ = false;  // the temp file exists and is this writer's to remove
   uint64_t position_ = 0;

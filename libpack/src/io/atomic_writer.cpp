@@ -15,7 +15,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace mpspack {
@@ -60,6 +62,31 @@ void remove_stale_temps(const std::filesystem::path& dir, const std::string& tar
   }
 }
 
+// This process's umask, read without changing it (Linux 4.7 and later list it in /proc/self/status); where that
+// cannot be read, by setting it and back (a moment in which another thread's new file would get the wrong mode).
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8) & 0777);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return mask;
+}
+
+// The mode a new file in `dir` gets from open(..., 0666): the umask, or the folder's default ACL, as the kernel
+// applies them. Learned from an unnamed file (O_TMPFILE), which no one else can see and which vanishes with its
+// descriptor; where the file system has no unnamed files, 0666 less the umask.
+mode_t new_file_mode(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+  if (fd >= 0) {
+    struct stat st{};
+    const bool known = ::fstat(fd, &st) == 0;
+    ::close(fd);
+    if (known) return st.st_mode & 07777;
+  }
+  return 0666 & ~current_umask();
+}
+
 // The target may be replaced when it does not exist, is a regular file, or is a symbolic link (the rename
 // replaces the link itself). A device, a FIFO or a socket is refused: replacing /dev/null with a regular
 // file, or a FIFO someone reads, is never what `-o` meant.
@@ -102,8 +129,9 @@ Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target, D
     w.temp_ = dir / fmt::format("{}{}{}-{}", target.filename().string(), kTempInfix, getpid(), random_token());
     // Registered before it exists: a signal handled by any thread the moment after open() still finds it.
     register_temp(w.temp_.string());
-    // 0666 as any new file: the kernel applies the umask (and a default ACL), which is the mode commit() gives.
-    w.fd_ = ::open(w.temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    // Born with mode 0000, the first mark is_abandoned_temp() looks for: a writer killed at any moment after this
+    // leaves a file the next writer recognises (one made 0666 and marked after would be a user's file until then).
+    w.fd_ = ::open(w.temp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
     if (w.fd_ < 0) {
       const int open_errno = errno;
       unregister_temp(w.temp_.string());  // not ours: the handler must not remove it
@@ -112,12 +140,10 @@ Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target, D
     }
   }
   w.pending_ = true;
-  struct stat st{};
-  if (::fstat(w.fd_, &st) != 0) return io_error(target.string(), "cannot stat the temporary file");
-  w.final_mode_ = st.st_mode & 07777;
-  // The marks is_abandoned_temp() looks for. The lock on a file only this process can yet have opened never waits.
-  if (::fchmod(w.fd_, 0) != 0 || ::flock(w.fd_, LOCK_EX | LOCK_NB) != 0)
-    return io_error(target.string(), "cannot mark the temporary file");
+  // The second mark. The lock on a file only this process can yet have opened never waits.
+  if (::flock(w.fd_, LOCK_EX | LOCK_NB) != 0) return io_error(target.string(), "cannot mark the temporary file");
+  // The mode commit() gives: what any new file here would get.
+  w.final_mode_ = new_file_mode(dir);
   return w;
 }
 
