@@ -58,9 +58,10 @@ class Backend {
   // The library will import these functions (LibraryInfo::imports): the backend may prepare what they need on
   // other threads while the library loads (the CPU opens its oneDNN plugin). Nothing to wait for.
   virtual void expect_imports(const std::vector<std::string>& imports) {}
-  // About `bytes` of weights will be uploaded by this load (stage_weights or deferred copies): the backend may
-  // prepare for it on other threads while the library loads (the GPU pins its staging buffers). Nothing to wait for.
-  virtual void expect_upload(uint64_t bytes) {}
+  // The weights segment, `bytes` of file `fd` at `file_offset`, will be uploaded by this load (stage_weights or
+  // deferred copies): the backend may prepare for it on other threads while the library loads (the GPU pins its
+  // staging buffers and reads the segment's first chunks into them). Nothing to wait for.
+  virtual void expect_upload(uint64_t bytes, int fd, uint64_t file_offset) {}
   // From here to finish_weight_copies(), the routed library's copies from [mirror, mirror + size) (which holds the
   // bytes of file `fd` at `file_offset`) into device memory it allocates meanwhile are gathered, not made.
   virtual void defer_weight_copies(const void* mirror, uint64_t size, int fd, uint64_t file_offset) {}

@@ -61,7 +61,10 @@ Status timed(double& ms, Step step) {
 // The stored library into memory, its large allocations and its copies of its weights routed, its C API resolved.
 Status open_library(Model::Impl& m, const LoadOptions& o) {
   m.backend->expect_imports(m.lib.imports);
-  if (!o.copy_weights && weights_reach_threshold(m, o)) m.backend->expect_upload(weights_segment(m).size);
+  if (!o.copy_weights && weights_reach_threshold(m, o)) {
+    const SegmentInfo& seg = weights_segment(m);
+    m.backend->expect_upload(seg.size, m.container->file().fd(), seg.offset);
+  }
   MPK_CHECK(provide_sleef(m));
   MPK_CHECK(library_to_memory(m));
   route_allocations(m, o);
