@@ -6,9 +6,10 @@
 #                container), checks, library (memfd, dlopen, routes), weights, create, constants, first run
 #   AOTInductor  bench/direct_load: dlopen, create, blob (map + UpdateConstantsFromBlob), first run
 # One line per round and side, then the median of each phase. zero_copy.sh gives the totals beside read().
-# BEFORE=PATH adds a third side, another mpspack binary (a build before a change) timed the same way in each round.
+# BEFORE=PATH adds a side, another mpspack binary (a build before a change) timed the same way in each round;
+# VARIANTS="NAME=VALUE ..." a side per variable, this mpspack with that variable set (MPSPACK_OPEN_LIBRARIES_EARLY=0).
 #
-#   [BEFORE=OTHER/bin/mpspack] bash bench/load_phases.sh BUILD_DIR [SIZE_MIB=1] [ROUNDS=5] [LAYOUTS="mmap pt2"]
+#   [BEFORE=OTHER/bin/mpspack] [VARIANTS=...] bash bench/load_phases.sh BUILD_DIR [SIZE_MIB=1] [ROUNDS=5] [LAYOUTS="mmap pt2"]
 # BUILD_DIR must be configured with -DMPSPACK_BUILD_BENCH=ON and have built mpspack and direct_load.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -32,8 +33,8 @@ MPK = ("open_ms", "checks_ms", "library_ms", "weights_ms", "create_ms", "constan
        "load_to_first_result_ms")
 AOTI = ("dlopen_ms", "create_ms", "blob_ms", "first_run_ms", "load_to_first_result_ms")
 
-def js(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
+def js(cmd, env=None):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit(f"load_phases.sh: {' '.join(cmd)} failed:\n{r.stderr}")
     return json.loads(r.stdout)
@@ -49,12 +50,16 @@ for layout in layouts:
             "aoti": [f"{build}/bin/direct_load", so, f"{d}/input0.bin", "f32", "1x1024"] + (["--blob"] + blob if blob else [])}
     if before:
         cmds["before"] = [before] + run
+    envs = {}
+    for v in os.environ.get("VARIANTS", "").split():
+        cmds[v] = cmds["mpspack"]
+        envs[v] = dict(os.environ, **dict([v.split("=", 1)]))
     sides = list(cmds)
     got = {side: [] for side in sides}
     for r in range(rounds):
         subprocess.run(["cat", mpk, so] + blob, stdout=subprocess.DEVNULL, check=True)
         for side in (sides if r % 2 == 0 else sides[::-1]):
-            j = js(cmds[side])
+            j = js(cmds[side], envs.get(side))
             got[side].append(j if side == "aoti" else j["load_ms"])
     print(f"\n{layout}, {d.split('/')[-1]} ({os.path.getsize(mpk) >> 20} MiB container), {rounds} rounds")
     for side in sides:

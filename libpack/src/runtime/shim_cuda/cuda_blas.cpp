@@ -77,6 +77,19 @@ cublasHandle_t handle_for(int device) {
   return h;
 }
 
+}  // namespace
+
+std::string open_blas(int device) noexcept {
+  try {
+    (void)handle_for(device);
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+namespace {
+
 // How cuBLAS (column-major) reads a row-major (rows x cols) matrix with strides (rs, cs): a row-major matrix
 // is its transpose in column-major order, read with op N and ld = rs; a column-major one needs op T, ld = cs.
 struct BlasMat {

@@ -5,6 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
+
 namespace mpspack::shim::cuda {
 
 // Throws ShimError "<what>: <CUDA error string>" unless e is cudaSuccess.
@@ -31,6 +33,9 @@ TensorPtr contiguous(const Tensor& t);
 // floating dtype, or f16/bf16 operands with a float32 c; when beta != 0, c already holds the term beta scales.
 // On cuBLAS (cuda_blas.cpp).
 void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op);
+
+// Opens cuBLAS and makes `device`'s handle now, as the first product would (cuda_blas.cpp): "" or why it could not.
+std::string open_blas(int device) noexcept;
 
 // out[i, j] <- acc[i, j] + bias[j], rounded once to out's dtype (float16 or bfloat16); out and acc dense
 // [rows, cols], bias dense [cols] in out's dtype (cuda_bias_epilogue.cu).

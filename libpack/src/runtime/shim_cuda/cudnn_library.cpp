@@ -157,6 +157,15 @@ DeviceHandle& device_handle(int device) {
 
 }  // namespace
 
+std::string open_cudnn(int device) noexcept {
+  try {
+    (void)device_handle(device);
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
 CudnnLease::CudnnLease(int device, cudaStream_t stream) {
   DeviceHandle& d = device_handle(device);
   lock_ = std::unique_lock(d.mutex);

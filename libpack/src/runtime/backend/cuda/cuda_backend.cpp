@@ -8,6 +8,7 @@
 #include "cuda_common.hpp"
 #include "cuda_upload.hpp"
 #include "cuda_weight_copies.hpp"
+#include "cudnn_library.hpp"
 #include "provided.hpp"
 
 #include <cuda_runtime_api.h>
@@ -16,7 +17,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace mpspack::runtime {
 namespace {
@@ -31,6 +35,25 @@ Error cuda_error(std::string_view what, cudaError_t e) {
 Error shim_error(std::string_view call) {
   std::string_view why = shim::last_error();
   return make_error(Kind::Runtime, "{} failed{}{}", call, why.empty() ? "" : ": ", why);
+}
+
+// The libraries the shim opens for a library's imports at its first call (cuBLAS for products, cuDNN for
+// convolutions): tens to hundreds of milliseconds each, the largest part of a first run.
+struct ImportLibraries {
+  bool blas = false, cudnn = false;
+  bool any() const { return blas || cudnn; }
+};
+
+ImportLibraries libraries_for(const std::vector<std::string>& imports) {
+  ImportLibraries l;
+  for (const std::string& name : imports) {
+    l.blas |= name == "aoti_torch_cuda_addmm_out" || name == "aoti_torch_cuda_mm_out" ||
+              name == "aoti_torch_cuda_bmm_out" || name == "aoti_torch_cuda_baddbmm_out";
+    l.cudnn |= name == "aoti_torch_cuda_convolution";
+  }
+  // MPSPACK_OPEN_LIBRARIES_EARLY=0 leaves them to the first run, for measuring (docs/PERFORMANCE.md, "GPU").
+  if (const char* v = std::getenv("MPSPACK_OPEN_LIBRARIES_EARLY"); v && std::string_view(v) == "0") return {};
+  return l;
 }
 
 class CudaBackend final : public Backend {
@@ -95,14 +118,18 @@ class CudaBackend final : public Backend {
     return out;
   }
 
+  // The upload's time (StagedWeights::ms) counts the copies alone, as in the other layouts, whose device memory
+  // Create allocated: the device block's allocation is logged on its own.
   Result<StagedWeights> stage_weights(ByteView blob, int fd, uint64_t file_offset) override {
-    const auto t0 = Clock::now();
+    const auto t_alloc = Clock::now();
     void* dev = nullptr;
     if (auto e = cudaMalloc(&dev, std::max<uint64_t>(blob.size(), 1)); e != cudaSuccess)
       return cuda_error(fmt::format("allocating {} bytes of GPU memory for the weights", blob.size()), e);
     std::shared_ptr<void> owner(dev, [](void* p) { cudaFree(p); });
     spdlog::info("weights' device block: {} bytes allocated in {:.1f} ms", blob.size(),
-                 std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+                 std::chrono::duration<double, std::milli>(Clock::now() - t_alloc).count());
+    open_import_libraries();
+    const auto t0 = Clock::now();
     const cuda_copies::Piece whole{static_cast<uint8_t*>(dev), 0, blob.size()};
     MPK_CHECK(uploads_.upload({&whole, 1}, blob.data(), fd, file_offset));
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -111,9 +138,15 @@ class CudaBackend final : public Backend {
 
   std::vector<ImportRoute> weight_copy_routes() const override { return cuda_copies::routes(); }
 
+  // Which libraries the imports need is known before the library loads; they are opened when the upload starts.
+  void expect_imports(const std::vector<std::string>& imports) override { libraries_ = libraries_for(imports); }
+
   // The upload's readers start now, while the library loads: each pins its staging (about 6.5 ms for twelve
-  // readers on the H200 host) and reads its first two chunks of the segment into it.
-  void expect_upload(uint64_t bytes, int fd, uint64_t file_offset) override { uploads_.expect(bytes, fd, file_offset); }
+  // readers on the H200 host) and reads its first two chunks of the segment into it; with libraries to open
+  // before the upload they have longer, and up to 64 MiB they read all of it.
+  void expect_upload(uint64_t bytes, int fd, uint64_t file_offset) override {
+    uploads_.expect(bytes, fd, file_offset, libraries_.any() ? cuda_upload::Window::Long : cuda_upload::Window::Short);
+  }
 
   void defer_weight_copies(const void* mirror, uint64_t size, int fd, uint64_t file_offset) override {
     deferred_ = {static_cast<const uint8_t*>(mirror), fd, file_offset};
@@ -121,12 +154,13 @@ class CudaBackend final : public Backend {
   }
 
   Result<StagedWeights> finish_weight_copies() override {
-    const auto t0 = Clock::now();
     const cuda_copies::Gathered gathered = cuda_copies::end();
     if (gathered.failed) return make_error(Kind::Runtime, "copying the weights to the GPU failed");
     StagedWeights moved;
     for (const cuda_copies::Piece& p : gathered.pieces) moved.bytes += p.len;
     if (moved.bytes == 0) return moved;
+    open_import_libraries();
+    const auto t0 = Clock::now();
     MPK_CHECK(uploads_.upload(gathered.pieces, deferred_.mirror, deferred_.fd, deferred_.file_offset));
     moved.ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     return moved;
@@ -198,6 +232,27 @@ class CudaBackend final : public Backend {
   } deferred_;  // the open window of defer_weight_copies()
 
   cuda_upload::Pipeline uploads_;
+  ImportLibraries libraries_;  // still to open
+
+  // The libraries the imports need, opened on this thread before the upload rather than by the first run: the
+  // upload's readers go on pinning and reading ahead meanwhile (the dynamic loader's lock rules out opening them on
+  // another thread while the library loads). A library that does not open is left to the first run, which reports it.
+  void open_import_libraries() {
+    if (!libraries_.any()) return;
+    const auto t0 = Clock::now();
+    const std::string names = libraries_.blas && libraries_.cudnn ? "cuBLAS and cuDNN"
+                              : libraries_.blas                    ? "cuBLAS"
+                                                                   : "cuDNN";
+    std::string why;
+    if (libraries_.blas) why = shim::cuda::open_blas(index_);
+    if (libraries_.cudnn && why.empty()) why = shim::cuda::open_cudnn(index_);
+    if (why.empty())
+      spdlog::info("{} opened before the weight upload in {:.1f} ms", names,
+                   std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    else
+      spdlog::info("{} not opened before the weight upload (left to the first run): {}", names, why);
+    libraries_ = {};
+  }
 
   // One host-to-device copy of `bytes` from pinned or pageable (pre-touched) memory, timed by events.
   Result<double> copy_bandwidth(uint64_t bytes, bool pinned) {

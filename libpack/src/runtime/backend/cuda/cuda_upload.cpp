@@ -29,6 +29,9 @@ using Kind = Error::Kind;
 using Clock = std::chrono::steady_clock;
 using cuda_copies::Piece;
 
+// The most readers a long window gets below 96 MiB (16 x 2 x 2 MiB: 64 MiB of staging, read ahead).
+constexpr uint64_t kMaxWholeReaders = 16;
+
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
@@ -59,16 +62,18 @@ struct Shape {
   bool register_pages = false, huge_pages = false;
 };
 
-Shape shape_for(uint64_t bytes) {
+Shape shape_for(uint64_t bytes, Window window) {
   Shape s;
   s.chunk = env_or("MPSPACK_UPLOAD_CHUNK_MIB", 2) << 20;
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const uint64_t chunks = (bytes + s.chunk - 1) / s.chunk;
-  // Twelve readers keep up with the bus. Below 48 chunks, fewer: every reader's staging is pinned while the library
-  // loads, one registration at a time in the driver, and pinning that has not ended when the upload starts holds
-  // it up (docs/PERFORMANCE.md, "GPU").
-  const uint64_t readers = std::getenv("MPSPACK_UPLOAD_THREADS") ? env_or("MPSPACK_UPLOAD_THREADS", 12)
-                                                                   : std::clamp<uint64_t>(chunks / 4, 1, 12);
+  // Twelve readers keep up with the bus. Below 48 chunks, fewer: every reader's staging is pinned before the upload,
+  // one registration at a time in the driver, and pinning that has not ended when the upload starts holds it up
+  // (docs/PERFORMANCE.md, "GPU"). With a long window there, up to 16, each holding two chunks read ahead.
+  const uint64_t fitting = chunks >= 48 ? 12
+                           : window == Window::Long ? std::min<uint64_t>((chunks + 1) / 2, kMaxWholeReaders)
+                                                    : std::max<uint64_t>(chunks / 4, 1);
+  const uint64_t readers = std::getenv("MPSPACK_UPLOAD_THREADS") ? env_or("MPSPACK_UPLOAD_THREADS", 12) : fitting;
   s.workers = unsigned(std::min<uint64_t>({chunks, readers, hw}));
   const char* mode = std::getenv("MPSPACK_UPLOAD_MODE");
   s.mode = mode && *mode ? mode : "pread-thp";
@@ -116,11 +121,14 @@ struct Staging {
   bool mapped = false;
   cudaStream_t stream = nullptr;
   cudaEvent_t done[2] = {nullptr, nullptr};
-  // What a slot holds from expect()'s read ahead (len 0: nothing), until the first upload ends.
+  // What a slot holds from expect()'s read ahead (len 0: nothing), until the first upload ends; `queued`: its copy
+  // was queued by the upload's own thread. `ahead_done`, under the pipeline's mutex: the reads ahead are over.
   struct Held {
     int fd = -1;
     uint64_t at = 0, len = 0;
+    bool queued = false;
   } held[2];
+  bool ahead_done = false;
 
   // The stream and events, made once (on the calling thread's current device).
   bool queue_ready() {
@@ -199,9 +207,11 @@ struct Pipeline::Impl {
   unsigned lanes = 0, running = 0;
   std::function<void(unsigned, Staging&)> lane;
   bool quit = false;
-  // expect()'s reads ahead, which the readers it started make before their first round, from file `ahead_fd`.
+  // expect()'s reads ahead, which the readers it started make before their first round, from file `ahead_fd`,
+  // and the shape it chose, which the next upload keeps (its readers hold the chunks that shape assigned them).
   std::vector<AheadRead> ahead;
   int ahead_fd = -1;
+  std::optional<Shape> expected;
 
   explicit Impl(int d) : device(d) {}
   ~Impl() {
@@ -226,6 +236,7 @@ struct Pipeline::Impl {
       }
     uint64_t seen = 0;
     std::unique_lock lock(mutex);
+    staging.ahead_done = true;
     for (;;) {
       wake.wait(lock, [&] { return quit || round != seen; });
       if (quit) return;
@@ -270,7 +281,8 @@ Status Pipeline::Impl::upload(std::span<const Piece> pieces, const uint8_t* host
   uint64_t total = 0;
   for (const Piece& p : pieces) total += p.len;
   if (total == 0) return {};
-  const Shape shape = shape_for(total);
+  const Shape shape = expected ? *expected : shape_for(total, Window::Short);
+  expected.reset();
   const uint64_t chunk = shape.chunk;
   const std::vector<Piece> jobs = cut(pieces, chunk);
   const unsigned workers = unsigned(std::min<uint64_t>(jobs.size(), shape.workers));
@@ -305,6 +317,31 @@ Status Pipeline::Impl::upload(std::span<const Piece> pieces, const uint8_t* host
   std::atomic<bool> stop{false};
   std::vector<LaneTimes> times(workers);
   const auto t0 = Clock::now();
+  // The chunks readers already hold are queued from here, before the readers are woken: sixteen threads take
+  // 0.2 ms to wake, and a reader awake early would read again a chunk whose holder is not yet.
+  auto queue_copy = [&](Staging& staging, uint64_t c, const uint8_t* src, int slot, LaneTimes& tm) {
+    if (cudaMemcpyAsync(jobs[c].dst, src, jobs[c].len, cudaMemcpyHostToDevice, staging.stream) != cudaSuccess ||
+        cudaEventRecord(staging.done[slot], staging.stream) != cudaSuccess) {
+      fail("queueing the weight upload to the GPU failed");
+      return false;
+    }
+    if (tm.first_copy_ms == 0) tm.first_copy_ms = ms_between(t0, Clock::now());
+    return true;
+  };
+  if (fd >= 0) {
+    std::lock_guard lock(mutex);
+    for (unsigned w = 0; w < workers; ++w) {
+      Staging& staging = readers[w]->staging;
+      if (!staging.ahead_done || !staging.stream || !staging.done[0] || !staging.done[1]) continue;
+      for (int slot = 0; slot < 2; ++slot) {
+        Staging::Held& h = staging.held[slot];
+        if (h.len == 0 || h.fd != fd) continue;
+        const auto c = job_at(h.at, h.len);
+        if (!c || claimed[*c].exchange(true)) continue;
+        h.queued = queue_copy(staging, *c, staging.base + uint64_t(slot) * chunk, slot, times[w]);
+      }
+    }
+  }
   run_round(workers, [&](unsigned w, Staging& staging) {
     LaneTimes& tm = times[w];
     auto t = Clock::now();
@@ -319,19 +356,16 @@ Status Pipeline::Impl::upload(std::span<const Piece> pieces, const uint8_t* host
       tm.pin_ms += ms_between(t, Clock::now());
     }
     cudaStream_t s = staging.stream;
-    auto copy = [&](uint64_t c, const uint8_t* src, int slot) {
-      if (cudaMemcpyAsync(jobs[c].dst, src, jobs[c].len, cudaMemcpyHostToDevice, s) != cudaSuccess ||
-          cudaEventRecord(staging.done[slot], s) != cudaSuccess) {
-        fail("queueing the weight upload to the GPU failed");
-        return false;
-      }
-      if (tm.first_copy_ms == 0) tm.first_copy_ms = ms_between(t0, Clock::now());
-      return true;
-    };
+    auto copy = [&](uint64_t c, const uint8_t* src, int slot) { return queue_copy(staging, c, src, slot, tm); };
     int k = 0;  // the slot the next read goes to: the one whose copy was queued first
-    // What this reader read ahead, copied first.
+    // What this reader read ahead, copied first (unless the upload's thread queued it already).
     for (int slot = 0; ok && fd >= 0 && slot < 2; ++slot) {
       const Staging::Held& h = staging.held[slot];
+      if (h.queued) {
+        ++tm.held;
+        k = 1 - slot;
+        continue;
+      }
       if (h.len == 0 || h.fd != fd) continue;
       const auto c = job_at(h.at, h.len);
       if (!c || claimed[*c].exchange(true)) continue;
@@ -409,9 +443,10 @@ Status Pipeline::Impl::upload(std::span<const Piece> pieces, const uint8_t* host
 Pipeline::Pipeline(int device) : impl_(std::make_unique<Impl>(device)) {}
 Pipeline::~Pipeline() = default;
 
-void Pipeline::expect(uint64_t bytes, int fd, uint64_t file_offset) {
+void Pipeline::expect(uint64_t bytes, int fd, uint64_t file_offset, Window window) {
   if (env_is("MPSPACK_UPLOAD_PIN_EARLY", "0")) return;  // pinned, and nothing read ahead, when the upload starts
-  const Shape shape = shape_for(bytes);
+  const Shape shape = shape_for(bytes, window);
+  impl_->expected = shape;
   if (fd >= 0 && !shape.register_pages && !env_is("MPSPACK_UPLOAD_READ_AHEAD", "0")) {
     impl_->ahead = reads_ahead(bytes, file_offset, shape);
     impl_->ahead_fd = fd;

@@ -6,8 +6,9 @@
 //
 // The readers are threads that live as long as the pipeline: each pins its buffers and makes its stream when it
 // starts (expect(), while the library loads), reads its first two chunks of the weights segment into them, then waits
-// for the upload. An upload wakes them rather than starting threads, and copies what they already hold without
-// reading it again: at 64 MiB the reads, not the copies, were most of the upload's time.
+// for the upload. The upload's own thread queues the copies of what they hold, then wakes them (rather than starting
+// threads) for the rest: at 64 MiB the reads, not the copies, were most of the upload's time, and sixteen readers
+// take 0.2-0.5 ms to wake.
 #pragma once
 
 #include "cuda_weight_copies.hpp"
@@ -19,6 +20,11 @@
 
 namespace mpspack::runtime::cuda_upload {
 
+// How long the caller's work between expect() and the upload lasts: the library step alone (Short, about 6 ms at
+// 64 MiB), or that and more (Long: the backend opens cuBLAS or cuDNN first, 50 ms or more), time enough to pin
+// staging for every chunk of 64 MiB and read them all ahead.
+enum class Window { Short, Long };
+
 class Pipeline {
  public:
   explicit Pipeline(int device);
@@ -28,7 +34,8 @@ class Pipeline {
 
   // Starts the readers an upload of the weights segment (`bytes` of file `fd` at `file_offset`) will use: each, on
   // its own thread, pins its staging and reads the segment's chunks w and workers + w into it; the caller goes on.
-  void expect(uint64_t bytes, int fd, uint64_t file_offset);
+  // How many readers, and so how much is read ahead, follows from `bytes` and `window`.
+  void expect(uint64_t bytes, int fd, uint64_t file_offset, Window window);
   // Copies each piece [src, src + len) of the weights to its device address: read from file `fd` at
   // `file_offset` + src when fd >= 0 (unless a reader holds those bytes already), else from `host` + src. Returns
   // when every copy has landed.
