@@ -34,8 +34,8 @@ TensorPtr contiguous(const Tensor& t);
 // On cuBLAS (cuda_blas.cpp).
 void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op);
 
-// Opens cuBLAS and makes `device`'s handle now, as the first product would (cuda_blas.cpp): "" or why it could not.
-std::string open_blas(int device) noexcept;
+// Opens cuBLAS and makes `device`'s handle now, as the first product would (cuda_blas.cpp). Throws ShimError.
+void open_blas(int device);
 
 // out[i, j] <- acc[i, j] + bias[j], rounded once to out's dtype (float16 or bfloat16); out and acc dense
 // [rows, cols], bias dense [cols] in out's dtype (cuda_bias_epilogue.cu).

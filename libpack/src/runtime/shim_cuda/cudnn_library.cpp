@@ -157,14 +157,7 @@ DeviceHandle& device_handle(int device) {
 
 }  // namespace
 
-std::string open_cudnn(int device) noexcept {
-  try {
-    (void)device_handle(device);
-    return {};
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-}
+void open_cudnn(int device) { (void)device_handle(device); }
 
 CudnnLease::CudnnLease(int device, cudaStream_t stream) {
   DeviceHandle& d = device_handle(device);

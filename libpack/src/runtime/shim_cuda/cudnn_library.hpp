@@ -55,8 +55,8 @@ struct Cudnn {
 // or one lacks a function.
 const Cudnn& cudnn();
 
-// Opens cuDNN and makes `device`'s handle now, as the first convolution would: "" or why it could not.
-std::string open_cudnn(int device) noexcept;
+// Opens cuDNN and makes `device`'s handle now, as the first convolution would. Throws ShimError.
+void open_cudnn(int device);
 
 // cuDNN's name for a convolution dtype (f32, f16, bf16, f64); throws ShimError for any other.
 cudnnDataType_t cudnn_data_type(int32_t dtype);

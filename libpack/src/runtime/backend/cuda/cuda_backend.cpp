@@ -244,8 +244,12 @@ class CudaBackend final : public Backend {
                               : libraries_.blas                    ? "cuBLAS"
                                                                    : "cuDNN";
     std::string why;
-    if (libraries_.blas) why = shim::cuda::open_blas(index_);
-    if (libraries_.cudnn && why.empty()) why = shim::cuda::open_cudnn(index_);
+    try {
+      if (libraries_.blas) shim::cuda::open_blas(index_);
+      if (libraries_.cudnn) shim::cuda::open_cudnn(index_);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
     if (why.empty())
       spdlog::info("{} opened before the weight upload in {:.1f} ms", names,
                    std::chrono::duration<double, std::milli>(Clock::now() - t0).count());

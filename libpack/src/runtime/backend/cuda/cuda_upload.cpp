@@ -328,18 +328,22 @@ Status Pipeline::Impl::upload(std::span<const Piece> pieces, const uint8_t* host
     if (tm.first_copy_ms == 0) tm.first_copy_ms = ms_between(t0, Clock::now());
     return true;
   };
+  // The copy of what `slot` of `staging` read ahead: nullopt when it holds no job of this upload or another reader
+  // claimed it first, else whether it was queued.
+  auto queue_held = [&](Staging& staging, int slot, LaneTimes& tm) -> std::optional<bool> {
+    const Staging::Held& h = staging.held[slot];
+    if (h.len == 0 || h.fd != fd) return std::nullopt;
+    const auto c = job_at(h.at, h.len);
+    if (!c || claimed[*c].exchange(true)) return std::nullopt;
+    return queue_copy(staging, *c, staging.base + uint64_t(slot) * chunk, slot, tm);
+  };
   if (fd >= 0) {
     std::lock_guard lock(mutex);
     for (unsigned w = 0; w < workers; ++w) {
       Staging& staging = readers[w]->staging;
       if (!staging.ahead_done || !staging.stream || !staging.done[0] || !staging.done[1]) continue;
-      for (int slot = 0; slot < 2; ++slot) {
-        Staging::Held& h = staging.held[slot];
-        if (h.len == 0 || h.fd != fd) continue;
-        const auto c = job_at(h.at, h.len);
-        if (!c || claimed[*c].exchange(true)) continue;
-        h.queued = queue_copy(staging, *c, staging.base + uint64_t(slot) * chunk, slot, times[w]);
-      }
+      for (int slot = 0; slot < 2; ++slot)
+        if (const auto queued = queue_held(staging, slot, times[w])) staging.held[slot].queued = *queued;
     }
   }
   run_round(workers, [&](unsigned w, Staging& staging) {
@@ -360,16 +364,11 @@ Status Pipeline::Impl::upload(std::span<const Piece> pieces, const uint8_t* host
     int k = 0;  // the slot the next read goes to: the one whose copy was queued first
     // What this reader read ahead, copied first (unless the upload's thread queued it already).
     for (int slot = 0; ok && fd >= 0 && slot < 2; ++slot) {
-      const Staging::Held& h = staging.held[slot];
-      if (h.queued) {
-        ++tm.held;
-        k = 1 - slot;
-        continue;
+      if (!staging.held[slot].queued) {
+        const auto queued = queue_held(staging, slot, tm);
+        if (!queued) continue;
+        ok = *queued;
       }
-      if (h.len == 0 || h.fd != fd) continue;
-      const auto c = job_at(h.at, h.len);
-      if (!c || claimed[*c].exchange(true)) continue;
-      ok = copy(*c, staging.base + uint64_t(slot) * chunk, slot);
       ++tm.held;
       k = 1 - slot;
     }
