@@ -16,7 +16,7 @@ using nlohmann::json;
 constexpr uint64_t kMaxWrapperSource = uint64_t(256) << 20;
 
 struct ModelReport {
-  const pt2::Pt2Model* model;
+  const pt2::Pt2Model* model = nullptr;
   uint64_t library_size = 0;
   aoti::LibraryAnalysis library;
   uint64_t weights_size = 0;
@@ -24,7 +24,8 @@ struct ModelReport {
 };
 
 Result<ModelReport> read_model(const pt2::Pt2Package& pkg, const pt2::Pt2Model& m) {
-  ModelReport r{&m};
+  ModelReport r;
+  r.model = &m;
   MPK_TRY(MappedFile so, pkg.extract(m.library_entry));
   r.library_size = so.size();
   auto analysis = aoti::analyze_library(so.view());
