@@ -13,24 +13,40 @@
 # memory).
 #
 #   bench/gpu_layouts.sh MPSPACK [MIB=1024]
-# WORK (default /tmp/gpu_layouts) holds the models (about 5 x MIB MiB).
+# WORK (default /tmp/gpu_layouts) holds the models (about 5 x MIB MiB; each compile's inductor cache, one more copy of
+# its weights, is removed once the package is written). LAYOUTS (default "pt2 blob embedded") picks the layouts, so
+# that at 8 GiB one call can make and time one model at a time on a 64 GiB disk.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 mpspack="$1"; mib="${2:-1024}"; work="${WORK:-/tmp/gpu_layouts}"
+layouts=" ${LAYOUTS:-pt2 blob embedded} "
+wants() { [[ "$layouts" == *" $1 "* ]]; }
 mkdir -p "$work/blob" "$work/embedded"
-# Two compiles at once, each with its own inductor cache (a shared one races on its temporary files).
-[ -f "$work/blob/big.pt2" ] || TORCHINDUCTOR_CACHE_DIR="$work/cache_blob" MIB="$mib" OUT="$work/blob" \
-  python3 "$here/device/make_big_case.py" &
-[ -f "$work/embedded/big.pt2" ] || TORCHINDUCTOR_CACHE_DIR="$work/cache_embedded" EMBEDDED=1 MIB="$mib" \
-  OUT="$work/embedded" python3 "$here/device/make_big_case.py" &
-wait %1
-wait %2 || echo "gpu_layouts.sh: torch could not compile the embedded model of $mib MiB; that layout is left out" >&2
-"$mpspack" -q build "$work/blob/big.pt2" -o "$work/pt2.mpk"
-rm -rf "$work/unpacked" && "$mpspack" -q unpack "$work/pt2.mpk" -o "$work/unpacked"
-so=$(ls "$work"/unpacked/*.so | head -1); blob=$(ls "$work"/unpacked/*_weights.blob | head -1)
-"$mpspack" -q build "$so" --weights "$blob" -o "$work/blob.mpk"
-rm -rf "$work/unpacked"
-[ -f "$work/embedded/big.pt2" ] && "$mpspack" -q build "$work/embedded/big.pt2" -o "$work/embedded.mpk"
+# The models, two compiles at once, each with its own inductor cache (a shared one races on its temporary files).
+make_case() {  # folder, then make_big_case.py's settings
+  local dir="$1" rc=0; shift
+  [ -f "$work/$dir/big.pt2" ] && return 0
+  env "$@" TORCHINDUCTOR_CACHE_DIR="$work/cache_$dir" MIB="$mib" OUT="$work/$dir" \
+    python3 "$here/device/make_big_case.py" || rc=$?
+  rm -rf "$work/cache_$dir"; return $rc
+}
+blob_pid= embedded_pid=
+if wants pt2 || wants blob; then make_case blob & blob_pid=$!; fi
+if wants embedded; then make_case embedded EMBEDDED=1 & embedded_pid=$!; fi
+[ -z "$blob_pid" ] || wait "$blob_pid"
+[ -z "$embedded_pid" ] || wait "$embedded_pid" ||
+  echo "gpu_layouts.sh: torch could not compile the embedded model of $mib MiB; that layout is left out" >&2
+if wants pt2 || wants blob; then
+  "$mpspack" -q build "$work/blob/big.pt2" -o "$work/pt2.mpk"
+  if wants blob; then
+    rm -rf "$work/unpacked" && "$mpspack" -q unpack "$work/pt2.mpk" -o "$work/unpacked"
+    so=$(ls "$work"/unpacked/*.so | head -1); blob=$(ls "$work"/unpacked/*_weights.blob | head -1)
+    "$mpspack" -q build "$so" --weights "$blob" -o "$work/blob.mpk"
+    rm -rf "$work/unpacked"
+  fi
+  wants pt2 || rm -f "$work/pt2.mpk"
+fi
+wants embedded && [ -f "$work/embedded/big.pt2" ] && "$mpspack" -q build "$work/embedded/big.pt2" -o "$work/embedded.mpk"
 python3 - "$mpspack" "$work" <<'PY'
 import json, subprocess, sys
 mpspack, work = sys.argv[1], sys.argv[2]
