@@ -11,6 +11,7 @@
 #include <cblas.h>
 #include <dirent.h>
 
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <string>
@@ -92,6 +93,25 @@ TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack t
   REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: the split ran on mpspack's pool
   CHECK(threads_in_process() == int(cores));
   CHECK(std::getenv("OPENBLAS_NUM_THREADS") == nullptr);  // programs this one starts choose for themselves
+}
+
+TEST_CASE("run_parts inside a part of mpspack's pool runs on that part's thread", "[shim][blas]") {
+  // The pool takes one job at a time: a split product inside attention's parts must not wait for it.
+  REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: run_parts uses mpspack's pool
+  const unsigned parts = mpspack::shim::thread_count();
+  std::vector<std::atomic<unsigned>> inner(parts);
+  std::atomic<unsigned> outer_parts{0};
+  mpspack::shim::run_parts([&](unsigned t, unsigned n) {
+    outer_parts += 1;
+    CHECK(n == parts);
+    mpspack::shim::run_parts([&](unsigned u, unsigned m) {
+      CHECK(u == 0);
+      CHECK(m == 1);
+      inner[t] += 1;
+    });
+  });
+  CHECK(outer_parts == parts);
+  for (unsigned t = 0; t < parts; ++t) CHECK(inner[t] == 1);
 }
 
 TEST_CASE("OpenBLAS runs the kernels of the CPU's vector instructions unless the user named others", "[shim][blas]") {

@@ -10,6 +10,7 @@
 #include "mpspack/tensor_io.hpp"
 
 #include "large_blocks.hpp"
+#include "parallel.hpp"
 #include "self_mapping.hpp"
 
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace mpspack;
@@ -255,6 +257,50 @@ TEST_CASE("loader: an embedded library gets its weights back before Create and r
   REQUIRE(live.ok());
   REQUIRE(!live->empty());
   for (const auto& k : *live) CHECK_FALSE(inside(k.data, 1, c.file()));
+}
+
+namespace {
+// The process's threads, by id.
+std::set<long> thread_ids() {
+  std::set<long> ids;
+  for (const auto& e : fs::directory_iterator("/proc/self/task")) ids.insert(std::stol(e.path().filename().string()));
+  return ids;
+}
+}  // namespace
+
+TEST_CASE("loader: a model's OpenMP teams are followed: after its first run no thread starts or ends", "[loader]") {
+  // Both fixtures were compiled on a 16-thread machine: their kernels ask for teams of 16. Where the shim's and
+  // oneDNN's teams were one per core instead, libgomp ended and started threads around every call on a machine of
+  // fewer cores (shim/parallel.hpp, model_parallel).
+  struct Case {
+    const char* name;
+    int32_t in_dtype;
+    std::vector<int64_t> in_shape, out_shape;
+  };
+  for (const Case& k : {Case{"cpu_cnn_blob", dtype::float32, {4, 3, 32, 32}, {4, 10}},
+                        Case{"cpu_block_blob", dtype::int64, {2, 16}, {2, 16, 100}}}) {
+    INFO(k.name);
+    const auto dir = rebuilt(k.name);
+    MPK_REQUIRE_FIXTURE(dir / "model.so");
+    TempDir tmp;
+    auto c = build_container(dir, tmp / "m.mpk");
+    auto m = runtime::Model::load(c, 0);
+    INFO((m.ok() ? "" : m.error().message));
+    REQUIRE(m.ok());
+    const std::vector<HostTensor> in = {raw(dir / "input0.bin", k.in_dtype, k.in_shape)};
+    const HostTensor want = raw(dir / "expected0.bin", dtype::float32, k.out_shape);
+    auto first = m->run(in);
+    REQUIRE(first.ok());
+    require_matches((*first)[0], want);
+    CHECK(shim::model_team() == 16);
+    const std::set<long> before = thread_ids();
+    for (int rep = 0; rep < 5; ++rep) {
+      auto out = m->run(in);
+      REQUIRE(out.ok());
+      require_matches((*out)[0], want);
+    }
+    CHECK(thread_ids() == before);
+  }
 }
 
 TEST_CASE("loader: every way of putting embedded weights back gives the same outputs", "[loader]") {

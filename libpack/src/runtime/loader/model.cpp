@@ -70,6 +70,7 @@ Status open_library(Model::Impl& m, const LoadOptions& o) {
   route_allocations(m, o);
   MPK_CHECK(route_self_mapping(m, o));
   route_weight_copies(m, o);
+  route_openmp_teams(m);
   auto api = resolve_api(m.dl);
   if (!api.ok()) return api.error().context(m.what());
   m.api = *api;

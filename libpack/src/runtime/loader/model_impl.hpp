@@ -119,6 +119,7 @@ Status write_cubins(Model::Impl& m);
 void route_allocations(Model::Impl& m, const LoadOptions& o);
 void route_weight_copies(Model::Impl& m, const LoadOptions& o);
 Status route_self_mapping(Model::Impl& m, const LoadOptions& o);
+void route_openmp_teams(Model::Impl& m);
 
 // embedded_weights.cpp
 Status place_embedded(Model::Impl& m, const LoadOptions& o);

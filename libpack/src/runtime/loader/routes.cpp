@@ -1,16 +1,20 @@
 // Routing decided after dlopen, before any weights move: the library's large mallocs and copies on several
 // threads (large_blocks.hpp), an mmap-self library's mapping of its weights answered with the container's pages
-// (self_mapping.hpp), and its copies of its weights to the device made by the backend (import_slots.hpp).
+// (self_mapping.hpp), its copies of its weights to the device made by the backend (import_slots.hpp), and its
+// OpenMP regions' team size followed by the shim's (parallel.hpp).
 #include "model_impl.hpp"
 
 #include "import_slots.hpp"
 #include "large_blocks.hpp"
+#include "parallel.hpp"
 #include "self_mapping.hpp"
 #include "mpspack/elf/elf_file.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 namespace mpspack::runtime::loader {
 
@@ -77,6 +81,20 @@ void route_weight_copies(Model::Impl& m, const LoadOptions& o) {
   std::string why = route_imports(*elf, m.base, routes);
   if (!why.empty()) spdlog::debug("{}: its copies of its weights to the device left to it: {}", m.what(), why);
   m.copies_routed = why.empty();
+}
+
+// The library's OpenMP regions through shim::model_parallel, which sizes the shim's and oneDNN's teams as the
+// library's; a library that keeps GOMP_parallel's address elsewhere only bypasses that, which is safe.
+// MPSPACK_MODEL_TEAMS=0 leaves them alone, for measurements (bench/openmp_teams.sh).
+void route_openmp_teams(Model::Impl& m) {
+  if (const char* v = std::getenv("MPSPACK_MODEL_TEAMS"); v && std::string_view(v) == "0") return;
+  const auto& needed = m.lib.needed;
+  if (std::find(needed.begin(), needed.end(), "libgomp.so.1") == needed.end() || !shim::openmp_available()) return;
+  auto elf = elf::ElfFile::parse(m.container->segment(m.lib.segment));
+  if (!elf.ok()) return;  // the container was built from it: cannot fail
+  const ImportRoute routes[] = {{"GOMP_parallel", reinterpret_cast<void*>(&shim::model_parallel)}};
+  std::string why = route_imports(*elf, m.base, routes);
+  if (!why.empty()) spdlog::debug("{}: its OpenMP teams not followed: {}", m.what(), why);
 }
 
 }  // namespace mpspack::runtime::loader

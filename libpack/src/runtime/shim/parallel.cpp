@@ -91,6 +91,7 @@ struct OpenMp {
   int (*thread_num)() = nullptr;
   int (*num_threads)() = nullptr;
   int (*max_threads)() = nullptr;
+  void (*set_num_threads)(int) = nullptr;
 };
 const OpenMp* openmp() {
   static std::atomic<const OpenMp*> found{nullptr};
@@ -106,18 +107,30 @@ const OpenMp* openmp() {
     api.thread_num = reinterpret_cast<decltype(api.thread_num)>(dlsym(gomp, "omp_get_thread_num"));
     api.num_threads = reinterpret_cast<decltype(api.num_threads)>(dlsym(gomp, "omp_get_num_threads"));
     api.max_threads = reinterpret_cast<decltype(api.max_threads)>(dlsym(gomp, "omp_get_max_threads"));
+    api.set_num_threads = reinterpret_cast<decltype(api.set_num_threads)>(dlsym(gomp, "omp_set_num_threads"));
   });
-  if (!api.parallel || !api.thread_num || !api.num_threads || !api.max_threads) return nullptr;
+  if (!api.parallel || !api.thread_num || !api.num_threads || !api.max_threads || !api.set_num_threads) return nullptr;
   found.store(&api, std::memory_order_release);
   return &api;
 }
 
+// The largest team a model library's own regions asked for (model_parallel), 0 before any; whether that is more
+// than this machine's cores (the model was compiled on a larger machine).
+std::atomic<unsigned> g_model_team{0};
+std::atomic<bool> g_model_oversubscribes{false};
+
+bool model_oversubscribes() { return g_model_oversubscribes.load(std::memory_order_relaxed); }
+
 // The OpenMP team the products run on, or nullptr for mpspack's pool.
-const OpenMp* team() { return gemv_mode() != "pool" ? openmp() : nullptr; }
+const OpenMp* team() { return gemv_mode() != "pool" && !model_oversubscribes() ? openmp() : nullptr; }
 
 }  // namespace
 
 bool threads_on_openmp() { return team() != nullptr; }
+
+bool openmp_available() { return openmp() != nullptr; }
+
+unsigned model_team() { return g_model_team.load(std::memory_order_relaxed); }
 
 unsigned thread_count() {
   const OpenMp* omp = team();
@@ -125,10 +138,24 @@ unsigned thread_count() {
 }
 
 void run_parts(const std::function<void(unsigned, unsigned)>& part) {
+  // Inside a part of the pool's job (a product split inside attention's parts): on this thread, as a nested
+  // OpenMP region would run; the pool takes one job at a time.
+  thread_local bool in_pool_part = false;
+  if (in_pool_part) return part(0, 1);
   const OpenMp* omp = team();
   if (omp == nullptr) {
     Pool& p = pool();
-    p.run([&](unsigned t) { part(t, p.size()); });
+    // A part's own OpenMP calls (oneDNN's products in attention) run on its thread too, not as a team of their own
+    // per pool thread.
+    const OpenMp* nested = openmp();
+    p.run([&](unsigned t) {
+      if (nested && t > 0 && nested->max_threads() != 1) nested->set_num_threads(1);
+      struct InPart {
+        InPart() { in_pool_part = true; }
+        ~InPart() { in_pool_part = false; }
+      } in_part;
+      part(t, p.size());
+    });
     return;
   }
   struct Job {
@@ -141,6 +168,25 @@ void run_parts(const std::function<void(unsigned, unsigned)>& part) {
         (*j->part)(unsigned(j->omp->thread_num()), unsigned(j->omp->num_threads()));
       },
       &job, 0, 0);
+}
+
+void model_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
+  // The loader routes the import only once openmp() has found the library's libgomp (openmp_available()).
+  const OpenMp* omp = openmp();
+  if (num_threads > g_model_team.load(std::memory_order_relaxed)) {
+    g_model_team.store(num_threads, std::memory_order_relaxed);
+    g_model_oversubscribes.store(num_threads > usable_cores(), std::memory_order_relaxed);
+  }
+  // nthreads-var is the calling thread's: it sizes the teams of its next calls into the shim, oneDNN's and
+  // run_parts'. Up to this machine's cores, the model's largest team. Beyond them any team of ours either shrinks
+  // libgomp's pool (ending threads the model's next region starts again) or oversubscribes the cores as the
+  // model's own do, and both cost more than they save on short calls: oneDNN then runs on the calling thread and
+  // run_parts on mpspack's own pool (team()), whose threads sleep between products.
+  if (const unsigned team = g_model_team.load(std::memory_order_relaxed); team > 0) {
+    const int wanted = model_oversubscribes() ? 1 : int(team);
+    if (omp->max_threads() != wanted) omp->set_num_threads(wanted);
+  }
+  omp->parallel(fn, data, num_threads, flags);
 }
 
 }  // namespace mpspack::shim

@@ -1,7 +1,8 @@
 // Where the shim's threaded products run: the model library's OpenMP team when it brought one (torch's CPU
 // kernels are OpenMP loops, libgomp), else a pool of mpspack's own. One team for everything: threads of a second
 // runtime beside the team's (which spin for a while after each loop) oversubscribe the cores
-// (docs/PERFORMANCE.md, "CPU: GEMMs and OpenBLAS's threads").
+// (docs/PERFORMANCE.md, "CPU: GEMMs and OpenBLAS's threads"). The exception is a model whose own teams are larger
+// than the machine's cores (model_parallel below): then the pool.
 #pragma once
 
 #include <functional>
@@ -24,5 +25,18 @@ unsigned thread_count();
 
 // Runs part(t, parts) for every t in [0, parts), in parallel, and returns when all have.
 void run_parts(const std::function<void(unsigned t, unsigned parts)>& part);
+
+// A model library's own parallel regions (its GOMP_parallel import, routed here by the loader), passed on
+// unchanged. Inductor's generated code asks for a fixed team, the compiling machine's thread count
+// (`#pragma omp parallel num_threads(16)`), and libgomp ends the threads a smaller team leaves idle and starts them
+// again for the next larger one. So the shim's own teams, and oneDNN's, follow the largest team the model asked
+// for: that size up to this machine's cores; beyond them (a model compiled on a larger machine) none, the calling
+// thread and mpspack's pool instead. A model compiled for 16 threads started ~14 threads around each of its shim
+// calls on 2 cores, and ran 11-17x slower (docs/PERFORMANCE.md, "CPU: the model's OpenMP teams").
+// Only once openmp_available(): libgomp is loaded and its API found.
+void model_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+// The largest team a model's regions asked for so far in this process, 0 before any.
+unsigned model_team();
+bool openmp_available();
 
 }  // namespace mpspack::shim
