@@ -1,6 +1,6 @@
 // spdlog's compiled part, built once here rather than in every translation unit that includes <spdlog/spdlog.h>
-// (header-only, each of them compiled spdlog's logger, registry and formatter again: 17 of the 17.2 s a file
-// with one log call took at -O2 -g, against 6.5 s now). Debian ships spdlog as headers plus a shared
+// (header-only, each of them compiled spdlog's logger, registry and formatter again: a file with one log call took
+// 17.2 s at -O2 -g, 6.5 s with this compiled part). Debian ships spdlog as headers plus a shared
 // libspdlog.so, and a shared object would have to travel beside the binary. So: the headers as Debian ships them,
 // SPDLOG_COMPILED_LIB (libpack/CMakeLists.txt), and here the *-inl.h definitions the headers then leave out, with
 // the sink templates instantiated for what mpspack's programs and its default logger use (colour sinks on the
