@@ -5,9 +5,11 @@
 // them. LINEAR_EXTERNAL: the region holds only the blob's size (a u64), Create loads nothing, and
 // AOTInductorModelUpdateConstantsFromBlob(blob) loads them from the blob the host maps. LINEAR_MMAP_SELF: the
 // region holds {weights size + 8, magic} and the weights follow the ELF file (make_linear.sh appends them), as
-// AOTInductor's force_mmap_weights lays them out; Create maps its own file there and its tensors point into that
-// mapping, as AOTInductor's CPU code does (aoti-abi.md section 1). Run reads every weight
-// (aoti_torch_cpu_addmm_out, as generated code calls it), so a first run pays for whatever loading left undone.
+// AOTInductor's force_mmap_weights lays them out; Create maps its own file there and copies every constant out of
+// that mapping into its one block, as AOTInductor's CPU load_constants does (aoti_runtime/model_base.h: the
+// mapping is what _get_constants_start returns; the block is malloc'd and filled as for embedded weights). Run
+// reads every weight (aoti_torch_cpu_addmm_out, as generated code calls it), so a first run pays for whatever
+// loading left undone.
 // Built by bench/synthetic/make_linear.sh; results from it are labelled "synthetic".
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -71,8 +73,8 @@ struct Container {
       if (t) aoti_torch_delete_tensor_object(t);
     std::free(block);
   }
-  // Tensors over the weights where they lie: the mapping (mmap-self), or the block load() filled.
-  int load_in_place(const uint8_t* src) {
+  // Tensors over the block load() filled.
+  int make_tensors(const uint8_t* src) {
     uint64_t at = 0;
     for (int i = 0; i < 2; ++i) {
       const Constant& c = kConstants[i];
@@ -96,14 +98,14 @@ struct Container {
       std::memcpy(static_cast<uint8_t*>(block) + at, src + at, padded(c.bytes));
       at += padded(c.bytes);
     }
-    return load_in_place(static_cast<const uint8_t*>(block));
+    return make_tensors(static_cast<const uint8_t*>(block));
   }
 };
 
 Container* as(void* h) { return static_cast<Container*>(h); }
 
 // AOTInductor's _get_constants_start with USE_MMAP_SELF: its own file (dladdr), the last weights size + 8 bytes
-// mapped privately on a 16 KiB boundary, the magic checked.
+// mapped privately on a 16 KiB boundary, the magic checked. The mapping is kept, as AOTInductor keeps it.
 const uint8_t* map_self() {
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&map_self), &info) == 0) return nullptr;
@@ -128,7 +130,7 @@ API int32_t AOTInductorModelContainerCreateWithDevice(void** h, size_t, const ch
   auto* c = new Container;
 #if defined(LINEAR_MMAP_SELF)
   const uint8_t* weights = map_self();
-  if (!weights || c->load_in_place(weights) != 0) return delete c, 1;
+  if (!weights || c->load(weights) != 0) return delete c, 1;
 #elif !defined(LINEAR_EXTERNAL)
   if (c->load(_binary_constants_bin_start) != 0) return delete c, 1;
 #endif

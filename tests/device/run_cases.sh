@@ -33,10 +33,11 @@ for root in "$@"; do
       echo "FAIL $dir run: $(tail -n 3 "$work/err" | tr '\n' ' ')"; fail=$((fail + 1)); continue
     fi
     # Embedded weights, mmap-self and a plain blob again with the no-copy path forced on these small weights (it
-    # starts at 1 MiB): mapped from the container (CPU), or the library's copies made by mpspack's upload pipeline
-    # (GPU).
+    # starts at 1 MiB): mapped from the container with no copy by Create (CPU), or the library's copies made by
+    # mpspack's upload pipeline (GPU).
     case "$flavor" in default|embedded|blob|mmap) ;; *) continue ;; esac
-    mode=""; want="mapped from the container"; [ "$device" = cuda ] && want="uploaded to the GPU by mpspack"
+    mode=""; want="mapped from the container (copy-on-write, no copy)"
+    [ "$device" = cuda ] && want="uploaded to the GPU by mpspack"
     if result=$("$mpspack" run "$out" --device "$device" "${args[@]}" "${tol[@]}" --map-weights-min-bytes 1 --json \
                 2> "$work/err") && mode=$(python3 -c "import json,sys; print(json.load(sys.stdin)['weights'])" <<< "$result") \
        && [[ "$mode" == *"$want"* ]]; then

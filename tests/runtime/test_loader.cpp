@@ -485,8 +485,9 @@ TEST_CASE("loader: on the CPU, embedded weights and a plain .so + blob are the c
 }
 
 // The synthetic Linear model (bench/synthetic/make_linear.sh, 1 MiB of weights, no torch) in its mmap-self layout:
-// a library that maps its own file's tail as AOTInductor's USE_MMAP_SELF code does. No real mmap-self fixture loads
-// here (torch-built/cpu_mlp_mmap runs on the device machine, tests/device/run_cases.sh).
+// a library that maps its own file's tail and copies its constants out of that mapping into one block, as
+// AOTInductor's USE_MMAP_SELF CPU code does. No real mmap-self fixture loads here (torch-built/cpu_mlp_mmap runs on
+// the device machine, tests/device/run_cases.sh).
 fs::path synthetic_mmap_self(const TempDir& tmp) {
   const std::string cmd = fmt::format("bash '{}/bench/synthetic/make_linear.sh' '{}' 1 '{}' >/dev/null",
                                       MPSPACK_SOURCE_DIR, MPSPACK_BINARY_DIR, (tmp / "linear").string());
@@ -495,7 +496,7 @@ fs::path synthetic_mmap_self(const TempDir& tmp) {
   return tmp / "linear";
 }
 
-TEST_CASE("loader: an mmap-self library's mapping of its weights is the container's pages, not a copy",
+TEST_CASE("loader: an mmap-self library's mapping of its weights and Create's block are the container's pages",
           "[loader][mmap_self]") {
   TempDir tmp;
   const fs::path dir = synthetic_mmap_self(tmp);
@@ -531,8 +532,9 @@ TEST_CASE("loader: an mmap-self library's mapping of its weights is the containe
       auto live = m->constants();
       REQUIRE(live.ok());
       REQUIRE(live->size() == 2);
-      // Mapped: every byte but the last part page (copied: the magic follows the weights in it) is the
-      // container's. Not mapped: the library's own file, rebuilt.
+      // Mapped: the block Create copies into is the offered one, the container's pages, so every byte is the
+      // container's (the last part page allowed for). Not mapped: Create's copy, in anonymous memory of its own
+      // (copied from its own file, rebuilt in the memfd).
       const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
       uint64_t total = 0, from_container = 0;
       for (const auto& t : *live) {
@@ -540,7 +542,7 @@ TEST_CASE("loader: an mmap-self library's mapping of its weights is the containe
         const Backing b = backing_of(t.data);
         total += t.storage_bytes;
         if (mode == W::MmapSelf) {
-          CHECK(b.path.find("memfd:") != std::string::npos);
+          CHECK(b.path.empty());
         } else if (!b.path.empty()) {
           CHECK(fs::path(b.path) == fs::canonical(dir / "mmap.mpk"));
           CHECK(b.offset >= seg.offset);
@@ -621,16 +623,23 @@ TEST_CASE("large blocks: an offered block is taken by a malloc of its size only,
   CHECK(second != block);
   runtime::routed_free(second);
   const size_t skipped = runtime::routed_bytes_not_copied();
+  const size_t copied = runtime::routed_bytes_copied_from_mirror();
   runtime::routed_memcpy(block + 128, mirror.data() + 128, 256);  // same offset: already there
   CHECK(runtime::routed_bytes_not_copied() - skipped == 256);
-  // Another offset is copied as asked, from the mirror.
+  CHECK(runtime::routed_bytes_copied_from_mirror() == copied);
+  // Another offset is copied as asked, from the mirror, and counted as a copy out of it.
   runtime::routed_memcpy(block + page, mirror.data(), 64);
   CHECK(std::memcmp(block + page, mirror.data(), 64) == 0);
   CHECK(runtime::routed_bytes_not_copied() - skipped == 256);
+  CHECK(runtime::routed_bytes_copied_from_mirror() - copied == 64);
+  std::vector<uint8_t> elsewhere(64);  // a copy that does not read the mirror is not counted
+  runtime::routed_memcpy(block + page, elsewhere.data(), elsewhere.size());
+  CHECK(runtime::routed_bytes_copied_from_mirror() - copied == 64);
   CHECK(runtime::withdraw_offer());
-  // After the offer ends, copies into the block are ordinary copies again.
+  // After the offer ends, copies into the block are ordinary copies again, and not counted.
   runtime::routed_memcpy(block + 128, mirror.data() + 128, 256);
   CHECK(runtime::routed_bytes_not_copied() - skipped == 256);
+  CHECK(runtime::routed_bytes_copied_from_mirror() - copied == 64);
   REQUIRE(runtime::routed_blocks_live() == 1);
   runtime::routed_free(block);  // the library's free unmaps it
   CHECK(runtime::routed_blocks_live() == 0);

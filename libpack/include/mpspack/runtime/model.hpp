@@ -8,8 +8,9 @@
 //                the segment mapped from the container;
 //                external blob: tensors over the container's mapping, no copy; without a constants
 //                table UpdateConstantsFromBlob with its block offered the same way; a copy with
-//                copy_weights; mmap-self: its file in the memfd with a hole for the weights, and its mapping
-//                of them answered with the segment mapped from the container)
+//                copy_weights; mmap-self: its file in the memfd with a hole for the weights, its mapping
+//                of them answered with the segment mapped from the container, and on the CPU Create's block
+//                for them offered the same way)
 //     cubins  -> the library's stored kernel files written to a private temporary folder, removed with the model
 //     Create  -> AOTInductorModelContainerCreateWithDevice(&h, 1, backend device, that folder or nullptr)
 //   model.run(inputs) -> outputs (checked first: count, and dtype/shape when an example is recorded)
@@ -96,7 +97,9 @@ enum class WeightsMode {
   BlobCopied,       // external blob: AOTInductorModelUpdateConstantsFromBlob (one copy)
   BlobMapped,       // external blob: UpdateConstantsFromBlob's block is the segment mapped from the container
   MmapSelf,         // the self-mapped file rebuilt in memory; the library maps its weights itself
-  MmapSelfMapped,   // the library's mapping of its weights is the segment mapped from the container (no copy)
+  MmapSelfMapped,   // the library's mapping of its weights, and the block Create copies them into, are the
+                    // segment mapped from the container (no copy)
+  MmapSelfCopied,   // its mapping of them is the segment mapped from the container; Create copied them out of it
   MmapSelfUploaded, // GPU: its copies of them to the device made by mpspack's upload pipeline instead
 };
 const char* to_string(WeightsMode m);

@@ -39,6 +39,7 @@ std::vector<Block> g_blocks;     // the large blocks handed out, under g_mutex
 std::atomic<size_t> g_live{0};   // g_blocks.size(), read without the lock: free() of a small block stays lock-free
 std::atomic<size_t> g_copies{0};  // large copies made
 std::atomic<size_t> g_not_copied{0};
+std::atomic<size_t> g_copied_from_mirror{0};
 
 // The offer (offer_block): pending until malloc takes it, then the block it became, until withdraw_offer().
 OfferedBlock g_offer;                  // under g_mutex
@@ -46,6 +47,8 @@ std::atomic<bool> g_offered{false};    // an offer is pending: malloc looks unde
 std::atomic<uint8_t*> g_taken_block{nullptr};  // malloc took it (not null): copies into it are looked at
 std::atomic<const uint8_t*> g_taken_mirror{nullptr};
 std::atomic<size_t> g_taken_size{0};
+// The offer's mirror from offer_block() to withdraw_offer(), taken or not: copies out of it are counted.
+std::atomic<const uint8_t*> g_mirror_lo{nullptr}, g_mirror_hi{nullptr};
 
 size_t page_size() {
   static const size_t page = size_t(::sysconf(_SC_PAGESIZE));
@@ -102,17 +105,23 @@ void offer_block(const OfferedBlock& offer) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_offer = offer;
   g_taken_block.store(nullptr, std::memory_order_release);
+  const auto* mirror = static_cast<const uint8_t*>(offer.mirror);
+  g_mirror_lo.store(mirror, std::memory_order_release);
+  g_mirror_hi.store(mirror + offer.size, std::memory_order_release);
   g_offered.store(true, std::memory_order_release);
 }
 
 bool withdraw_offer() {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_offered.store(false, std::memory_order_release);
+  g_mirror_lo.store(nullptr, std::memory_order_release);
+  g_mirror_hi.store(nullptr, std::memory_order_release);
   g_offer = {};
   return g_taken_block.exchange(nullptr, std::memory_order_acq_rel) != nullptr;
 }
 
 size_t routed_bytes_not_copied() { return g_not_copied.load(std::memory_order_relaxed); }
+size_t routed_bytes_copied_from_mirror() { return g_copied_from_mirror.load(std::memory_order_relaxed); }
 
 namespace {
 
@@ -145,6 +154,14 @@ bool already_there(const void* dst, const void* src, size_t n) {
   if (d < block || s < mirror) return false;
   const size_t at = size_t(d - block);
   return size_t(s - mirror) == at && at <= size && n <= size - at;
+}
+
+// Counts a copy that reads the offered mirror (g_copied_from_mirror).
+void note_copy_from_mirror(const void* src, size_t n) {
+  const uint8_t* lo = g_mirror_lo.load(std::memory_order_acquire);
+  const auto* s = static_cast<const uint8_t*>(src);
+  if (lo && s >= lo && s < g_mirror_hi.load(std::memory_order_acquire))
+    g_copied_from_mirror.fetch_add(n, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -199,6 +216,7 @@ void* routed_memcpy(void* dst, const void* src, size_t n) {
     g_not_copied.fetch_add(n, std::memory_order_relaxed);
     return dst;
   }
+  note_copy_from_mirror(src, n);
   if (n < kLargeBlock) return std::memcpy(dst, src, n);
   auto* d = static_cast<uint8_t*>(dst);
   auto* s = static_cast<const uint8_t*>(src);

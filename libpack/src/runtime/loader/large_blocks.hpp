@@ -50,6 +50,9 @@ void offer_block(const OfferedBlock& offer);
 // Ends the offer. Returns whether the library took the block; if it did not, the caller still owns the mapping.
 bool withdraw_offer();
 size_t routed_bytes_not_copied();  // bytes of copies skipped because the block already held them
+// Bytes the library copied out of an offer's mirror while it was offered, skipped copies not counted: a library
+// that did not take the block but copied its weights elsewhere shows here.
+size_t routed_bytes_copied_from_mirror();
 
 // The functions the slots point at; public for the tests.
 void* routed_malloc(size_t n);

@@ -36,6 +36,7 @@ const char* to_string(WeightsMode m) {
     case WeightsMode::BlobCopied: return "external blob, copied into the model";
     case WeightsMode::MmapSelf: return "mmap-self (self-mapped file rebuilt in memory)";
     case WeightsMode::MmapSelfMapped: return "mmap-self, mapped from the container (copy-on-write, no copy)";
+    case WeightsMode::MmapSelfCopied: return "mmap-self, mapped from the container, then copied by Create";
     case WeightsMode::MmapSelfUploaded: return "mmap-self, uploaded to the GPU by mpspack (pinned pipeline)";
   }
   return "?";
@@ -84,17 +85,33 @@ Status weights_before_create(Model::Impl& m, const LoadOptions& o) {
   return {};
 }
 
-// Create, with the library's kernel files written out for it, its block for embedded weights offered mapped
-// (Create mallocs one the size of the region it copies from) and its copies of them to the device deferred.
+// Where Create copies the weights from on the CPU: an embedded library's constants region, or an mmap-self
+// library's mapping of its own file (AOTInductor's load_constants mallocs one block and copies every constant
+// out of that mapping into it); null when Create copies nothing or its block cannot be offered.
+const void* create_copies_from(const Model::Impl& m) {
+  if (m.lib.flavour == Flavour::Embedded && m.mode == WeightsMode::EmbeddedCopied)
+    return reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr);
+  if (m.self_mapped) return m.self_weights->mapping();
+  return nullptr;
+}
+
+// An mmap-self library's weights mode after Create took its mapping: no copy when Create's block was the
+// offered one, or when it copied nothing out of the mapping (it uses the mapping in place); otherwise copied,
+// which is also what a library whose copies could not be watched is taken to have done.
+WeightsMode mmap_self_mode(const std::optional<WeightsOffer>& offer, bool block_taken) {
+  if (block_taken || (offer && offer->copied() == 0)) return WeightsMode::MmapSelfMapped;
+  return WeightsMode::MmapSelfCopied;
+}
+
+// Create, with the library's kernel files written out for it, the block it mallocs for the weights it copies
+// (embedded, mmap-self) offered mapped from the container, and its copies of them to the device deferred.
 Status create(Model::Impl& m, const LoadOptions& options) {
   MPK_CHECK(write_cubins(m));
   const std::string device = m.backend->create_device();
   const size_t blocks_before = routed_blocks_live();
   std::optional<WeightsOffer> offer;
-  if (m.lib.flavour == Flavour::Embedded && m.mode == WeightsMode::EmbeddedCopied && m.routed &&
-      may_map_weights(m, options))
-    offer.emplace(m, options, reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr),
-                  weights_segment(m).size);
+  if (const void* source = create_copies_from(m); source && m.routed && may_map_weights(m, options))
+    offer.emplace(m, options, source, weights_segment(m).size);
   const void* region = m.lib.flavour == Flavour::Embedded && m.lib.region
                            ? reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr)
                        : m.self_mapped ? m.self_weights->mapping() : nullptr;
@@ -107,13 +124,14 @@ Status create(Model::Impl& m, const LoadOptions& options) {
     }
     return {};
   }));
+  const bool block_taken = offer && offer->finish();  // the taken block's pages filled as options ask
   if (uploaded) m.mode = m.self_mapped ? WeightsMode::MmapSelfUploaded : WeightsMode::EmbeddedUploaded;
-  else if (m.self_mapped && m.self_weights->taken()) m.mode = WeightsMode::MmapSelfMapped;
-  if (m.mode == WeightsMode::MmapSelfMapped)
+  else if (m.self_mapped && m.self_weights->taken()) m.mode = mmap_self_mode(offer, block_taken);
+  else if (block_taken) m.mode = WeightsMode::EmbeddedMapped;
+  if (m.mode == WeightsMode::MmapSelfMapped && !block_taken)  // the model reads the library's own mapping
     populate_weights(m, options, {m.self_weights->mapping(), weights_segment(m).size});
-  if (offer && offer->finish()) m.mode = WeightsMode::EmbeddedMapped;
-  else if (offer) spdlog::info("{}: weights copied by Create: it did not allocate one block the size of its "
-                               "constants region", m.what());
+  if (offer && !block_taken && offer->copied() > 0)
+    spdlog::info("{}: weights copied by Create: it did not allocate one block the size of its weights", m.what());
   if (routed_blocks_live() > blocks_before)
     spdlog::debug("{}: Create took {} block(s) faulted in up front", m.what(), routed_blocks_live() - blocks_before);
   return {};

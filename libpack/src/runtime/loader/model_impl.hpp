@@ -103,8 +103,8 @@ const SegmentInfo& weights_segment(const Model::Impl& m);
 // weights are routed (mapped, uploaded by the backend) rather than left to its own copies.
 bool weights_reach_threshold(const Model::Impl& m, const LoadOptions& o);
 
-// Whether the weights segment may be offered to the library mapped from the container (CPU, file-backed,
-// embedded or external blob, at least map_weights_min_bytes, as aligned as the region).
+// Whether the weights segment may be offered to the library mapped from the container (CPU, file-backed, at
+// least map_weights_min_bytes, as aligned as the region).
 bool may_map_weights(const Model::Impl& m, const LoadOptions& o);
 
 // checks.cpp: the backend made, then the library refused when it cannot run here.

@@ -29,7 +29,6 @@ bool weights_reach_threshold(const Model::Impl& m, const LoadOptions& o) {
 
 bool may_map_weights(const Model::Impl& m, const LoadOptions& o) {
   if (m.lib.weights < 0 || m.backend->device() != "cpu" || m.container->file().fd() < 0) return false;
-  if (m.lib.flavour != Flavour::Embedded && m.lib.flavour != Flavour::ExternalBlob) return false;
   const SegmentInfo& seg = weights_segment(m);
   return seg.size > 0 && seg.size >= o.map_weights_min_bytes && seg.offset % 64 == 0;  // as aligned as the region
 }

@@ -40,12 +40,14 @@ WeightsOffer::WeightsOffer(Model::Impl& m, const LoadOptions& o, const void* mir
     return;
   }
   mapping_ = p;
+  copied_before_ = routed_bytes_copied_from_mirror();
   offer_block({static_cast<uint8_t*>(p) + skip, mirror, size, mapping_, mapped_});
 }
 
 bool WeightsOffer::finish() {
   if (!mapping_) return taken_;
   taken_ = withdraw_offer();
+  copied_ = routed_bytes_copied_from_mirror() - copied_before_;
   if (!taken_) ::munmap(mapping_, mapped_);
   if (taken_) populate_weights(m_, o_, {static_cast<const uint8_t*>(mapping_), mapped_});
   mapping_ = nullptr;

@@ -26,6 +26,8 @@ class WeightsOffer {
 
   // Ends the offer; true when the library took the block (it is the library's now).
   bool finish();
+  // After finish(): bytes the library copied out of `mirror` itself (into a block of its own), not skipped.
+  uint64_t copied() const { return copied_; }
 
  private:
   Model::Impl& m_;
@@ -33,6 +35,7 @@ class WeightsOffer {
   void* mapping_ = nullptr;
   uint64_t mapped_ = 0;
   bool taken_ = false;
+  uint64_t copied_before_ = 0, copied_ = 0;
 };
 
 // The block AOTInductor's load_constants mallocs: every non-folded constant's data_size rounded up to 64 bytes.
