@@ -2,9 +2,9 @@
 # Whether filling the page tables of the weights a CPU model uses from the container's pages at load
 # (MADV_POPULATE_READ, `run --populate-weights on`), or on a thread of their own while the model runs
 # (background), beats letting the first run fault them in (off), on the SYNTHETIC Linear model
-# (bench/synthetic/make_linear.sh) in the blob layout (a mapped block), the mmap-self layout (the library's own
-# mapping, answered with the container's pages) and the .pt2 layout (in place). The ways alternate in each of ROUNDS rounds; warm page cache; prints every round's
-# load_to_first_result_ms and the medians.
+# (bench/synthetic/make_linear.sh) in the blob layout (a mapped block), the mmap-self layout (a mapped block too:
+# the one Create copies into from its own mapping) and the .pt2 layout (in place). The ways alternate in each of
+# ROUNDS rounds; warm page cache; prints every round's load_to_first_result_ms and the medians.
 #   bash bench/populate_weights.sh BUILD_DIR [MIB=1024] [ROUNDS=6]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
