@@ -123,6 +123,11 @@ message(STATUS "consumer printed:\n${STEP_OUTPUT}")
 if(NOT STEP_OUTPUT MATCHES "${expect}")
   message(FATAL_ERROR "consumer output does not match '${expect}'")
 endif()
+step("consumer_log" ${WORK_DIR}/consumer/consumer_log ${WORK_DIR}/model.mpk ${WORK_DIR}/consumer.log)
+file(READ ${WORK_DIR}/consumer.log logged)
+if(NOT logged MATCHES "\\[info\\] 1 libraries")
+  message(FATAL_ERROR "consumer_log wrote '${logged}', expected '[info] 1 libraries'")
+endif()
 # 7. The CUDA backend is a plugin the installed mpspack finds beside itself (lib/mpspack): running a CUDA library
 #    reaches it (a result on a GPU machine, "no usable CUDA device here" without one), never "no cuda backend".
 if(WITH_CUDA)
