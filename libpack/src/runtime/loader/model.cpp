@@ -85,16 +85,6 @@ Status weights_before_create(Model::Impl& m, const LoadOptions& o) {
   return {};
 }
 
-// Where Create copies the weights from on the CPU: an embedded library's constants region, or an mmap-self
-// library's mapping of its own file (AOTInductor's load_constants mallocs one block and copies every constant
-// out of that mapping into it); null when Create copies nothing or its block cannot be offered.
-const void* create_copies_from(const Model::Impl& m) {
-  if (m.lib.flavour == Flavour::Embedded && m.mode == WeightsMode::EmbeddedCopied)
-    return reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr);
-  if (m.self_mapped) return m.self_weights->mapping();
-  return nullptr;
-}
-
 // An mmap-self library's weights mode after Create took its mapping: no copy when Create's block was the
 // offered one, or when it copied nothing out of the mapping (it uses the mapping in place); otherwise copied,
 // which is also what a library whose copies could not be watched is taken to have done.
@@ -109,12 +99,13 @@ Status create(Model::Impl& m, const LoadOptions& options) {
   MPK_CHECK(write_cubins(m));
   const std::string device = m.backend->create_device();
   const size_t blocks_before = routed_blocks_live();
-  std::optional<WeightsOffer> offer;
-  if (const void* source = create_copies_from(m); source && m.routed && may_map_weights(m, options))
-    offer.emplace(m, options, source, weights_segment(m).size);
+  // Where Create copies the weights from: an embedded library's constants region, or an mmap-self library's
+  // mapping of its own file (AOTInductor's load_constants mallocs one block and copies every constant out of it).
   const void* region = m.lib.flavour == Flavour::Embedded && m.lib.region
                            ? reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr)
                        : m.self_mapped ? m.self_weights->mapping() : nullptr;
+  std::optional<WeightsOffer> offer;
+  if (region && m.routed && may_map_weights(m, options)) offer.emplace(m, options, region, weights_segment(m).size);
   MPK_TRY(const bool uploaded, with_weight_copies_deferred(m, region, [&]() -> Status {
     if (m.api.create(&m.handle, 1, device.c_str(), m.cubin_dir.empty() ? nullptr : m.cubin_dir.c_str()) != 0 ||
         !m.handle) {
