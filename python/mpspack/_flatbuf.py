@@ -21,7 +21,7 @@ from .errors import FormatError
 # a list of one of those ("[...]"). Scalars absent from the buffer take the schema's default.
 TABLES: dict[str, list[tuple[str, str, object]]] = {
     "Segment": [("kind", "i8", 0), ("name", "str", ""), ("offset", "u64", 0), ("size", "u64", 0),
-                ("alignment", "u64", 0), ("xxh3", "u64", 0)],
+                ("alignment", "u64", 0), ("xxh3", "u64", 0), ("chunk_xxh3", "[u64]", None)],
     "Source": [("name", "str", ""), ("size", "u64", 0), ("sha256", "str", ""), ("kind", "str", ""),
                ("flavour", "str", "")],
     "Patch": [("offset", "u64", 0), ("bytes", "[u8]", None)],

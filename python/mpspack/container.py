@@ -19,7 +19,7 @@ from .errors import FormatError, NoConstantsTable
 
 MAGIC = b"MPSPACK\0"
 VERSION_MAJOR = 1
-VERSION_MINOR = 0
+VERSION_MINOR = 1
 HEADER_SIZE = 128
 FIXED_FIELDS = 72  # magic .. checksum
 BYTE_ORDER_MARK = 0x01020304
@@ -29,6 +29,12 @@ EXPANSION_RATIO = 16
 _HEADER = struct.Struct("<8sHHIIIQQQQQQ")
 _CHECKSUM_AT = 64
 _READ_STEP = 1 << 20
+# docs/FORMAT.md, Segment.chunk_xxh3: segments over this size also record the XXH3-64 of each such piece.
+HASH_CHUNK_BYTES = 16 << 20
+
+
+def _chunk_count(size: int) -> int:
+    return 0 if size <= HASH_CHUNK_BYTES else -(-size // HASH_CHUNK_BYTES)
 
 SEGMENT_KINDS = {0: "library", 1: "weights", 2: "cubin", 3: "example"}
 FLAVOURS = {0: "embedded", 1: "mmap-self", 2: "external-blob"}
@@ -180,6 +186,11 @@ class Container:
                 raise self._rule("S3", f"segment {i} ('{s['name']}') at offset {s['offset']:#x} overlaps or precedes "
                                        f"the one before it (which ends at {end:#x})")
             end = s["offset"] + s["size"]
+            chunks = s.get("chunk_xxh3") or []
+            if chunks and len(chunks) != _chunk_count(s["size"]):
+                raise self._rule("S6", f"segment {i} ('{s['name']}') of {s['size']:#x} bytes records {len(chunks)} "
+                                       f"chunk hashes; its {HASH_CHUNK_BYTES}-byte chunks need "
+                                       f"{_chunk_count(s['size'])}")
         if end != h["file_size"]:
             raise self._rule("S4", f"the last segment ends at {end:#x} but the file is {h['file_size']:#x} bytes")
 
@@ -455,8 +466,11 @@ class Container:
         for i, s in enumerate(m["segments"]):
             zero(cursor, s["offset"], f"before segment {i}")
             hasher = xxhash.xxh3_64()
+            recorded_chunks = s.get("chunk_xxh3") or []
+            chunk_hasher, chunks = xxhash.xxh3_64(), []
             pos, end, readable = s["offset"], s["offset"] + s["size"], True
             while pos < end:
+                # Reads end on chunk boundaries (_READ_STEP divides HASH_CHUNK_BYTES), so each read feeds one chunk.
                 chunk = os.pread(self._fd, min(_READ_STEP, end - pos), pos)
                 if not chunk:
                     problems.append(f"{self.name}: cannot read segment '{s['name']}' at offset {pos:#x}: "
@@ -464,13 +478,23 @@ class Container:
                     readable = False
                     break
                 hasher.update(chunk)
+                chunk_hasher.update(chunk)
                 pos += len(chunk)
                 checked += len(chunk)
+                if recorded_chunks and ((pos - s["offset"]) % HASH_CHUNK_BYTES == 0 or pos == end):
+                    chunks.append(chunk_hasher.intdigest())
+                    chunk_hasher.reset()
             computed = hasher.intdigest() if readable else 0
-            ok = readable and computed == s["xxh3"]
-            if readable and not ok:
+            bad_chunk = next((k for k, (c, r) in enumerate(zip(chunks, recorded_chunks)) if c != r), None)
+            ok = readable and computed == s["xxh3"] and bad_chunk is None
+            if readable and computed != s["xxh3"]:
                 problems.append(f"{self.name}: segment {i} ('{s['name']}', {s['size']} bytes at {s['offset']:#x}) "
                                 f"is damaged: XXH3 {computed:016x}, recorded {s['xxh3']:016x}")
+            elif readable and bad_chunk is not None:
+                begin = bad_chunk * HASH_CHUNK_BYTES
+                problems.append(f"{self.name}: segment {i} ('{s['name']}', {s['size']} bytes at {s['offset']:#x}) "
+                                f"is damaged: chunk {bad_chunk} (bytes {begin:#x}-{min(s['size'], begin + HASH_CHUNK_BYTES):#x}) "
+                                f"has XXH3 {chunks[bad_chunk]:016x}, recorded {recorded_chunks[bad_chunk]:016x}")
             results.append({"index": i, "name": s["name"], "ok": ok, "xxh3": _hex(s["xxh3"]),
                             "computed_xxh3": _hex(computed)})
             cursor = end

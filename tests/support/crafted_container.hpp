@@ -29,7 +29,7 @@ struct Crafted {
 };
 
 inline SegmentInfo crafted_segment(SegmentKind kind, std::string name, uint64_t offset, uint64_t size) {
-  return SegmentInfo{kind, std::move(name), kCraftedDataOffset + offset, size, 64, 0};
+  return SegmentInfo{kind, std::move(name), kCraftedDataOffset + offset, size, 64, 0, {}};
 }
 
 inline Crafted crafted_base() {

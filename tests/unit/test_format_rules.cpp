@@ -66,7 +66,7 @@ TEST_CASE("rules H1-H11: the header", "[format][rules]") {
   SECTION("H3 byte order") { refused(with_field<uint32_t>(f::byte_order, 0x04030201), "H3"); }
   SECTION("H4 another major version") {
     auto file = with_field<uint16_t>(f::version_major, 2);
-    CHECK_THAT(refused(file, "H4"), Catch::Contains("version 2.0 is not supported"));
+    CHECK_THAT(refused(file, "H4"), Catch::Contains(fmt::format("version 2.{} is not supported", format::kVersionMinor)));
     CHECK(open_crafted(file).error().kind == Error::Kind::Unsupported);
   }
   SECTION("H5 header size") { refused(with_field<uint32_t>(f::header_size, 64), "H5"); }
@@ -149,7 +149,7 @@ TEST_CASE("rules M1-M6: the metadata block", "[format][rules]") {
   }
 }
 
-TEST_CASE("rules S1-S5: segments", "[format][rules]") {
+TEST_CASE("rules S1-S6: segments", "[format][rules]") {
   SECTION("S1 alignment not a power of two") {
     refused(changed([](Manifest& m) { m.segments[1].alignment = 96; }), "S1");
   }
@@ -187,6 +187,12 @@ TEST_CASE("rules S1-S5: segments", "[format][rules]") {
   }
   SECTION("S5 two weights entries on one segment") {
     refused(changed([](Manifest& m) { m.weights.push_back(WeightsInfo{1, {}}); }), "S5");
+  }
+  SECTION("S6 chunk hashes of a small segment, or too few or too many") {
+    // The crafted segments are all under one 16 MiB chunk: any chunk hash is one too many.
+    CHECK_THAT(refused(changed([](Manifest& m) { m.segments[1].chunk_xxh3 = {1}; }), "S6"),
+               Catch::Contains("records 1 chunk hashes"));
+    refused(changed([](Manifest& m) { m.segments[0].chunk_xxh3 = {1, 2}; }), "S6");
   }
 }
 

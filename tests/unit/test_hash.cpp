@@ -51,6 +51,28 @@ TEST_CASE("Xxh3Stream gives the one-shot hash however the bytes are split") {
   }
 }
 
+TEST_CASE("SegmentHasher: the whole hash and one hash per 16 MiB chunk, however the bytes are fed") {
+  CHECK(hash_chunk_count(0) == 0);
+  CHECK(hash_chunk_count(kHashChunkBytes) == 0);
+  CHECK(hash_chunk_count(kHashChunkBytes + 1) == 2);
+  CHECK(hash_chunk_count(3 * kHashChunkBytes) == 3);
+  for (uint64_t size : {kHashChunkBytes - 3, kHashChunkBytes, 2 * kHashChunkBytes + 12345}) {
+    const std::vector<uint8_t> b = random_bytes(size, uint32_t(size));
+    for (uint64_t piece : {uint64_t(1) << 20, uint64_t(999983), size}) {
+      DYNAMIC_SECTION(size << " bytes fed " << piece << " at a time") {
+        SegmentHasher h(size);
+        for (uint64_t off = 0; off < size; off += piece) h.update(b.data() + off, std::min(piece, size - off));
+        CHECK(h.digest() == XXH3_64bits(b.data(), b.size()));
+        REQUIRE(h.chunk_digests().size() == hash_chunk_count(size));
+        for (uint64_t k = 0; k < h.chunk_digests().size(); ++k) {
+          const uint64_t begin = k * kHashChunkBytes, n = std::min(kHashChunkBytes, size - begin);
+          CHECK(h.chunk_digests()[k] == XXH3_64bits(b.data() + begin, n));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("sha256_hex gives the FIPS 180-2 test vectors") {
   auto hex = [](std::string_view s) {
     return mpspack::format::sha256_hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()});

@@ -27,6 +27,7 @@ struct SegmentInfo {
   uint64_t size = 0;
   uint64_t alignment = 0;
   uint64_t xxh3 = 0;
+  std::vector<uint64_t> chunk_xxh3;  // of each format::kHashChunkBytes piece; empty up to that size (or minor 0)
 };
 
 struct SourceInfo {

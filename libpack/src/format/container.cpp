@@ -12,6 +12,9 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <atomic>
+#include <optional>
+#include <thread>
 
 namespace mpspack::format {
 
@@ -87,16 +90,38 @@ Status read_range(const Container& c, uint64_t offset, uint64_t size, std::strin
   return {};
 }
 
-// XXH3 of one segment; `count` hears of every piece read.
-Result<uint64_t> hash_segment(const Container& c, const SegmentInfo& s, ReadBuffer& buffer,
-                              const std::function<void(uint64_t)>& count) {
-  Xxh3Stream hasher;
+// XXH3 of one segment and of its chunks; `count` hears of every piece read.
+Result<SegmentHasher> hash_segment(const Container& c, const SegmentInfo& s, ReadBuffer& buffer,
+                                   const std::function<void(uint64_t)>& count) {
+  SegmentHasher hasher(s.size);
   MPK_CHECK(read_range(c, s.offset, s.size, fmt::format("segment '{}'", s.name), buffer,
                        [&](const uint8_t* p, uint64_t n) {
                          hasher.update(p, n);
                          count(n);
                        }));
-  return hasher.digest();
+  return hasher;
+}
+
+std::string damaged(const Container& c, uint32_t i, uint64_t computed, uint64_t recorded) {
+  const SegmentInfo& s = c.manifest().segments[i];
+  return fmt::format("{}: segment {} ('{}', {} bytes at {:#x}) is damaged: XXH3 {:016x}, recorded {:016x}", c.name(),
+                     i, s.name, s.size, s.offset, computed, recorded);
+}
+
+std::string damaged_chunk(const Container& c, uint32_t i, uint64_t chunk, uint64_t computed) {
+  const SegmentInfo& s = c.manifest().segments[i];
+  const uint64_t begin = chunk * kHashChunkBytes, end = std::min(s.size, begin + kHashChunkBytes);
+  return fmt::format("{}: segment {} ('{}', {} bytes at {:#x}) is damaged: chunk {} (bytes {:#x}-{:#x}) has XXH3 "
+                     "{:016x}, recorded {:016x}",
+                     c.name(), i, s.name, s.size, s.offset, chunk, begin, end, computed, s.chunk_xxh3[chunk]);
+}
+
+// The first chunk whose hash differs from the recorded one, if chunks are recorded.
+std::optional<std::string> chunk_problem(const Container& c, uint32_t i, const std::vector<uint64_t>& computed) {
+  const auto& recorded = c.manifest().segments[i].chunk_xxh3;
+  for (size_t k = 0; k < recorded.size() && k < computed.size(); ++k)
+    if (computed[k] != recorded[k]) return damaged_chunk(c, i, k, computed[k]);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -119,19 +144,82 @@ VerifyReport verify(const Container& c, const Progress& progress) {
       if (progress && (report.bytes_checked - reported >= kProgressStep || report.bytes_checked == total))
         progress(reported = report.bytes_checked, total);
     });
-    const uint64_t computed = hashed.ok() ? *hashed : 0;
-    const SegmentCheck check{i, hashed.ok() && computed == s.xxh3, computed};
+    const uint64_t computed = hashed.ok() ? hashed->digest() : 0;
+    std::optional<std::string> chunk = hashed.ok() ? chunk_problem(c, i, hashed->chunk_digests()) : std::nullopt;
+    const SegmentCheck check{i, hashed.ok() && computed == s.xxh3 && !chunk, computed};
     if (!hashed.ok()) {
       report.unreadable = true;
       report.problems.push_back(hashed.error().message);
-    } else if (!check.ok) {
-      report.problems.push_back(fmt::format("{}: segment {} ('{}', {} bytes at {:#x}) is damaged: XXH3 {:016x}, recorded {:016x}",
-                                            c.name(), i, s.name, s.size, s.offset, check.computed_xxh3, s.xxh3));
+    } else if (computed != s.xxh3) {
+      report.problems.push_back(damaged(c, i, computed, s.xxh3));
+    } else if (chunk) {
+      report.problems.push_back(*chunk);
     }
     report.segments.push_back(check);
     cursor = s.offset + s.size;
   }
   return report;
+}
+
+namespace {
+
+// One piece of check_segments' work: a whole segment (chunk < 0) or one of its recorded chunks.
+struct HashTask {
+  uint32_t segment;
+  int64_t chunk;
+  uint64_t offset, size;  // in the file
+};
+
+std::vector<HashTask> hash_tasks(const Container& c, std::span<const uint32_t> indices) {
+  std::vector<HashTask> tasks;
+  for (uint32_t i : indices) {
+    const SegmentInfo& s = c.manifest().segments.at(i);
+    if (s.chunk_xxh3.empty()) {
+      tasks.push_back({i, -1, s.offset, s.size});
+      continue;
+    }
+    for (uint64_t k = 0; k < s.chunk_xxh3.size(); ++k) {
+      const uint64_t begin = k * kHashChunkBytes;
+      tasks.push_back({i, int64_t(k), s.offset + begin, std::min(kHashChunkBytes, s.size - begin)});
+    }
+  }
+  return tasks;
+}
+
+// The task's problem, if any: damage (its hash differs) or a read error.
+std::optional<Error> run_task(const Container& c, const HashTask& t, ReadBuffer& buffer) {
+  const SegmentInfo& s = c.manifest().segments[t.segment];
+  Xxh3Stream hasher;
+  Status read = read_range(c, t.offset, t.size, fmt::format("segment '{}'", s.name), buffer,
+                           [&](const uint8_t* p, uint64_t n) { hasher.update(p, n); });
+  if (!read.ok()) return read.error();
+  const uint64_t computed = hasher.digest();
+  if (t.chunk < 0 && computed != s.xxh3) return Error{Error::Kind::Corrupt, damaged(c, t.segment, computed, s.xxh3)};
+  if (t.chunk >= 0 && computed != s.chunk_xxh3[size_t(t.chunk)])
+    return Error{Error::Kind::Corrupt, damaged_chunk(c, t.segment, uint64_t(t.chunk), computed)};
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status check_segments(const Container& c, std::span<const uint32_t> indices, unsigned threads) {
+  const std::vector<HashTask> tasks = hash_tasks(c, indices);
+  std::vector<std::optional<Error>> problems(tasks.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    ReadBuffer buffer(nullptr, &std::free);
+    for (size_t k; !failed.load(std::memory_order_relaxed) && (k = next.fetch_add(1)) < tasks.size();)
+      if ((problems[k] = run_task(c, tasks[k], buffer))) failed = true;
+  };
+  const size_t helpers = std::min<size_t>(std::max(threads, 1u), tasks.size()) - (tasks.empty() ? 0 : 1);
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < helpers; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (auto& p : problems)
+    if (p) return *p;  // the first in segment order
+  return {};
 }
 
 Result<std::string> file_sha256(const Container& c) {

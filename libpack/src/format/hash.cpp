@@ -4,6 +4,8 @@
 
 #include <nettle/sha2.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace mpspack::format {
@@ -36,8 +38,36 @@ struct Xxh3Stream::State {
 
 Xxh3Stream::Xxh3Stream() : state_(std::make_unique<State>()) { xxh3().reset(&state_->s); }
 Xxh3Stream::~Xxh3Stream() = default;
+Xxh3Stream::Xxh3Stream(Xxh3Stream&&) noexcept = default;
+Xxh3Stream& Xxh3Stream::operator=(Xxh3Stream&&) noexcept = default;
 void Xxh3Stream::update(const uint8_t* data, uint64_t size) { xxh3().update(&state_->s, data, size); }
 uint64_t Xxh3Stream::digest() const { return xxh3().digest(&state_->s); }
+void Xxh3Stream::reset() { xxh3().reset(&state_->s); }
+
+uint64_t hash_chunk_count(uint64_t size) {
+  return size <= kHashChunkBytes ? 0 : (size + kHashChunkBytes - 1) / kHashChunkBytes;
+}
+
+SegmentHasher::SegmentHasher(uint64_t size) : left_(size), chunked_(hash_chunk_count(size) > 0) {
+  chunks_.reserve(hash_chunk_count(size));
+}
+
+void SegmentHasher::update(const uint8_t* data, uint64_t size) {
+  whole_.update(data, size);
+  while (chunked_ && size > 0 && left_ > 0) {
+    const uint64_t n = std::min({size, left_, kHashChunkBytes - in_chunk_});
+    chunk_.update(data, n);
+    data += n;
+    size -= n;
+    left_ -= n;
+    in_chunk_ += n;
+    if (in_chunk_ == kHashChunkBytes || left_ == 0) {  // a whole chunk, or the segment's last
+      chunks_.push_back(chunk_.digest());
+      chunk_.reset();
+      in_chunk_ = 0;
+    }
+  }
+}
 
 // Nettle picks its SHA-extension code at the first call where the CPU has it.
 struct Sha256Stream::State {

@@ -73,7 +73,7 @@ std::vector<uint8_t> encode_metadata(const Manifest& m) {
   std::vector<Offset<fb::Segment>> segments;
   for (const auto& s : m.segments)
     segments.push_back(fb::CreateSegment(b, static_cast<fb::SegmentKind>(s.kind), b.CreateString(s.name),
-                                         s.offset, s.size, s.alignment, s.xxh3));
+                                         s.offset, s.size, s.alignment, s.xxh3, b.CreateVector(s.chunk_xxh3)));
   std::vector<Offset<fb::Library>> libraries;
   for (const auto& l : m.libraries) libraries.push_back(encode_library(b, l));
   std::vector<Offset<fb::Weights>> weights;
@@ -255,6 +255,7 @@ class Decoder {
         x.size = s->size();
         x.alignment = s->alignment();
         x.xxh3 = s->xxh3();
+        MPK_TRY(x.chunk_xxh3, scalars(s->chunk_xxh3(), "segment.chunk_xxh3"));
         out.segments.push_back(std::move(x));
       }
     MPK_CHECK(count(m.libraries(), "libraries"));

@@ -96,7 +96,12 @@ class BoundedVerifier {
   }
 
   Status segment(const fb::Segment& s) {
-    return leaf(s.Verify(v_), [&] { return string_size(s.name()); });
+    const Table* t = as_table(&s);
+    if (!(t->VerifyTableStart(v_) && list(t, fb::Segment::VT_CHUNK_XXH3, [&] { return s.chunk_xxh3(); }) &&
+          v_.EndTable()))
+      return malformed();
+    MPK_CHECK(charge(length(s.chunk_xxh3()), 0));
+    return leaf(s.Verify(v_), [&] { return string_size(s.name()) + limits::integer_cost * length(s.chunk_xxh3()); });
   }
 
   Status library(const fb::Library& l) {

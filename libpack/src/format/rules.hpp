@@ -1,4 +1,4 @@
-// Every rule of docs/FORMAT.md has an id (H1..H11 header, M1..M6 metadata block, S1..S5 segments,
+// Every rule of docs/FORMAT.md has an id (H1..H11 header, M1..M6 metadata block, S1..S6 segments,
 // L1..L8 libraries, W1..W2 weights, E1..E2 examples); a refusal names the rule that fired, so a
 // message can be looked up in the spec and a test can assert which rule caught its input.
 #pragma once

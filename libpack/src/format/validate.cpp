@@ -2,6 +2,7 @@
 // when a container is opened, and by the writer on what it is about to write, so that nothing
 // mpspack writes is refused by its own readers. Each refusal names its rule id.
 #include "mpspack/format/container.hpp"
+#include "mpspack/format/hash.hpp"
 
 #include "rules.hpp"
 
@@ -34,7 +35,7 @@ class Validator {
   }
 
   // S1..S4: aligned, inside the data region, in index order without overlap, the last one ending
-  // the file (no trailing bytes: a container is never a polyglot file).
+  // the file (no trailing bytes: a container is never a polyglot file). S6: chunk hashes for every chunk, or none.
   Status segments() const {
     uint64_t end = h_.data_offset;
     for (uint32_t i = 0; i < m_.segments.size(); ++i) {
@@ -49,6 +50,9 @@ class Validator {
         return fail("S3", "segment {} ('{}') at offset {:#x} overlaps or precedes the one before it (which ends "
                     "at {:#x})", i, s.name, s.offset, end);
       end = s.offset + s.size;
+      if (!s.chunk_xxh3.empty() && s.chunk_xxh3.size() != hash_chunk_count(s.size))
+        return fail("S6", "segment {} ('{}') of {:#x} bytes records {} chunk hashes; its {}-byte chunks need {}", i,
+                    s.name, s.size, s.chunk_xxh3.size(), kHashChunkBytes, hash_chunk_count(s.size));
     }
     if (end != h_.file_size)
       return fail("S4", "the last segment ends at {:#x} but the file is {:#x} bytes", end, h_.file_size);

@@ -25,6 +25,7 @@ std::vector<SegmentInfo> lay_out(const std::vector<PendingSegment>& pending, uin
     s.kind = p.kind;
     s.name = p.name;
     s.size = p.bytes.size();
+    s.chunk_xxh3.assign(hash_chunk_count(s.size), 0);  // filled in as the segment is written
     uint64_t start = align_up(cursor, kSegmentAlignment);
     if (p.congruent_to) {
       uint64_t want = *p.congruent_to % kSegmentAlignment;
@@ -91,7 +92,7 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
   for (size_t i = 0; i < pending.size(); ++i) {
     auto& seg = manifest.segments[i];
     MPK_CHECK(out.write_zeros(seg.offset - out.position()));
-    Xxh3Stream hasher;
+    SegmentHasher hasher(seg.size);
     const uint8_t* p = pending[i].bytes.data();
     for (uint64_t off = 0; off < seg.size;) {
       const uint64_t n = std::min<uint64_t>(seg.size - off, kPiece - (seg.offset + off) % kPiece);
@@ -102,6 +103,7 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
       if (progress) progress(done, total);
     }
     seg.xxh3 = hasher.digest();
+    seg.chunk_xxh3 = hasher.chunk_digests();
   }
   if (out.position() != file_size)
     return make_error(Error::Kind::Runtime, "{}: internal error: wrote {} bytes, planned {}", path.string(),

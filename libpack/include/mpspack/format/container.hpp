@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,7 +49,7 @@ inline constexpr uint64_t kExpansionRatio = 16;
 // A single path component of no control characters, not "." or "..", no '/' or '\'.
 bool is_plain_name(std::string_view name);
 
-// The structural rules of docs/FORMAT.md (S1..S5, L1..L8, W1..W2, E1..E2) on a decoded manifest;
+// The structural rules of docs/FORMAT.md (S1..S6, L1..L8, W1..W2, E1..E2) on a decoded manifest;
 // the error names the rule. Run by open() and by write_container() before it renames its output.
 Status validate_manifest(const Manifest& m, const Header& h, std::string_view what);
 
@@ -69,6 +70,11 @@ struct VerifyReport {
 // Hashes every segment and checks that every byte outside the header, metadata and segments is
 // zero. Structural problems were already refused by open().
 VerifyReport verify(const Container& c, const Progress& progress = {});
+
+// Checks the segments `indices` against their recorded hashes, reading on up to `threads` threads at once: the
+// chunks of a segment that records chunk hashes are spread over them, a segment without is hashed whole by one.
+// The error (Kind::Corrupt for damage, Io for a read error) names the first bad segment in `indices`' order.
+Status check_segments(const Container& c, std::span<const uint32_t> indices, unsigned threads);
 
 // SHA-256 of the whole container file in lowercase hex, as sha256sum prints it.
 Result<std::string> file_sha256(const Container& c);
