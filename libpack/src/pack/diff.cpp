@@ -1,5 +1,6 @@
-// diff: pair the objects of two manifests by name, compare the fields that say what the model is,
-// and hash only the bytes the metadata does not already hash (each constant's range).
+// diff: pair the objects of two manifests by name, compare the fields that say what the model is, and the bytes:
+// every segment compared is hashed from the file (a damaged container differs from an intact one), unless the
+// caller asked for the metadata only, which compares the hashes the metadata records.
 #include "mpspack/pack/diff.hpp"
 
 #include "mpspack/format/hash.hpp"
@@ -13,6 +14,8 @@ namespace mpspack::pack {
 namespace {
 
 using Side = std::optional<std::string>;
+
+std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
 
 // XXH3-64 of byte ranges, each range hashed once however many constants name it: a table may
 // list one range a million times, and hashing it per reference would make diff's work grow with
@@ -38,8 +41,15 @@ class RangeHashes {
 struct Differ {
   const format::Container& a;
   const format::Container& b;
+  bool metadata_only;
   std::vector<Difference> out;
   RangeHashes hashes;
+
+  // A segment's XXH3-64 as text: of its bytes, or as recorded with metadata_only.
+  std::string segment_hash(const format::Container& c, uint32_t index) {
+    const SegmentInfo& s = c.manifest().segments.at(index);
+    return metadata_only ? hex64(s.xxh3) : hashes.get(c, index, 0, s.size);
+  }
 
   void field(const std::string& path, const std::string& va, const std::string& vb) {
     if (va != vb) out.push_back({path, va, vb});
@@ -53,10 +63,10 @@ struct Differ {
   void weights(const std::string& path, const LibraryInfo& la, const LibraryInfo& lb);
   void constants(const std::string& path, const WeightsInfo& wa, const WeightsInfo& wb);
   std::string constant_hash(const format::Container& c, const WeightsInfo& w, const ConstantInfo& k);
+  std::string cubins_text(const format::Container& c, const LibraryInfo& l);
+  std::string tensor_text(const format::Container& c, const TensorInfo& t);
   void metadata();
 };
-
-std::string hex64(uint64_t v) { return fmt::format("{:016x}", v); }
 
 std::string list_text(const std::vector<std::string>& v) {
   std::string s = "[";
@@ -70,16 +80,14 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
+
+
 // "name:xxh3" of each cubin segment, in the library's order.
-std::string cubins_text(const format::Container& c, const LibraryInfo& l) {
+std::string Differ::cubins_text(const format::Container& c, const LibraryInfo& l) {
   std::vector<std::string> v;
-  for (uint32_t s : l.cubins) {
-    const auto& seg = c.manifest().segments.at(s);
-    v.push_back(seg.name + ":" + hex64(seg.xxh3));
-  }
+  for (uint32_t s : l.cubins) v.push_back(c.manifest().segments.at(s).name + ":" + segment_hash(c, s));
   return list_text(v);
 }
-
 
 // XXH3-64 of a constant's byte range inside its weights segment; folded constants have none.
 std::string Differ::constant_hash(const format::Container& c, const WeightsInfo& w, const ConstantInfo& k) {
@@ -118,8 +126,7 @@ void Differ::library(const std::string& path, const LibraryInfo& la, const Libra
   field(path + ".dropped_needed", list_text(la.dropped_needed), list_text(lb.dropped_needed));
   field(path + ".imports", list_text(la.imports), list_text(lb.imports));
   field(path + ".original_sha256", la.original_sha256, lb.original_sha256);
-  field(path + ".library_xxh3", hex64(a.manifest().segments.at(la.segment).xxh3),
-        hex64(b.manifest().segments.at(lb.segment).xxh3));
+  field(path + ".library_xxh3", segment_hash(a, la.segment), segment_hash(b, lb.segment));
   field(path + ".cubins", cubins_text(a, la), cubins_text(b, lb));
 }
 
@@ -130,14 +137,14 @@ void Differ::weights(const std::string& path, const LibraryInfo& la, const Libra
   }
   const WeightsInfo& wa = a.manifest().weights.at(la.weights);
   const WeightsInfo& wb = b.manifest().weights.at(lb.weights);
-  if (!wa.constants.empty() && !wb.constants.empty()) return constants(path + ".constants", wa, wb);
+  if (!wa.constants.empty() && !wb.constants.empty() && !metadata_only) return constants(path + ".constants", wa, wb);
   // Without a constants table on both sides, only the whole segments can be compared.
   field(path + ".constants_table", wa.constants.empty() ? "absent" : "present",
         wb.constants.empty() ? "absent" : "present");
   const auto& sa = a.manifest().segments.at(wa.segment);
   const auto& sb = b.manifest().segments.at(wb.segment);
   field(path + ".size", std::to_string(sa.size), std::to_string(sb.size));
-  field(path + ".xxh3", hex64(sa.xxh3), hex64(sb.xxh3));
+  field(path + ".xxh3", segment_hash(a, wa.segment), segment_hash(b, wb.segment));
 }
 
 void Differ::constants(const std::string& path, const WeightsInfo& wa, const WeightsInfo& wb) {
@@ -161,8 +168,8 @@ void Differ::constants(const std::string& path, const WeightsInfo& wa, const Wei
     if (!in_a.count(k.name)) one_side(path + "[" + k.name + "]", false);
 }
 
-std::string tensor_text(const format::Container& c, const TensorInfo& t) {
-  return fmt::format("{}{} {}", dtype_name(t.dtype), shape_text(t.shape), hex64(c.manifest().segments.at(t.segment).xxh3));
+std::string Differ::tensor_text(const format::Container& c, const TensorInfo& t) {
+  return fmt::format("{}{} {}", dtype_name(t.dtype), shape_text(t.shape), segment_hash(c, t.segment));
 }
 
 void Differ::metadata() {
@@ -184,7 +191,7 @@ void Differ::metadata() {
   }
   field("examples.count", std::to_string(ma.examples.size()), std::to_string(mb.examples.size()));
   for (size_t i = 0; i < std::min(ma.examples.size(), mb.examples.size()); ++i) {
-    auto texts = [](const format::Container& c, const std::vector<TensorInfo>& ts) {
+    auto texts = [&](const format::Container& c, const std::vector<TensorInfo>& ts) {
       std::vector<std::string> v;
       for (const auto& t : ts) v.push_back(tensor_text(c, t));
       return list_text(v);
@@ -198,8 +205,9 @@ void Differ::metadata() {
 
 }  // namespace
 
-std::vector<Difference> diff(const format::Container& a, const format::Container& b, DiffWork* work) {
-  Differ d{a, b, {}, {}};
+std::vector<Difference> diff(const format::Container& a, const format::Container& b, const DiffOptions& options,
+                             DiffWork* work) {
+  Differ d{a, b, options.metadata_only, {}, {}};
   d.libraries();
   d.metadata();
   if (work) work->bytes_hashed = d.hashes.bytes_hashed();

@@ -27,12 +27,18 @@ struct Difference {
 // constant's bytes inside the weights segment (folded constants have no bytes); otherwise the whole
 // weights segments are compared by XXH3-64. Metadata: producer name, sources (file name without
 // its directory, kind, size, SHA-256, flavour) and examples (dtypes, shapes, data hashes).
-// Reads the constants' bytes (hashes them); everything else comes from the metadata.
+// Every XXH3-64 is of the bytes in the file, so a damaged container differs from an intact one; with
+// metadata_only, the hashes the metadata records are compared instead and no segment byte is read (constants
+// then by dtype and shape, the weights segment by its recorded hash).
 // Reads each byte range once, however many constants name it: its work is bounded by the two
 // files' sizes. `work`, when given, says how many bytes it hashed.
+struct DiffOptions {
+  bool metadata_only = false;
+};
 struct DiffWork {
   uint64_t bytes_hashed = 0;
 };
-std::vector<Difference> diff(const format::Container& a, const format::Container& b, DiffWork* work = nullptr);
+std::vector<Difference> diff(const format::Container& a, const format::Container& b, const DiffOptions& options = {},
+                             DiffWork* work = nullptr);
 
 }  // namespace mpspack::pack
