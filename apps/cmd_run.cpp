@@ -6,6 +6,8 @@
 #include "mpspack/runtime/verify.hpp"
 #include "run_report.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +24,7 @@ struct RunArgs {
   std::string format = "text";
   std::string export_times;
   bool no_tf32 = false;
+  bool no_verify = false;
   std::string embedded_weights;  // hidden: mmap (LoadOptions' default), mmap-populate, memcpy, memcpy-willneed, pread
   std::string large_blocks;      // hidden: prefault (default), libc
   std::string populate_weights;  // hidden: off (default), on, background
@@ -44,6 +47,8 @@ void apply_named_options(RunArgs& a) {
   v.load.populate_in_background = a.populate_weights == "background";
   if (a.map_weights_min_bytes) v.load.map_weights_min_bytes = *a.map_weights_min_bytes;
   v.tf32_convolutions = !a.no_tf32;
+  v.load.verify_weights = !a.no_verify;
+  if (a.no_verify) spdlog::warn("{}: the weights are not checked against their hashes (--no-verify)", printable(v.container));
 }
 
 Status write_times(const std::string& path, const std::vector<double>& times_ms) {
@@ -158,6 +163,9 @@ Action add_run(CLI::App& app) {
                                    "integers exact)");
   app.add_option("--atol", v.atol, "Absolute tolerance (default by dtype: f32 1e-5, f16/bf16 1e-3, f64 1e-9)");
   app.add_option("-o,--output", v.output_dir, "Folder to write the outputs to (output<i>.npy; bf16 as raw .bin)");
+  app.add_flag("--no-verify", a->no_verify,
+               "Do not check the weights against their recorded hashes before reporting outputs (the library and "
+               "the recorded examples are checked always)");
   app.add_flag("--copy-weights", v.load.copy_weights,
                "External-blob libraries: copy the weights into the model instead of using them in place");
   app.add_option("--device", v.device,

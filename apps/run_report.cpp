@@ -48,7 +48,8 @@ json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr
 json phases_json(const runtime::PhaseTimings& t) {
   return {{"open_ms", t.open_ms},       {"checks_ms", t.checks_ms}, {"library_ms", t.library_ms},
           {"weights_ms", t.weights_ms}, {"create_ms", t.create_ms}, {"constants_ms", t.constants_ms},
-          {"first_run_ms", t.first_run_ms}};
+          {"first_run_ms", t.first_run_ms}, {"verify_ms", t.verify_ms < 0 ? json(nullptr) : json(t.verify_ms)},
+          {"verify_wait_ms", t.verify_wait_ms}};
 }
 
 std::string comparison_text(const runtime::OutputCheck& o) {

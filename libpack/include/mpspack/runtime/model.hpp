@@ -1,6 +1,8 @@
 // Running a stored model library without libtorch: the loader.
 //
 //   Model::load(container, library, options)
+//     hashes  -> the library segment and its cubins checked against the container's hashes (always); the weights
+//                segment checked on every core beside the steps below (LoadOptions::verify_weights)
 //     refuse  -> device not this backend's, machine not this host's, imports the shim lacks, libtorch NEEDED
 //     memory  -> the stored library into a memfd, dlopen("/proc/self/fd/N", RTLD_NOW | RTLD_LOCAL)
 //     weights -> by flavour (embedded: the container's pages mapped at base + region.start_vaddr
@@ -13,7 +15,8 @@
 //                for them offered the same way)
 //     cubins  -> the library's stored kernel files written to a private temporary folder, removed with the model
 //     Create  -> AOTInductorModelContainerCreateWithDevice(&h, 1, backend device, that folder or nullptr)
-//   model.run(inputs) -> outputs (checked first: count, and dtype/shape when an example is recorded)
+//   model.run(inputs) -> outputs (checked first: count, and dtype/shape when an example is recorded; returned
+//                        only once the weights' check passed: a damaged segment is run()'s error)
 //
 // Every phase is timed (timings()). The container must outlive the Model: external-blob weights
 // are used in place from its mapping.
@@ -46,6 +49,11 @@ enum class EmbeddedWeights {
 const char* to_string(EmbeddedWeights e);
 
 struct LoadOptions {
+  // Check the weights segment against its recorded hashes (chunked over every core, beside the load and the first
+  // run); run() then returns its outputs only once the check passed, and a damaged segment is its error. The
+  // library segment and its kernel files are always checked, before they are written to memory: false skips
+  // only the weights.
+  bool verify_weights = true;
   // External blob: copy the weights into the model (AOTInductorModelUpdateConstantsFromBlob)
   // instead of handing it tensors that point into the container's mapping.
   bool copy_weights = false;
@@ -114,7 +122,9 @@ struct PhaseTimings {
   double constants_ms = 0;  // external blob: user-managed tensors or the blob copy (upload included)
   uint64_t upload_bytes = 0; // external blob on a GPU: bytes mpspack uploaded itself
   double upload_ms = 0;      // ... and the time that took (part of constants_ms)
-  double first_run_ms = -1; // the first run(), -1 until it happened
+  double first_run_ms = -1; // the first run(), -1 until it happened (waiting for the weights' check included)
+  double verify_ms = -1;     // the weights' hash check, run beside the load and the first run; -1: not checked
+  double verify_wait_ms = 0; // the part of first_run_ms spent waiting for that check to finish
 };
 
 // A constant as the model holds it after loading (read through ExtractConstantsMap).

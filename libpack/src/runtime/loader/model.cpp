@@ -151,8 +151,14 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   m->container = &container;
   m->index = library_index;
   m->lib = libs[library_index];
-  // 1. Refuse what cannot run here (device, machine, libtorch, imports), before any of the library's code runs.
-  MPK_CHECK(timed(m->t.checks_ms, [&] { return refuse(*m, options); }));
+  // 1. The library's segments checked against their hashes, then what cannot run here refused (device, machine,
+  // libtorch, imports), before any of the library's code runs.
+  MPK_CHECK(timed(m->t.checks_ms, [&]() -> Status {
+    MPK_CHECK(check_library_segments(*m));
+    return refuse(*m, options);
+  }));
+  // The weights' hashes checked on every core beside the steps below and the first run, which awaits them.
+  start_weights_check(*m, options);
   // 2. The library into memory (memfd, dlopen), its allocations and weight copies routed, its C API resolved.
   MPK_CHECK(timed(m->t.library_ms, [&] { return open_library(*m, options); }));
   // 3. Weights before Create: embedded weights back where the linker put them.
@@ -238,6 +244,7 @@ Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
     results.push_back(std::move(host).value());
   }
   free_outputs();
+  MPK_CHECK(loader::await_weights_check(m));
   if (m.t.first_run_ms < 0) m.t.first_run_ms = loader::ms_since(t0);
   return results;
 }
@@ -281,6 +288,7 @@ Status queue_prepared_run(Model::Impl& m) {
 Status Model::run_prepared(bool graph) {
   Impl& m = *impl_;
   if (m.prepared.size() != m.n_in) return m.error(Kind::Invalid, "run_prepared() before prepare_inputs()");
+  MPK_CHECK(loader::await_weights_check(m));
   if (!graph) {
     Status queued = queue_prepared_run(m);
     Status synced = m.backend->synchronize();

@@ -1,5 +1,6 @@
 // The loaded model's state (Model::Impl) and the loader's steps over it, one file per step:
 //   checks.cpp            what cannot run here is refused before any of the library's code runs
+//   segment_checks.cpp    the library's segments checked against their hashes; its weights' check beside the load
 //   library_memory.cpp    the stored library into a memfd, dlopen'ed; its kernel files for Create
 //   routes.cpp            its large allocations and its copies of its weights routed (large_blocks.hpp), an
 //                         mmap-self library's mapping of its weights answered from the container (self_mapping.hpp)
@@ -23,6 +24,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,10 +56,13 @@ struct Model::Impl {
   WeightsMode mode = WeightsMode::None;
   PhaseTimings t;
   std::thread populating;  // weights' page tables filled while the model runs (LoadOptions::populate_in_background)
+  std::future<Status> weights_check;  // the weights segment's hashes (LoadOptions::verify_weights), beside the load
+  Status weights_status;              // its answer, once awaited: every later run's too
   size_t n_in = 0, n_out = 0;
   std::optional<std::vector<TensorInfo>> in_sig, out_sig;
 
   ~Impl() {
+    if (weights_check.valid()) weights_check.wait();  // it reads the container
     if (populating.joinable()) populating.join();
     for (AtenTensorHandle h : prepared) aoti_torch_delete_tensor_object(h);
     if (handle && api.destroy) api.destroy(handle);
@@ -109,6 +114,12 @@ bool may_map_weights(const Model::Impl& m, const LoadOptions& o);
 
 // checks.cpp: the backend made, then the library refused when it cannot run here.
 Status refuse(Model::Impl& m, const LoadOptions& o);
+
+// segment_checks.cpp: the library's segments checked before they reach memory; its weights' check started.
+Status check_library_segments(const Model::Impl& m);
+void start_weights_check(Model::Impl& m, const LoadOptions& o);
+// The weights' check awaited (its time into timings().verify_wait_ms): its answer.
+Status await_weights_check(Model::Impl& m);
 
 // library_memory.cpp
 Status provide_sleef(Model::Impl& m);

@@ -63,7 +63,8 @@ Status generate_inputs(Context& ctx) {
                       o.container, ctx.library_name);
   std::mt19937_64 engine(*o.seed);
   for (const auto& info : ctx.example->inputs) {
-    ctx.inputs.push_back(generated_like(from_segment(*ctx.container, info), engine));
+    MPK_TRY(HostTensor recorded, from_segment(*ctx.container, info));
+    ctx.inputs.push_back(generated_like(recorded, engine));
   }
   return {};
 }

@@ -26,7 +26,8 @@ Result<std::vector<HostTensor>> read_inputs(const Context& ctx) {
 
 }  // namespace
 
-HostTensor from_segment(const format::Container& c, const TensorInfo& info) {
+Result<HostTensor> from_segment(const format::Container& c, const TensorInfo& info) {
+  MPK_CHECK(format::check_segments(c, std::span(&info.segment, 1), 1));  // a damaged example is never used
   ByteView b = c.segment(info.segment);
   return HostTensor{info.dtype, info.shape, std::vector<uint8_t>(b.data(), b.data() + b.size())};
 }
@@ -47,11 +48,15 @@ Status gather_inputs(Context& ctx, bool with_references) {
                       "{}: no inputs: the container records no example for library '{}'; pass --input "
                       "FILE[:DTYPE:SHAPE]",
                       ctx.options.container, ctx.library_name);
-  for (const auto& t : ctx.example->inputs) ctx.inputs.push_back(from_segment(*ctx.container, t));
+  for (const auto& t : ctx.example->inputs) {
+    MPK_TRY(HostTensor input, from_segment(*ctx.container, t));
+    ctx.inputs.push_back(std::move(input));
+  }
   if (!with_references) return {};
   for (const auto& t : ctx.example->outputs) {
+    MPK_TRY(HostTensor expected, from_segment(*ctx.container, t));
     ctx.reference_names.push_back(fmt::format("the recorded example output{}", ctx.expected.size()));
-    ctx.expected.push_back(from_segment(*ctx.container, t));
+    ctx.expected.push_back(std::move(expected));
   }
   return {};
 }

@@ -33,8 +33,8 @@ struct Context {
   std::vector<OutputCheck> outputs;  // the last run's
 };
 
-// A recorded tensor (an example's input or output) copied out of the container.
-HostTensor from_segment(const format::Container& c, const TensorInfo& info);
+// A recorded tensor (an example's input or output) copied out of the container, once its segment's hash checked.
+Result<HostTensor> from_segment(const format::Container& c, const TensorInfo& info);
 
 // The dtype and shape recorded for tensor i of an example's inputs or outputs, if `infos` has one.
 std::optional<TensorHint> recorded_hint(const std::vector<TensorInfo>* infos, size_t i);

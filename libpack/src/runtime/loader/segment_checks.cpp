@@ -1,0 +1,51 @@
+// Every byte the loader executes or feeds the model is checked against the container's recorded hashes: the
+// library segment and its kernel files before they are written to memory (always), the weights segment on every
+// core beside the load and the first run (LoadOptions::verify_weights), awaited before the first run's outputs
+// are handed back. A zero-copy load reads only the weight pages the model touches, so this is the read of every
+// weight byte that the load itself no longer makes (docs/PERFORMANCE.md, "Verified loads").
+#include "model_impl.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+
+namespace mpspack::runtime::loader {
+namespace {
+
+// The CPUs this process may run on: the check's threads, one per CPU.
+unsigned usable_cpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 1;
+  return unsigned(std::max(1, CPU_COUNT(&allowed)));
+}
+
+}  // namespace
+
+Status check_library_segments(const Model::Impl& m) {
+  std::vector<uint32_t> segments{m.lib.segment};
+  segments.insert(segments.end(), m.lib.cubins.begin(), m.lib.cubins.end());
+  return format::check_segments(*m.container, segments, usable_cpus());
+}
+
+void start_weights_check(Model::Impl& m, const LoadOptions& o) {
+  if (!o.verify_weights || m.lib.weights < 0) return;
+  const uint32_t segment = m.container->manifest().weights[size_t(m.lib.weights)].segment;
+  m.weights_check = std::async(std::launch::async, [&m, segment]() -> Status {
+    const auto t0 = Clock::now();
+    Status s = format::check_segments(*m.container, std::span(&segment, 1), usable_cpus());
+    m.t.verify_ms = ms_since(t0);
+    return s;
+  });
+}
+
+Status await_weights_check(Model::Impl& m) {
+  if (m.weights_check.valid()) {
+    const auto t0 = Clock::now();
+    m.weights_status = m.weights_check.get();
+    m.t.verify_wait_ms = ms_since(t0);
+  }
+  return m.weights_status;
+}
+
+}  // namespace mpspack::runtime::loader
