@@ -8,7 +8,8 @@
 #             model's own UpdateConstantsFromBlob copies, made by mpspack's pipeline instead)
 #   embedded  the embedded package (Create's copies, made by mpspack's pipeline instead)
 # Each runs `mpspack run --device cuda --expect` against torch eager, then `--bench` (its upload against a plain
-# pinned copy of the same size measured in the same run), then `--bench --copy-weights --large-blocks libc`, which
+# pinned copy of the same size measured in the same run; every weight byte checked against its hashes on the CPU
+# beside the upload), the same with `--no-verify` (the weights' hashes not checked), then `--bench --copy-weights --large-blocks libc`, which
 # leaves the copies to the library (AOTInductor's own path: one synchronous cudaMemcpy per constant from pageable
 # memory).
 #
@@ -68,18 +69,20 @@ for layout, case in (("pt2", "blob"), ("blob", "blob"), ("embedded", "embedded")
     err = max(o.get("max_abs_error") or 0 for o in check["outputs"])
     bench = ["--bench", "--iterations", "5", "--warmup", "1", "--format", "json"]
     m = run([mpk] + io + bench)
+    nv = run([mpk] + io + bench + ["--no-verify"])
     c = run([mpk] + io + bench + ["--copy-weights", "--large-blocks", "libc"])
     u, d = m["device"].get("weights_upload", {}), m["device"]
     rows.append((layout, m["weights_mode"], u.get("bytes", 0) / 2**30, u.get("gbps", 0), d["h2d_pinned_gbps"],
-                 u.get("of_pinned_copy", 0), m["load_ms"]["load_to_first_result_ms"], c["weights_mode"],
+                 u.get("of_pinned_copy", 0), m["load_ms"]["load_to_first_result_ms"],
+                 nv["load_ms"]["load_to_first_result_ms"], m["load_ms"]["verify_ms"], c["weights_mode"],
                  c["load_ms"]["load_to_first_result_ms"], err))
     machine = f"{m['machine']['cpu']}, {m['machine']['cores']} cores; GPU {d['name']}"
 print(f"machine: {machine}; warm page cache")
 print()
 print("| layout | weights mode | GiB | upload GB/s | pinned copy GB/s | upload / pinned | load to first result ms | "
-      "the library's own copies: mode, ms | ratio | max abs error vs torch |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-for (layout, mode, gib, gbps, pinned, share, ms, cmode, cms, err) in rows:
-    print(f"| {layout} | {mode} | {gib:.2f} | {gbps:.1f} | {pinned:.1f} | {100 * share:.0f}% | {ms:.0f} | {cmode}, "
-          f"{cms:.0f} | {cms / ms:.1f}x | {err:.1e} |")
+      "--no-verify ms (check ms) | the library's own copies: mode, ms | ratio | max abs error vs torch |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for (layout, mode, gib, gbps, pinned, share, ms, nvms, vms, cmode, cms, err) in rows:
+    print(f"| {layout} | {mode} | {gib:.2f} | {gbps:.1f} | {pinned:.1f} | {100 * share:.0f}% | {ms:.0f} | "
+          f"{nvms:.0f} ({vms:.0f}) | {cmode}, {cms:.0f} | {cms / ms:.1f}x | {err:.1e} |")
 PY

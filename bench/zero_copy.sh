@@ -3,7 +3,9 @@
 # the weights appended to the .so, which maps them itself; a .pt2, whose wrapper source gives the constants table),
 # side by side in one run on the SYNTHETIC Linear model
 # (bench/synthetic/linear.cpp: loads its weights as AOTInductor's generated code does; its Run reads every weight):
-#   mpspack      `mpspack run FILE --bench --iterations 1 --warmup 0`: load_to_first_result_ms and the weights mode
+#   mpspack      `mpspack run FILE --bench --iterations 1 --warmup 0`: load_to_first_result_ms and the weights mode,
+#                every weight byte checked against its hashes before the first result (the default)
+#   unverified   the same with --no-verify: the weights' hashes not checked (the library's still are)
 #   copying      the same with --large-blocks libc: the library's malloc and memcpy left alone, so Create or
 #                UpdateConstantsFromBlob copies the weights (how mpspack loaded these layouts before)
 #   AOTInductor  bench/direct_load: dlopen the .so where it lies, Create, [map the blob, UpdateConstantsFromBlob];
@@ -60,9 +62,9 @@ cpu = open('/proc/cpuinfo').read().split('model name')[1].split(':')[1].splitlin
 print(f"machine: {cpu}, {os.cpu_count()} cores, kernel {os.uname().release}; warm page cache; median of {runs} runs; "
       "ms to the first result (AOTInductor: to the end of its load)")
 print()
-print("| layout | weights | mpspack ms (mode) | copying ms | AOTInductor's own path ms | read + run ms | "
-      "mpspack / (read + run) | AOTInductor / mpspack |")
-print("|---|---|---|---|---|---|---|---|")
+print("| layout | weights | mpspack ms (mode) | unverified ms | copying ms | AOTInductor's own path ms | "
+      "read + run ms | mpspack / (read + run) | AOTInductor / mpspack | mpspack / unverified |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for mib in sys.argv[5:]:
     d = f"{work}/linear_{mib}"
     print(f"building the synthetic Linear model, {mib} MiB of weights...", file=sys.stderr, flush=True)
@@ -74,13 +76,15 @@ for mib in sys.argv[5:]:
         blob = f"{d}/blob/weights.blob" if layout in ("blob", "pt2") else None
         files = [mpk, so] + ([blob] if blob else [])
         bench = [mpspack, "run", "--bench", mpk, "--format", "json"]
-        res = {"mpspack": [], "copying": [], "aoti": [], "read": []}
+        res = {"mpspack": [], "unverified": [], "copying": [], "aoti": [], "read": []}
         mode = ""
         for _ in range(runs):
             warm(files)
             j = js(bench + ["--iterations", "1", "--warmup", "0"])
             res["mpspack"].append(j["load_ms"]["load_to_first_result_ms"])
             mode = j["weights_mode"]
+            j = js(bench + ["--iterations", "1", "--warmup", "0", "--no-verify"])
+            res["unverified"].append(j["load_ms"]["load_to_first_result_ms"])
             j = js(bench + ["--iterations", "1", "--warmup", "0", "--large-blocks", "libc"])
             res["copying"].append(j["load_ms"]["load_to_first_result_ms"])
             j = js([direct, so, f"{d}/input0.bin", "f32", "1x1024"] + (["--blob", blob] if blob else []))
@@ -91,7 +95,8 @@ for mib in sys.argv[5:]:
         rr = m["read"] + steady
         short = ("in place" if "in place" in mode else "mapped" if "no copy" in mode else "copied" if "cop" in mode
                  else mode)
-        print(f"| {layout} | {int(mib)} MiB | {m['mpspack']:.1f} ({short}) | {m['copying']:.1f} | {m['aoti']:.1f} | "
-              f"{m['read']:.1f} + {steady:.1f} | {m['mpspack'] / rr:.2f} | {m['aoti'] / m['mpspack']:.2f} |", flush=True)
+        print(f"| {layout} | {int(mib)} MiB | {m['mpspack']:.1f} ({short}) | {m['unverified']:.1f} | {m['copying']:.1f} | "
+              f"{m['aoti']:.1f} | {m['read']:.1f} + {steady:.1f} | {m['mpspack'] / rr:.2f} | "
+              f"{m['aoti'] / m['mpspack']:.2f} | {m['mpspack'] / m['unverified']:.2f} |", flush=True)
     subprocess.run(["rm", "-rf", d], check=True)
 PY

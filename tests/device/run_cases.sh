@@ -7,7 +7,8 @@
 #   tests/device/run_cases.sh cpu|cuda MPSPACK CASE_ROOT...
 #
 # CUDA outputs are compared at float32 rtol 1e-3, atol 1e-4 (TF32 and other kernel orders may differ from
-# torch's); CPU ones at the run command's defaults.
+# torch's); CPU ones at the run command's defaults. Each container is then damaged one segment at a time (one byte
+# flipped): `run` must exit 2 naming the segment, before any output.
 set -uo pipefail
 device="$1"; mpspack="$2"; shift 2
 tol=(); [ "$device" = cuda ] && tol=(--rtol 1e-3 --atol 1e-4)
@@ -31,6 +32,29 @@ for root in "$@"; do
       pass=$((pass + 1))
     else
       echo "FAIL $dir run: $(tail -n 3 "$work/err" | tr '\n' ' ')"; fail=$((fail + 1)); continue
+    fi
+    # One flipped byte in each segment (library, weights, cubins): exit 2, the segment named, no output.
+    if damage=$(python3 - "$mpspack" "$out" "$work/bad.mpk" "$device" "${args[@]}" 2>&1 <<'PY'
+import json, shutil, subprocess, sys
+mpspack, good, bad, device, args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+segs = json.loads(subprocess.run([mpspack, "inspect", good, "--json"], capture_output=True, text=True,
+                                 check=True).stdout)["segments"]
+for i, s in enumerate(segs):
+    if s["size"] == 0: continue
+    shutil.copyfile(good, bad)
+    with open(bad, "r+b") as f:
+        f.seek(s["offset"] + s["size"] // 2); b = f.read(1); f.seek(-1, 1); f.write(bytes([b[0] ^ 0xFF]))
+    r = subprocess.run([mpspack, "run", bad, "--device", device] + args, capture_output=True, text=True)
+    last = (r.stderr.strip().splitlines() or [""])[-1]
+    if r.returncode != 2 or f"segment {i} (" not in last or "is damaged" not in last or r.stdout:
+        sys.exit(f"segment {i} ({s['kind']}): exit {r.returncode}, stderr: {last}")
+print(f"{len(segs)} segments")
+PY
+); then
+      echo "ok   $dir a flipped byte in each of $damage stops the run"
+      pass=$((pass + 1))
+    else
+      echo "FAIL $dir damaged: $damage"; fail=$((fail + 1))
     fi
     # Embedded weights, mmap-self and a plain blob again with the no-copy path forced on these small weights (it
     # starts at 1 MiB): mapped from the container with no copy by Create (CPU), or the library's copies made by
