@@ -13,8 +13,10 @@ Pure Python on numpy, xxhash and flatbuffers' wire format (docs/FORMAT.md).
 
 from .cli import build, find_executable, run
 from .container import Container, open
-from .errors import CommandError, FormatError, NoConstantsTable
+from .errors import (AccessError, CommandError, Error, FormatError, IsAFolderError, NoConstantsTable, NotFoundError,
+                     OpenError)
 
 __version__ = "0.1.0"
-__all__ = ["open", "Container", "build", "run", "find_executable", "FormatError", "CommandError",
-           "NoConstantsTable", "__version__"]
+__all__ = ["open", "Container", "build", "run", "find_executable", "Error", "FormatError",
+           "CommandError", "NoConstantsTable", "OpenError", "NotFoundError", "IsAFolderError", "AccessError",
+           "__version__"]
