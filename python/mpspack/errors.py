@@ -1,4 +1,4 @@
-"""The package's exceptions. Every one derives from mpspack.Error, and also from the built-in
+"""The package's own exceptions. Each derives from mpspack.Error, and also from the built-in
 exception a caller would otherwise catch (ValueError, LookupError, RuntimeError, and the OSError
 subclasses for a file that cannot be opened), so either kind of `except` works."""
 
@@ -9,7 +9,7 @@ import os
 
 
 class Error(Exception):
-    """Base of every exception the package raises on purpose."""
+    """Base of the package's own exceptions (the classes below)."""
 
 
 class FormatError(Error, ValueError):
