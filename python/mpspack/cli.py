@@ -38,7 +38,9 @@ def installed_executables() -> list[str]:
     is taken before PATH, so a package next to its tool runs that tool, not another one on PATH."""
     package = pathlib.Path(__file__).resolve().parent
     candidates = [package / "bin" / "mpspack"]
-    for folder in package.parents:
+    # P/lib/python/mpspack or P/lib/python3.X/site-packages/mpspack: lib/ one or two folders up, no
+    # further (a checkout somewhere under a folder named lib is no install prefix).
+    for folder in list(package.parents)[1:3]:
         if folder.name in ("lib", "lib64"):
             candidates.append(folder.parent / "bin" / "mpspack")
             break

@@ -75,11 +75,12 @@ def test_offline_install_into_a_venv(tmp_path, built, mpspack_bin):
     assert r.stdout.splitlines()[1:] == [str(v / "bin" / "mpspack"), "True"]
 
 
-def test_the_tool_of_the_prefix_the_package_is_installed_in(tmp_path, mpspack_bin):
+@pytest.mark.parametrize("under", ["lib/python3/site-packages", "lib/python"])
+def test_the_tool_of_the_prefix_the_package_is_installed_in(tmp_path, mpspack_bin, under):
     # The package where an install tree P would hold it, imported by a Python of another prefix
     # (/usr): it runs P/bin/mpspack, not the one on PATH.
     p = tmp_path / "P"
-    site = p / "lib" / "python3" / "site-packages"
+    site = p / under
     shutil.copytree(SOURCE_DIR / "python" / "mpspack", site / "mpspack", ignore=shutil.ignore_patterns("__pycache__"))
     (p / "bin").mkdir()
     os.symlink(mpspack_bin, p / "bin" / "mpspack")
