@@ -1,5 +1,6 @@
 # Binary packages of the install tree, made by `cpack` in the build folder (`cpack -G DEB`, `cpack -G TGZ`, or both):
-#   mpspack_<version>_<arch>.deb      the tree under /opt/mpspack, and /usr/bin/mpspack linking to its tool
+#   mpspack_<version>_<arch>.deb      the tree under /opt/mpspack, and links to it where the system looks:
+#                                     /usr/bin/mpspack (the tool), the man page and the bash completion
 #                                     (package_generator.cmake)
 #   mpspack-<version>-Linux.tar.gz    the same tree under one top folder, to unpack anywhere
 # The tree is relocatable: bin/mpspack and its plugins find the libraries carried in lib/ through RUNPATH
@@ -9,7 +10,10 @@
 # libzip's compression libraries).
 set(CPACK_PACKAGE_NAME mpspack)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT "Seed b002d501 maintainers <maintainers@users.noreply.a-seed-b002d501.example>")
+# The maintainers' address is kept in one place, MAINTAINERS at the top of the source tree.
+file(STRINGS ${PROJECT_SOURCE_DIR}/MAINTAINERS _mpspack_maintainers REGEX "^[^#].*<[^>]+@[^>]+>")
+list(GET _mpspack_maintainers 0 CPACK_PACKAGE_CONTACT)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/MAINTAINERS)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "package PyTorch AOTInductor model libraries into one container and run them")
 set(CPACK_PACKAGE_DESCRIPTION
     "mpspack packs AOTInductor model libraries (model.so, .pt2) and their weights into one container file,\

@@ -5,6 +5,7 @@ metadata only; the file is mapped once, read-only, and constants are views of th
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import stat
@@ -15,7 +16,7 @@ import numpy as np
 import xxhash
 
 from ._flatbuf import decode_metadata
-from .errors import FormatError, NoConstantsTable
+from .errors import FormatError, NoConstantsTable, open_error
 
 MAGIC = b"MPSPACK\0"
 VERSION_MAJOR = 1
@@ -81,12 +82,17 @@ class Container:
         self.path = os.fspath(path)
         self.name = os.fsdecode(self.path)
         self._mm = None
-        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as e:
+            raise open_error(e.errno, self.name) from None
         try:
             st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise open_error(errno.EISDIR, self.name, "is a folder, not a regular file")
             if not stat.S_ISREG(st.st_mode):
-                kind = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
-                        stat.S_IFCHR: "a device", stat.S_IFBLK: "a device"}.get(stat.S_IFMT(st.st_mode), "special")
+                kind = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device",
+                        stat.S_IFBLK: "a device"}.get(stat.S_IFMT(st.st_mode), "special")
                 raise FormatError(f"{self.name}: is {kind}, not a regular file")
             self.size = st.st_size
             if self.size == 0:
@@ -541,5 +547,7 @@ def _as_torch(arr: np.ndarray, code: int, torch):
 def open(path: str | os.PathLike) -> Container:  # noqa: A001 - mpspack.open, as the README says
     """Opens a container: checks its header, metadata and structure (not the segments' hashes:
     see Container.verify()) and maps it read-only. Raises FormatError for a file that is not a
-    container or is damaged, OSError when it cannot be opened."""
+    container or is damaged; a path that cannot be opened raises the matching OSError, which is also
+    an mpspack.OpenError: FileNotFoundError (mpspack.NotFoundError), IsADirectoryError for a folder
+    (mpspack.IsAFolderError, also a FormatError), PermissionError (mpspack.AccessError)."""
     return Container(path)

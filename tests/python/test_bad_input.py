@@ -1,5 +1,6 @@
 """Bad input is one mpspack.FormatError (a ValueError) whose message names the file and the rule,
-never an IndexError, struct.error or a crash: truncated and garbage files, damaged headers, and
+never an IndexError, struct.error or a crash (a path that cannot be opened at all raises the matching
+OSError, which is also an mpspack.Error): truncated and garbage files, damaged headers, and
 metadata blocks mutated at random with the header checksum recomputed (so the mutation reaches the
 FlatBuffers reader and the structural rules, as a hostile file would)."""
 
@@ -34,11 +35,40 @@ def test_empty_garbage_and_other_files(tmp_path, tiny_so):
     refused(tiny_so, "H1")  # a model library is not a container
     (tmp_path / "magic.mpk").write_bytes(b"MPSPACK\0" + b"\x01")
     refused(tmp_path / "magic.mpk", "H2")
-    assert "is a folder, not a regular file" in str(refused(tmp_path))
     os.mkfifo(tmp_path / "fifo.mpk")
     assert "is a FIFO, not a regular file" in str(refused(tmp_path / "fifo.mpk"))  # refused, not waited on
-    with pytest.raises(FileNotFoundError):
-        mpspack.open(tmp_path / "absent.mpk")
+
+
+def test_paths_that_cannot_be_opened_raise_the_matching_os_error(tmp_path, monkeypatch):
+    # A folder: IsADirectoryError, and still the FormatError it was before.
+    folder = refused(tmp_path)
+    assert isinstance(folder, IsADirectoryError) and isinstance(folder, mpspack.IsAFolderError)
+    assert str(folder) == f"{tmp_path}: is a folder, not a regular file"
+    assert folder.filename == str(tmp_path)
+    # Missing: FileNotFoundError, also the package's own error; not a FormatError (nothing was read).
+    for absent in (tmp_path / "absent.mpk", tmp_path / "no_folder" / "x.mpk"):
+        with pytest.raises(FileNotFoundError) as e:
+            mpspack.open(absent)
+        assert isinstance(e.value, mpspack.NotFoundError) and isinstance(e.value, mpspack.OpenError)
+        assert isinstance(e.value, mpspack.Error) and not isinstance(e.value, mpspack.FormatError)
+        assert str(e.value).startswith(f"{absent}: ") and e.value.filename == str(absent)
+    # A file under a regular file: ENOTDIR, which is a missing file too.
+    (tmp_path / "plain").write_bytes(b"x")
+    with pytest.raises(mpspack.NotFoundError):
+        mpspack.open(tmp_path / "plain" / "x.mpk")
+    # No permission: PermissionError. Root reads any file, so there the refusal is the kernel's answer
+    # as os.open would give it.
+    locked = tmp_path / "locked.mpk"
+    locked.write_bytes(b"MPSPACK\0")
+    locked.chmod(0)
+    if os.geteuid() == 0:
+        def refuse(path, *args, **kwargs):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        monkeypatch.setattr(mpspack.container.os, "open", refuse)
+    with pytest.raises(PermissionError) as e:
+        mpspack.open(locked)
+    assert isinstance(e.value, mpspack.AccessError) and isinstance(e.value, mpspack.Error)
+    assert str(e.value) == f"{locked}: Permission denied"
 
 
 @pytest.mark.parametrize("cut", [1, 65536, 200000])
