@@ -87,23 +87,22 @@ constexpr VersionFamily kVersionFamilies[] = {{"glibc", "GLIBC_", "glibc"},
                                               {"gcc", "GCC_", "libgcc_s"}};
 
 // A stored library's version needs, read from its ELF tables in the container (the manifest does not record them).
-// From a registry only the metadata is fetched: null there.
+Result<std::vector<elf::VersionNeed>> stored_version_needs(const format::Container& c, const LibraryInfo& l) {
+  MPK_TRY(elf::ElfFile elf, elf::ElfFile::parse(ByteView(c.segment(l.segment).span(), l.name)));
+  return elf.version_needs();
+}
+
+// `library_bytes` false: from a registry, where only the metadata is fetched; null there.
 json stored_version_needs_json(const format::Container& c, const LibraryInfo& l, bool library_bytes) {
   if (!library_bytes) return nullptr;
-  auto elf = elf::ElfFile::parse(ByteView(c.segment(l.segment).span(), l.name));
-  if (!elf.ok()) return nullptr;
-  auto needs = elf->version_needs();
-  if (!needs.ok()) return nullptr;
-  return version_needs_json(*needs);
+  auto needs = stored_version_needs(c, l);
+  return needs.ok() ? version_needs_json(*needs) : json(nullptr);
 }
 
 std::string stored_version_needs_text(const format::Container& c, const LibraryInfo& l, bool library_bytes) {
   if (!library_bytes) return "(not known: only the metadata was fetched)";
-  auto elf = elf::ElfFile::parse(ByteView(c.segment(l.segment).span(), l.name));
-  if (!elf.ok()) return "(not known: " + elf.error().message + ")";
-  auto needs = elf->version_needs();
-  if (!needs.ok()) return "(not known: " + needs.error().message + ")";
-  return version_needs_text(*needs);
+  auto needs = stored_version_needs(c, l);
+  return needs.ok() ? version_needs_text(*needs) : "(not known: " + printable(needs.error().message) + ")";
 }
 
 }  // namespace
