@@ -1,15 +1,20 @@
 #include "cli.hpp"
 
+#include "mpspack/format/header.hpp"
 #include "mpspack/text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 namespace mpspack::cli {
 
@@ -25,6 +30,49 @@ int fail(const Error& e, int code) {
 }
 
 std::string printable(std::string_view s) { return text::printable(s); }
+
+namespace {
+
+constexpr std::string_view kElfMagic = "\x7f" "ELF";
+constexpr std::string_view kZipMagic = "PK\x03\x04";
+
+// "an mpspack container", "an ELF shared library or a .pt2 package", ...
+std::string kinds_text(unsigned kinds) {
+  std::vector<std::string_view> names;
+  if (kinds & kContainerInput) names.push_back("an mpspack container");
+  if (kinds & kLibraryInput) names.push_back("an ELF shared library");
+  if (kinds & kPt2Input) names.push_back("a .pt2 package");
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += fmt::format("{}{}", i == 0 ? "" : i + 1 == names.size() ? " or " : ", ", names[i]);
+  return out;
+}
+
+}  // namespace
+
+std::optional<Error> unknown_input(const std::string& path, std::string_view command, unsigned kinds) {
+  // O_NONBLOCK: a FIFO is not waited on; it is left to the command's open, which refuses it by name.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  uint8_t head[format::kMagic.size()] = {};
+  ssize_t n = -1;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = ::pread(fd, head, sizeof head, 0);
+  ::close(fd);
+  if (n < 0) return std::nullopt;
+  const std::string_view bytes(reinterpret_cast<const char*>(head), size_t(n));
+  unsigned found = 0;
+  if (bytes.size() == format::kMagic.size() && std::equal(format::kMagic.begin(), format::kMagic.end(), head))
+    found = kContainerInput;
+  else if (bytes.starts_with(kElfMagic))
+    found = kLibraryInput;
+  else if (bytes.starts_with(kZipMagic))
+    found = kPt2Input;
+  if (found & kinds) return std::nullopt;
+  std::string what = found ? "it is " + kinds_text(found) + ", not " + kinds_text(kinds)
+                           : (n == 0 ? "an empty file, not " : "not ") + kinds_text(kinds);
+  return Error{Error::Kind::NotThisFormat, fmt::format("{}: not a file mpspack {} reads ({})", path, command, what)};
+}
 
 namespace {
 

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace CLI {
 class FormatterBase;
@@ -48,6 +50,20 @@ std::shared_ptr<CLI::FormatterBase> help_formatter();
 inline constexpr const char* kFsyncHelp =
     "Wait until the output is on the disk before renaming it into place, so that it survives a power loss "
     "(as slow as the disk writes; without it the output is complete for every reader, like cp's)";
+
+// The kinds of input file a command reads, as flags.
+enum InputKind : unsigned {
+  kContainerInput = 1,  // an mpspack container
+  kLibraryInput = 2,    // an ELF shared library (a model library)
+  kPt2Input = 4,        // a .pt2 package (a zip archive)
+};
+
+// The one wording every command gives a file whose first bytes are not one of the kinds it reads (an empty file,
+// a few bytes, text, random bytes, or a known kind it does not take): "FILE: not a file mpspack <command> reads
+// (not an mpspack container)", with "an empty file" or the kind it is when known. Empty when the file starts like
+// one of `kinds` (the command's reader then checks the rest), or is not a regular file that opens (the command's
+// own open says why: missing, a folder, a FIFO).
+std::optional<Error> unknown_input(const std::string& path, std::string_view command, unsigned kinds);
 
 // Text that is safe to print on a terminal (text::printable: controls, C1 and invalid UTF-8 become \xNN).
 std::string printable(std::string_view s);

@@ -24,6 +24,8 @@ std::string default_output(const std::string& first_input) {
 }
 
 int run_build(const BuildArgs& a) {
+  for (const auto& i : a.inputs)
+    if (auto unknown = unknown_input(i, "build", kLibraryInput | kPt2Input)) return fail(*unknown);
   pack::BuildOptions o;
   for (const auto& i : a.inputs) o.inputs.emplace_back(i);
   for (const auto& w : a.weights) o.weights.emplace_back(w);

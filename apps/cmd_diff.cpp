@@ -29,6 +29,8 @@ nlohmann::json side_json(const std::optional<std::string>& v) { return v ? nlohm
 
 int run_diff(const DiffArgs& args) {
   // Open both (header, metadata, structure) before reading any constant's bytes.
+  for (const std::string* file : {&args.a, &args.b})
+    if (auto unknown = unknown_input(*file, "diff", kContainerInput)) return fail(*unknown);
   auto a = format::Container::open(args.a);
   if (!a.ok()) return fail(a.error());
   auto b = format::Container::open(args.b);

@@ -76,7 +76,60 @@ json totals_json(const std::vector<ConstantInfo>& constants) {
 
 namespace {
 
-json container_json(const format::Container& c) {
+struct VersionFamily {
+  const char* key;     // in JSON
+  const char* prefix;  // of the version names
+  const char* library; // in text
+};
+constexpr VersionFamily kVersionFamilies[] = {{"glibc", "GLIBC_", "glibc"},
+                                              {"glibcxx", "GLIBCXX_", "libstdc++"},
+                                              {"cxxabi", "CXXABI_", "libstdc++"},
+                                              {"gcc", "GCC_", "libgcc_s"}};
+
+// A stored library's version needs, read from its ELF tables in the container (the manifest does not record them).
+Result<std::vector<elf::VersionNeed>> stored_version_needs(const format::Container& c, const LibraryInfo& l) {
+  MPK_TRY(elf::ElfFile elf, elf::ElfFile::parse(ByteView(c.segment(l.segment).span(), l.name)));
+  return elf.version_needs();
+}
+
+// `library_bytes` false: from a registry, where only the metadata is fetched; null there.
+json stored_version_needs_json(const format::Container& c, const LibraryInfo& l, bool library_bytes) {
+  if (!library_bytes) return nullptr;
+  auto needs = stored_version_needs(c, l);
+  return needs.ok() ? version_needs_json(*needs) : json(nullptr);
+}
+
+std::string stored_version_needs_text(const format::Container& c, const LibraryInfo& l, bool library_bytes) {
+  if (!library_bytes) return "(not known: only the metadata was fetched)";
+  auto needs = stored_version_needs(c, l);
+  return needs.ok() ? version_needs_text(*needs) : "(not known: " + printable(needs.error().message) + ")";
+}
+
+}  // namespace
+
+json version_needs_json(const std::vector<elf::VersionNeed>& needs) {
+  json highest = json::object();
+  for (const VersionFamily& f : kVersionFamilies) {
+    const std::string v = elf::highest_version(needs, f.prefix);
+    highest[f.key] = v.empty() ? json(nullptr) : json(v);
+  }
+  json files = json::array();
+  for (const auto& n : needs) files.push_back({{"file", n.file}, {"versions", n.versions}});
+  return {{"highest", highest}, {"files", files}};
+}
+
+std::string version_needs_text(const std::vector<elf::VersionNeed>& needs) {
+  std::string out;
+  for (const VersionFamily& f : kVersionFamilies) {
+    const std::string v = elf::highest_version(needs, f.prefix);
+    if (!v.empty()) out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", printable(v), f.library);
+  }
+  return out.empty() ? "(none)" : out;
+}
+
+namespace {
+
+json container_json(const format::Container& c, bool library_bytes) {
   const auto& h = c.header();
   const auto& m = c.manifest();
   json j;
@@ -107,7 +160,8 @@ json container_json(const format::Container& c) {
                {"weights", l.weights < 0 ? json(nullptr) : json(l.weights)}, {"cubins", l.cubins},
                {"original_size", l.original_size}, {"original_sha256", l.original_sha256},
                {"constants_region", l.region ? region_json(*l.region) : json(nullptr)},
-               {"missing_shim_imports", runtime::missing_shim_imports(l)}};
+               {"missing_shim_imports", runtime::missing_shim_imports(l)},
+               {"version_needs", stored_version_needs_json(c, l, library_bytes)}};
     j["libraries"].push_back(lj);
   }
   j["weights"] = json::array();
@@ -142,6 +196,7 @@ json library_json(const std::string& file, uint64_t size, const aoti::LibraryAna
   j["flavour"] = to_string(a.flavour);
   j["needed"] = a.needed;
   j["imports"] = a.imports;
+  j["version_needs"] = version_needs_json(a.version_needs);
   j["constants_region"] = region_json(a.region);
   j["weights_offset"] = a.weights_offset;
   j["weights_size"] = a.weights_size;
@@ -180,7 +235,7 @@ void print_constants(const std::vector<ConstantInfo>& constants) {
 
 namespace {
 
-void print_container(const format::Container& c) {
+void print_container(const format::Container& c, bool library_bytes) {
   const auto& h = c.header();
   const auto& m = c.manifest();
   std::printf("%s: mpspack container v%u.%u, %llu bytes, %zu segments\n", printable(c.name()).c_str(),
@@ -203,6 +258,7 @@ void print_container(const format::Container& c) {
     std::printf("    needed: %s\n", join(l.needed).c_str());
     if (!l.dropped_needed.empty()) std::printf("    dropped from needed: %s\n", join(l.dropped_needed).c_str());
     std::printf("    imports (%zu): %s\n", l.imports.size(), join(l.imports).c_str());
+    std::printf("    highest symbol versions needed: %s\n", stored_version_needs_text(c, l, library_bytes).c_str());
     auto missing = runtime::missing_shim_imports(l);
     if (!missing.empty())
       std::printf("    not provided by this mpspack's shim (%zu): %s\n", missing.size(), join(missing).c_str());
@@ -247,15 +303,17 @@ void print_library(const std::string& file, uint64_t size, const aoti::LibraryAn
     std::printf("  weights: %llu bytes at file offset %s\n", (unsigned long long)a.weights_size,
                 hex(a.weights_offset).c_str());
   std::printf("  needed: %s\n  imports (%zu): %s\n", join(a.needed).c_str(), a.imports.size(), join(a.imports).c_str());
+  std::printf("  highest symbol versions needed: %s\n", version_needs_text(a.version_needs).c_str());
 }
 
 namespace {
 
-int show_container(const format::Container& c, bool json) {
+// `library_bytes`: the container's segments were read (not a registry's metadata alone).
+int show_container(const format::Container& c, bool json, bool library_bytes) {
   if (json) {
-    print_json(container_json(c));
+    print_json(container_json(c, library_bytes));
   } else {
-    print_container(c);
+    print_container(c, library_bytes);
     print_examples(c.manifest());
   }
   return kOk;
@@ -269,29 +327,23 @@ int inspect_in_registry(const InspectArgs& a) {
   if (!options.ok()) return fail(options.error());
   auto c = registry::inspect_remote(*ref, *options);
   if (!c.ok()) return fail(c.error());
-  return show_container(*c, a.json);
+  return show_container(*c, a.json, false);
 }
 
 int run_inspect(const InspectArgs& a) {
   if (a.file.starts_with(kOciScheme)) return inspect_in_registry(a);
+  if (auto unknown = unknown_input(a.file, "inspect", kContainerInput | kLibraryInput | kPt2Input)) return fail(*unknown);
   auto opened = MappedFile::open(a.file);
   if (!opened.ok()) return fail(opened.error());
   MappedFile file = std::move(opened).value();
   if (format::has_magic(file.view())) {
     auto c = format::Container::parse(std::move(file));
     if (!c.ok()) return fail(c.error());
-    return show_container(*c, a.json);
+    return show_container(*c, a.json, true);
   }
   if (file.size() >= 4 && std::memcmp(file.data(), "PK\x03\x04", 4) == 0) return inspect_pt2(a.file, a.json);
   auto analysis = aoti::analyze_library(file.view());
-  if (!analysis.ok()) {
-    if (analysis.error().kind == Error::Kind::NotThisFormat && file.size() >= 4 &&
-        std::memcmp(file.data(), "\x7f" "ELF", 4) != 0)
-      return fail(Error{Error::Kind::NotThisFormat,
-                        fmt::format("{}: neither an mpspack container, a .pt2 package nor a model library (.so)",
-                                    a.file)});
-    return fail(analysis.error());
-  }
+  if (!analysis.ok()) return fail(analysis.error());
   if (a.json) print_json(library_json(a.file, file.size(), *analysis));
   else print_library(a.file, file.size(), *analysis);
   return kOk;

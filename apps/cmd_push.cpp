@@ -17,6 +17,7 @@ int run_push(const PushArgs& a) {
   if (!ref.ok()) return fail(ref.error());
   auto options = client_options(a.registry);
   if (!options.ok()) return fail(options.error());
+  if (auto unknown = unknown_input(a.file, "push", kContainerInput)) return fail(*unknown);
   auto c = format::Container::open(a.file);
   if (!c.ok()) return fail(c.error());
   auto report = registry::push(*c, *ref, *options, progress_bar("push"));

@@ -183,6 +183,7 @@ Action add_run(CLI::App& app) {
                "torch.backends.cudnn.allow_tf32; same as MPSPACK_CUDNN_TF32=0)");
   app.add_option("--export-times", a->export_times, "--bench: write every timed iteration (JSON array of ms) to FILE");
   return [a] {
+    if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) return fail(*unknown);
     apply_named_options(*a);
     return a->benchmark ? run_bench(*a) : run_verify(*a);
   };

@@ -13,6 +13,7 @@ struct UnpackArgs {
 };
 
 int run_unpack(const UnpackArgs& a) {
+  if (auto unknown = unknown_input(a.file, "unpack", kContainerInput)) return fail(*unknown);
   auto c = format::Container::open(a.file);
   if (!c.ok()) return fail(c.error());
   auto written = pack::unpack(*c, a.dir, progress_bar("unpack"),

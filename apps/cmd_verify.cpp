@@ -10,7 +10,8 @@ struct VerifyArgs {
 };
 
 int run_verify(const VerifyArgs& a) {
-  auto c = format::Container::open(a.file);
+  auto unknown = unknown_input(a.file, "verify", kContainerInput);
+  Result<format::Container> c = unknown ? Result<format::Container>(*unknown) : format::Container::open(a.file);
   if (!c.ok()) {
     // A container whose structure is damaged fails the check; one that cannot be read is an error.
     bool damaged = c.error().kind == Error::Kind::Corrupt;

@@ -300,3 +300,63 @@ TEST_CASE("run --help leaves the benchmark-only options out", "[cli]") {
   CHECK(r.out.find("--large-blocks") == std::string::npos);
   CHECK(r.out.find("Hidden") == std::string::npos);
 }
+
+TEST_CASE("every command names a file of no kind it reads the same way: one line, exit 2", "[cli][bad-input]") {
+  MPK_REQUIRE_FIXTURE(mlp_dir());
+  TempDir tmp;
+  const std::string container = (tmp / "good.mpk").string();
+  built_container(tmp);
+  std::string random(4096, '\0');
+  uint32_t x = 12345;
+  for (char& c : random) c = char((x = x * 1103515245u + 12345u) >> 24);
+  random[0] = 'Z';  // no magic of any kind by chance
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"empty.bin", ""}, {"three.bin", "MPS"}, {"text.txt", "hello, this is not a model\n"}, {"random.bin", random}};
+  const std::string all = "not an mpspack container, an ELF shared library or a .pt2 package)";
+  const std::string container_only = "not an mpspack container)";
+  const std::string build_kinds = "not an ELF shared library or a .pt2 package)";
+  for (const auto& [name, bytes] : files) {
+    const std::string path = (tmp / name).string();
+    write_bytes(path, bytes);
+    const std::string empty = bytes.empty() ? "an empty file, " : "";
+    // The command, its arguments, and the rest of the line after "FILE: ".
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"inspect", path}, "not a file mpspack inspect reads (" + empty + all},
+        {{"inspect", path, "--json"}, "not a file mpspack inspect reads (" + empty + all},
+        {{"verify", path}, "not a file mpspack verify reads (" + empty + container_only},
+        {{"run", path}, "not a file mpspack run reads (" + empty + container_only},
+        {{"unpack", path, "-o", (tmp / "out").string()}, "not a file mpspack unpack reads (" + empty + container_only},
+        {{"diff", path, container}, "not a file mpspack diff reads (" + empty + container_only},
+        {{"diff", container, path}, "not a file mpspack diff reads (" + empty + container_only},
+        {{"build", path, "-o", (tmp / "out.mpk").string()}, "not a file mpspack build reads (" + empty + build_kinds},
+        {{"push", path, "127.0.0.1:1/r/m:v1", "--plain-http"}, "not a file mpspack push reads (" + empty + container_only},
+    };
+    for (const auto& [args, expected] : cases) {
+      INFO(name << ": " << args[0] << " " << args.back());
+      auto r = run_mpspack(args);
+      INFO(r.err);
+      CHECK(r.exit_code == 2);
+      CHECK(r.out.empty());
+      CHECK(r.err == "mpspack: " + path + ": " + expected + "\n");  // one line
+      CHECK_FALSE(fs::exists(tmp / "out"));
+      CHECK_FALSE(fs::exists(tmp / "out.mpk"));
+    }
+  }
+}
+
+TEST_CASE("a known kind of file a command does not read is named as what it is", "[cli][bad-input]") {
+  MPK_REQUIRE_FIXTURE(mlp_dir());
+  TempDir tmp;
+  built_container(tmp);
+  const std::string so = (mlp_dir() / "model.so").string();
+  const std::string mpk = (tmp / "good.mpk").string();
+  auto r = run_mpspack({"verify", so});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "mpspack: " + so + ": not a file mpspack verify reads (it is an ELF shared library, not an mpspack "
+                 "container)\n");
+  r = run_mpspack({"build", mpk, "-o", (tmp / "again.mpk").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "mpspack: " + mpk + ": not a file mpspack build reads (it is an mpspack container, not an ELF shared "
+                 "library or a .pt2 package)\n");
+  CHECK_FALSE(fs::exists(tmp / "again.mpk"));
+}

@@ -38,6 +38,8 @@ void run_everything(const std::vector<uint8_t>& bytes) {
     (void)elf->dynamic_symbols();
     (void)elf->static_symbols();
     (void)elf->version_needed_files();
+    (void)elf->version_needs();
+    (void)elf->version_definitions();
     (void)elf->dynamic_relocations();
   }
   auto a = aoti::analyze_library(v);

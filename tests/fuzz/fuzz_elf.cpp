@@ -33,6 +33,8 @@ void read_tables(ByteView bytes) {
   (void)elf->dynamic();
   (void)elf->needed();
   (void)elf->version_needed_files();
+  (void)elf->version_needs();
+  (void)elf->version_definitions();
   (void)elf->dynamic_symbols();
   (void)elf->dynamic_relocations();
   (void)elf->static_symbols();

@@ -57,10 +57,16 @@ def test_inspect_oci_reads_the_metadata(cli, registry, two_libraries):
     mpk, _ = two_libraries
     local = cli.json("inspect", mpk)
     remote = cli.json("inspect", f"oci://{registry.host}/two/models:v1", "--plain-http")
+    # The symbol versions are read from the stored libraries, which only the metadata layer's fetch leaves out.
+    for lib in local["libraries"]:
+        assert lib.pop("version_needs")["highest"]["glibc"].startswith("GLIBC_2.")
+    for lib in remote["libraries"]:
+        assert lib.pop("version_needs") is None
     assert remote["libraries"] == local["libraries"]
     assert remote["segments"] == local["segments"]
     text = cli.ok("inspect", f"oci://{registry.host}/two/models:v1", "--plain-http").stdout
     assert "cnn" in text and "mlp" in text
+    assert "highest symbol versions needed: (not known: only the metadata was fetched)" in text
 
 
 def test_inspect_oci_bad_reference(cli):

@@ -97,6 +97,15 @@ def test_unreachable_registry(cli, mlp, tmp_path):
     no_output(tmp_path)
 
 
+def test_https_to_a_plain_http_registry_hints_at_plain_http(cli, registry, mlp, tmp_path):
+    # The registry serves plain HTTP: without --plain-http the TLS handshake fails, and the line says what to try.
+    for r in (cli("push", mlp, f"{registry.host}/tls/mlp:v1"),
+              cli("pull", f"{registry.host}/tls/mlp:v1", "-o", tmp_path / "x.mpk"),
+              cli("inspect", f"oci://{registry.host}/tls/mlp:v1")):
+        refused(r, f"https://{registry.host}/", "the registry may be serving plain HTTP", "--plain-http")
+    no_output(tmp_path)
+
+
 def test_missing_tag(cli, registry, mlp, tmp_path):
     push(cli, registry, mlp, "missing/mlp:v1")
     refused(cli("pull", f"{registry.host}/missing/mlp:nope", "-o", tmp_path / "x.mpk", "--plain-http"),

@@ -8,6 +8,8 @@
 #include "mpspack/bytes.hpp"
 #include "mpspack/tensor_io.hpp"
 
+#include <gnu/libc-version.h>
+
 #include <cstring>
 #include <fstream>
 
@@ -215,10 +217,58 @@ TEST_CASE("run takes a CUDA library to the GPU, or refuses it in one line before
   }
   WARN("skipped the GPU run: no usable CUDA device here (tests/device/run.sh runs it on the device machine)");
   require_error(r, "no usable CUDA device here");
+  // Says why in terms of the machine (no driver, an old driver, no GPU) and what to do, not CUDA's text alone.
+  CHECK(r.err.find("NVIDIA") != std::string::npos);
 #else
   require_error(r, "was built for cuda; this mpspack runs cpu models only");
 #endif
   CHECK(r.err_lines().size() == 1);  // nothing of the library ran or printed
+}
+
+// The torch-built libraries need GLIBC_2.38 (Ubuntu 24.04's glibc): on an older system run says so before dlopen,
+// whose own message names neither the library nor what to do; on a newer one the model runs.
+TEST_CASE("run refuses a library needing a newer glibc than this system's, in one line saying what to do",
+          "[run][cli][errors]") {
+  const auto dir = fixtures_dir() / "torch-built" / "cpu_mlp_nolt";
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto mpk = tmp / "nolt.mpk";
+  require_ok(build(dir, mpk));
+  auto r = run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:8x64", "--expect",
+                        (dir / "expected0.bin").string() + ":f32:8x10", "--rtol", "1e-3", "--atol", "1e-4"});
+  const std::string glibc = gnu_get_libc_version();
+  const auto dot = glibc.find('.');
+  const bool new_enough = std::stoi(glibc.substr(0, dot)) > 2 ||
+                          (std::stoi(glibc.substr(0, dot)) == 2 && std::stoi(glibc.substr(dot + 1)) >= 38);
+  if (new_enough) {
+    require_ok(r);
+  } else {
+    INFO("stderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    REQUIRE(r.err_lines().size() == 1);
+    CHECK(r.err_lines()[0] == "mpspack: " + mpk.string() + ": library 'model' needs GLIBC_2.38 (this system has glibc " +
+                                  glibc + "): run it on a newer system or rebuild it against glibc " + glibc);
+    CHECK(r.out.empty());
+  }
+  // inspect shows the versions without loading anything, for the container and the library alike.
+  for (const fs::path& file : {mpk, dir / "model.so"}) {
+    auto text = run_mpspack({"inspect", file.string()});
+    REQUIRE(text.exit_code == 0);
+    CHECK(text.out.find("highest symbol versions needed: GLIBC_2.38 (glibc), GCC_4.2.0 (libgcc_s)\n") !=
+          std::string::npos);
+    auto json = run_mpspack({"inspect", "--json", file.string()});
+    REQUIRE(json.exit_code == 0);
+    const auto j = nlohmann::json::parse(json.out);
+    const auto& needs = file == mpk ? j.at("libraries").at(0).at("version_needs") : j.at("version_needs");
+    CHECK(needs.at("highest").at("glibc") == "GLIBC_2.38");
+    CHECK(needs.at("highest").at("gcc") == "GCC_4.2.0");
+    CHECK(needs.at("highest").at("glibcxx").is_null());
+    bool listed = false;
+    for (const auto& f : needs.at("files"))
+      if (f.at("file") == "libc.so.6")
+        for (const auto& v : f.at("versions")) listed = listed || v == "GLIBC_2.38";
+    CHECK(listed);
+  }
 }
 
 TEST_CASE("run --device refuses another kind of device than the library's, and bad device names", "[run][cli][errors]") {

@@ -191,6 +191,7 @@ Result<LibraryAnalysis> analyze_library(ByteView so) {
   LibraryAnalysis a;
   a.machine = elf.machine();
   MPK_TRY(a.needed, elf.needed());
+  MPK_TRY(a.version_needs, elf.version_needs());
   MPK_TRY(std::vector<elf::Symbol> dynsyms, elf.dynamic_symbols());
   MPK_TRY(a.imports, host_imports(so, dynsyms));
   a.device = device_of(a.imports);

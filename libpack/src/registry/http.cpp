@@ -128,8 +128,17 @@ Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
   api->curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective);
   response.url = effective ? effective : request.url;
   if (x.sink_refused) return make_error(Error::Kind::Corrupt, "{}: transfer stopped", request.url);
-  if (rc != CURLE_OK)
-    return make_error(Error::Kind::Io, "{}: {}", request.url, curl_error[0] ? curl_error : api->curl_easy_strerror(rc));
+  if (rc != CURLE_OK) {
+    const char* why = curl_error[0] ? curl_error : api->curl_easy_strerror(rc);
+    // A TLS handshake with a plain HTTP server fails with OpenSSL's "wrong version number" or "packet length too
+    // long": true of a registry on a test network or this machine, which only --plain-http reaches.
+    if (rc == CURLE_SSL_CONNECT_ERROR && request.url.starts_with("https://"))
+      return make_error(Error::Kind::Io,
+                        "{}: {} (the TLS handshake failed: the registry may be serving plain HTTP; if so, use "
+                        "--plain-http)",
+                        request.url, why);
+    return make_error(Error::Kind::Io, "{}: {}", request.url, why);
+  }
   return response;
 }
 

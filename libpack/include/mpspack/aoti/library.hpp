@@ -4,6 +4,7 @@
 #pragma once
 
 #include "mpspack/bytes.hpp"
+#include "mpspack/elf/elf_file.hpp"
 #include "mpspack/manifest.hpp"
 #include "mpspack/result.hpp"
 
@@ -27,6 +28,7 @@ struct LibraryAnalysis {
   Flavour flavour = Flavour::Embedded;
   std::vector<std::string> needed;  // DT_NEEDED, in order
   std::vector<std::string> imports; // undefined dynamic symbols a host must provide (sorted, unique)
+  std::vector<elf::VersionNeed> version_needs;  // DT_VERNEED: the symbol versions needed of each library
   ConstantsRegion region;           // where _binary_constants_bin_start/_end are
   uint64_t weights_offset = 0;      // file offset of the weights bytes inside this file
   uint64_t weights_size = 0;        // Embedded: end - start; MmapSelf: appended weights; ExternalBlob: 0

@@ -102,6 +102,22 @@ struct Relocation {
 // many entries may point at one long string.
 inline constexpr uint64_t kMaxNameListBytes = 16ull << 20;
 
+// One DT_VERNEED entry (.gnu.version_r): a library the file takes versioned symbols from, and the versions it
+// needs of it (its vna_name entries, in order): "libc.so.6" needs "GLIBC_2.2.5", "GLIBC_2.38", ...
+struct VersionNeed {
+  std::string file;
+  std::vector<std::string> versions;
+};
+
+// The numbers of a version name that is `prefix` and dotted decimals ("GLIBC_2.38" with "GLIBC_" -> {2, 38});
+// empty for any other name ("GLIBC_PRIVATE", "GLIBCXX_3.4" with "GLIBC_").
+std::vector<uint32_t> version_numbers(std::string_view name, std::string_view prefix);
+// Whether version a is older than b, number by number (2.9 < 2.10, 3.4 < 3.4.1).
+bool version_less(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b);
+// The highest version called `prefix` and dotted decimals among every file's needed versions ("GLIBC_2.38"), or ""
+// when none is.
+std::string highest_version(const std::vector<VersionNeed>& needs, std::string_view prefix);
+
 // "x86_64", "aarch64", or "EM <n>" for machines mpspack does not name.
 std::string machine_name(uint16_t e_machine);
 
@@ -147,6 +163,11 @@ class ElfFile {
   Result<std::vector<std::string>> needed() const;
   // The file names of DT_VERNEED entries (libraries whose symbol versions are required).
   Result<std::vector<std::string>> version_needed_files() const;
+  // The DT_VERNEED entries with the versions each needs (versions.cpp).
+  Result<std::vector<VersionNeed>> version_needs() const;
+  // The version names DT_VERDEF (.gnu.version_d) defines, less the base entry that names the file itself: what a
+  // system library offers ("GLIBCXX_3.4", ..., "GLIBCXX_3.4.30").
+  Result<std::vector<std::string>> version_definitions() const;
 
   // The relocations the dynamic loader applies: the DT_RELA table, then the DT_JMPREL one (PLT slots), read
   // through the PT_LOADs as ld.so reads them. DT_REL tables (not used on x86_64 or aarch64) -> Unsupported.

@@ -4,6 +4,9 @@
 
 #include "blas.hpp"
 #include "provided.hpp"
+#include "system_versions.hpp"
+
+#include "mpspack/elf/elf_file.hpp"
 
 #include <charconv>
 
@@ -53,6 +56,18 @@ bool is_driver_import(std::string_view s) {
   return s.size() > 2 && s.starts_with("cu") && s[2] >= 'A' && s[2] <= 'Z';
 }
 
+// The symbol versions the stored library needs (glibc, libstdc++, ...) against this system's, read from its ELF
+// tables: dlopen would fail on them too, but with "version `GLIBC_2.38' not found" and nothing about what to do.
+Status refuse_versions(const Model::Impl& m) {
+  const ByteView stored = m.container->segment(m.lib.segment);
+  MPK_TRY(elf::ElfFile elf, elf::ElfFile::parse(ByteView(stored.span(), m.lib.name)));
+  MPK_TRY(std::vector<elf::VersionNeed> needs, elf.version_needs());
+  MPK_TRY(SystemVersions system, this_system(needs));
+  const std::string missing = missing_versions(needs, system);
+  if (missing.empty()) return {};
+  return Error{Kind::Unsupported, fmt::format("{} {}", m.what(), missing)};
+}
+
 }  // namespace
 
 Status refuse(Model::Impl& m, const LoadOptions& o) {
@@ -76,6 +91,7 @@ Status refuse(Model::Impl& m, const LoadOptions& o) {
                    fmt::format("still needs {} (the container was built with --keep-libtorch); mpspack runs "
                                "libraries on its own shim: rebuild the container without --keep-libtorch",
                                fmt::join(torch_needed, ", ")));
+  MPK_CHECK(refuse_versions(m));
   std::vector<std::string> missing;
   for (const auto& s : lib.imports)
     if (!is_driver_import(s) && !shim::shim_provides(s)) missing.push_back(s);

@@ -28,8 +28,8 @@ Result<int32_t> device_index(const VerifyOptions& o, const LibraryInfo& lib) {
   if (kind != lib.device)
     return make_error(Error::Kind::Unsupported,
                       "{}: library '{}' was compiled for {}; it cannot run on --device {} (AOTInductor compiles a "
-                      "library for one kind of device)",
-                      o.container, lib.name, lib.device, o.device);
+                      "library for one kind of device): use --device {} or leave --device out",
+                      o.container, lib.name, lib.device, o.device, lib.device);
   if (kind == "cpu" && index != 0)
     return make_error(Error::Kind::Invalid, "{}: --device {}: the CPU has index 0 only", o.container, o.device);
   return index;

@@ -291,13 +291,41 @@ class CudaBackend final : public Backend {
   }
 };
 
+// Why no CUDA device can be used, and what to do, from cudaGetDeviceCount's error: CUDA's own text ("CUDA driver
+// version is insufficient for CUDA runtime version") is also what a machine with no driver at all gets.
+Error no_device_error(cudaError_t e) {
+  int driver = 0;  // the CUDA version the installed driver supports; 0 when there is no driver
+  const bool has_driver = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0;
+  int runtime = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  const auto cuda_version = [](int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); };
+  if (e == cudaErrorInsufficientDriver && !has_driver)
+    return make_error(Kind::Runtime,
+                      "no usable CUDA device here: no NVIDIA driver was found ({}): run it on a machine with an "
+                      "NVIDIA GPU and its driver; a CPU export of the model runs here",
+                      cudaGetErrorString(e));
+  if (e == cudaErrorInsufficientDriver)
+    return make_error(Kind::Runtime,
+                      "no usable CUDA device here: the NVIDIA driver supports CUDA {}, this mpspack's CUDA runtime "
+                      "needs {}: update the NVIDIA driver",
+                      cuda_version(driver), cuda_version(runtime));
+  if (e == cudaErrorNoDevice)
+    return make_error(Kind::Runtime,
+                      "no usable CUDA device here: no NVIDIA GPU was found ({}): run it on a machine with an "
+                      "NVIDIA GPU, or check that CUDA_VISIBLE_DEVICES names one",
+                      cudaGetErrorString(e));
+  return make_error(Kind::Runtime, "no usable CUDA device here: {}", cudaGetErrorString(e));
+}
+
 Result<std::unique_ptr<Backend>> make_cuda_backend(int32_t index) {
   int count = 0;
-  if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess)
-    return make_error(Kind::Runtime, "no usable CUDA device here: {}", cudaGetErrorString(e));
+  if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess) return no_device_error(e);
+  if (count == 0) return no_device_error(cudaErrorNoDevice);
   if (index < 0 || index >= count)
-    return make_error(Kind::Invalid, "cuda:{} does not exist: this machine has {} CUDA device{}", index, count,
-                      count == 1 ? "" : "s");
+    return make_error(Kind::Invalid, "cuda:{} does not exist: this machine has {} CUDA device{} ({}): choose one "
+                      "with --device cuda:N",
+                      index, count, count == 1 ? "" : "s",
+                      count == 1 ? std::string("cuda:0") : fmt::format("cuda:0 to cuda:{}", count - 1));
   if (auto e = cudaSetDevice(index); e != cudaSuccess) return cuda_error(fmt::format("cudaSetDevice({})", index), e);
   cudaStream_t stream = nullptr;
   if (auto e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess)
