@@ -218,6 +218,7 @@ TEST_CASE("Option ranges: every row of docs/CLI.md's table, at and around its li
         accepted(with({r.option}));
       }
 
+      if (r.needs.empty() && command == "run") accepted(run_mpspack(cheap(command, valid(r), false)));  // no --bench
       if (!r.needs.empty()) {
         // Without what it needs (run without --bench, or the option missing from `needed`).
         const auto alone = run_mpspack(cheap(command, valid(r), r.needs != "--bench"));
@@ -232,6 +233,25 @@ TEST_CASE("Option ranges: every row of docs/CLI.md's table, at and around its li
         CHECK((line.find(r.option + " excludes " + r.excludes) != std::string::npos ||
                line.find(r.excludes + " excludes " + r.option) != std::string::npos));
       }
+    }
+  }
+}
+
+TEST_CASE("Option ranges: every number option --help shows has a row in the table, with its range", "[cli][options]") {
+  const auto rows = table();
+  for (const char* command : {"", "build", "inspect", "verify", "unpack", "diff", "run", "report", "push", "pull"}) {
+    auto help = run_mpspack(*command ? std::vector<std::string>{command, "--help"} : std::vector<std::string>{"--help"});
+    REQUIRE(help.exit_code == 0);
+    std::istringstream in(help.out);
+    for (std::string line; std::getline(in, line);) {
+      // "  --warmup UINT:0..1000000 Needs: ...": a number option, and the range its check added.
+      const auto name = line.find("  --"), type = line.find_first_of(' ', name + 4);
+      if (name != 0 || type == std::string::npos) continue;
+      const std::string option = line.substr(2, type - 2), rest = line.substr(type + 1);
+      if (rest.rfind("UINT", 0) != 0 && rest.rfind("INT", 0) != 0 && rest.rfind("FLOAT", 0) != 0) continue;
+      INFO(command << " " << option << ": " << line);
+      const Row& r = row_of(rows, option);
+      CHECK(rest.find(":" + r.range) != std::string::npos);
     }
   }
 }
