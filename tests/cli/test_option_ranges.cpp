@@ -80,17 +80,9 @@ const Row& row_of(const std::vector<Row>& rows, const std::string& option) {
 // is not there; `extra` goes before the file. Run's with --bench, unless `bench` is false.
 std::vector<std::string> cheap(const std::string& command, const std::vector<std::string>& extra, bool bench = true) {
   const std::string missing = "/nonexistent/option-ranges.mpk";
-  std::vector<std::string> args;
-  if (command == "run")
-    args = {"run"};
-  else if (command == "push")
-    args = {"push"};
-  else if (command == "pull")
-    args = {"pull", "-o", "/nonexistent/out.mpk"};
-  else if (command == "inspect")
-    args = {"inspect"};
-  else
-    args = {"verify"};  // a global option
+  const bool gives_output = std::find(extra.begin(), extra.end(), "--output") != extra.end();
+  std::vector<std::string> args = {command == "any" ? "verify" : command};  // a global option: with any command
+  if ((command == "pull" || command == "unpack") && !gives_output) args.insert(args.end(), {"-o", "/nonexistent/out"});
   if (command == "run" && bench) args.push_back("--bench");
   args.insert(args.end(), extra.begin(), extra.end());
   if (command == "pull")
