@@ -4,14 +4,18 @@
 #include "mpspack/text.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -132,6 +136,59 @@ class HelpFormatter : public CLI::Formatter {
 }  // namespace
 
 std::shared_ptr<CLI::FormatterBase> help_formatter() { return std::make_shared<HelpFormatter>(); }
+
+namespace {
+
+// A bound as people write it: 86400, 0.001, never 8.64e+04.
+std::string plain(double v) {
+  return v == std::floor(v) && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{}", v);
+}
+
+std::string shown(const std::string& typed) { return typed.empty() ? "an empty value" : typed; }
+
+}  // namespace
+
+CLI::Validator whole_number(uint64_t lo, uint64_t hi) {
+  const std::string range = fmt::format("{}..{}", lo, hi);
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        const bool negative = !s.empty() && s[0] == '-';
+        const char* first = s.data() + (negative ? 1 : 0);
+        const char* last = s.data() + s.size();
+        if (first == last || std::find_if_not(first, last, [](char c) { return c >= '0' && c <= '9'; }) != last)
+          return fmt::format("{} is not a whole number in {}", shown(s), range);
+        uint64_t v = 0;
+        const bool too_large = std::from_chars(first, last, v).ec == std::errc::result_out_of_range;
+        if (too_large || (negative && v != 0) || v < lo || v > hi) return fmt::format("{} is outside {}", s, range);
+        s = std::to_string(v);
+        return {};
+      },
+      range);
+}
+
+CLI::Validator real_number(double lo, double hi, Excluded excluded) {
+  const std::string range = fmt::format("{}..{}{}", plain(lo), plain(hi),
+                                        excluded == Excluded::both  ? " (both excluded)"
+                                        : excluded == Excluded::low ? fmt::format(" ({} excluded)", plain(lo))
+                                                                    : std::string());
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v =
+            s.empty() || std::isspace(static_cast<unsigned char>(s[0])) ? NAN : std::strtod(s.c_str(), &end);
+        if (end != s.c_str() + s.size()) return fmt::format("{} is not a number in {}", shown(s), range);
+        const bool above_low = excluded == Excluded::none ? v >= lo : v > lo;
+        const bool below_high = excluded == Excluded::both ? v < hi : v <= hi;
+        if (!(above_low && below_high)) return fmt::format("{} is outside {}", s, range);  // NaN too
+        return {};
+      },
+      range);
+}
+
+CLI::Validator non_empty() {
+  return CLI::Validator(
+      [](std::string& s) { return s.empty() ? std::string("an empty value is not allowed") : std::string(); }, "");
+}
 
 namespace {
 

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 
 namespace CLI {
 class FormatterBase;
+class Validator;
 }
 
 namespace mpspack::cli {
@@ -45,6 +47,16 @@ inline constexpr const char* kHiddenGroup = "Hidden";
 
 // CLI11's help, less kHiddenGroup. Set on the top-level app before its subcommands are added: they take it over.
 std::shared_ptr<CLI::FormatterBase> help_formatter();
+
+// What values an option takes (docs/CLI.md, "Option ranges"): CLI11 checks, added with ->check(), that refuse any
+// other value as a usage error naming the option and the range in plain numbers ("--warmup: -1 is outside
+// 0..1000000"). They read the value as typed, before CLI11 converts it: a negative number would otherwise wrap
+// into an unsigned option, a number too large for it be cut, and "010" be read as octal. `--help` shows the range
+// after the type ("UINT:0..1000000").
+CLI::Validator whole_number(uint64_t lo, uint64_t hi);  // decimal digits; rewritten as the number they are
+enum class Excluded { none, low, both };                // which ends of a real range are not in it
+CLI::Validator real_number(double lo, double hi, Excluded excluded = Excluded::none);
+CLI::Validator non_empty();  // a name or path: "" is refused, not taken for "not given"
 
 // Help of --fsync, which build and unpack share.
 inline constexpr const char* kFsyncHelp =

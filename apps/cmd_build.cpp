@@ -58,17 +58,21 @@ int run_build(const BuildArgs& a) {
 Action add_build(CLI::App& app) {
   auto a = std::make_shared<BuildArgs>();
   app.add_option("inputs", a->inputs, "Model libraries (.so) and/or .pt2 packages")->required();
-  app.add_option("-o,--output", a->output, "Container to write (default: <first input stem>.mpk beside it)");
+  app.add_option("-o,--output", a->output, "Container to write (default: <first input stem>.mpk beside it)")
+      ->check(non_empty());
   app.add_option("--weights", a->weights,
                  "External weights blob for the external-blob libraries, in input order "
-                 "(default: <stem>_weights.blob beside each library)");
+                 "(default: <stem>_weights.blob beside each library)")
+      ->check(non_empty());
   app.add_flag("--keep-libtorch", a->keep_libtorch,
                "Keep libtorch*.so in the stored libraries' NEEDED lists even when only the C shim is used");
   app.add_option("--example-input", a->example_inputs,
                  "Record a reference input FILE[:DTYPE:SHAPE] (.npy carries its own) for the first library, "
-                 "once per model input in order; `run` with no --input uses them");
+                 "once per model input in order; `run` with no --input uses them")
+      ->check(non_empty());
   app.add_option("--example-output", a->example_outputs,
-                 "Record the expected output FILE[:DTYPE:SHAPE] for the example inputs, once per model output");
+                 "Record the expected output FILE[:DTYPE:SHAPE] for the example inputs, once per model output")
+      ->check(non_empty());
   app.add_flag("--json", a->json, "Print a JSON summary");
   app.add_flag("--fsync", a->fsync, kFsyncHelp);
   return [a] { return run_build(*a); };

@@ -38,9 +38,10 @@ int run_pull(const PullArgs& a) {
 Action add_pull(CLI::App& app) {
   auto a = std::make_shared<PullArgs>();
   app.add_option("reference", a->reference, "host[:port]/repository[:tag|@sha256:...]")->required();
-  app.add_option("-o,--output", a->output, "Container to write (replaced atomically)")->required();
+  app.add_option("-o,--output", a->output, "Container to write (replaced atomically)")->required()->check(non_empty());
   app.add_option("--library", a->library,
-                 "Fetch only this library, its weights, cubins and examples, as a container of its own");
+                 "Fetch only this library, its weights, cubins and examples, as a container of its own")
+      ->check(non_empty());
   add_registry_options(app, a->registry);
   app.add_flag("--json", a->json,
                "Print {schema_version, reference, output, manifest_digest, file_size, bytes_fetched, "

@@ -8,9 +8,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 
@@ -80,9 +82,6 @@ bool appending_to_file(std::FILE* f) {
 }
 
 int run_bench(const RunArgs& a) {
-  // --json means the JSON report with --bench too; it and another --format contradict each other.
-  if (a.json && a.format != "text" && a.format != "json")
-    return fail(make_error(Error::Kind::Invalid, "--json and --format {} ask for two reports; choose one", a.format));
   const std::string format = a.json ? "json" : a.format;
   auto report = runtime::bench(a.bench);
   if (!report.ok()) return fail(report.error());
@@ -93,34 +92,61 @@ int run_bench(const RunArgs& a) {
   return kOk;
 }
 
+// The --bench options. Each changes only how --bench measures or reports, so it needs --bench: without it the
+// option would be silently ignored. The ranges are docs/CLI.md's "Option ranges" table.
 void add_bench_options(CLI::App& app, RunArgs& a) {
   runtime::BenchOptions& b = a.bench;
-  app.add_flag("--bench", a.benchmark,
-               "Benchmark: time each load phase and the first run, warm up, then time --iterations runs; report "
-               "latency statistics, throughput and peak RSS");
-  app.add_option("--warmup", b.warmup, "--bench: warm-up runs before timing (default 3)");
-  app.add_option("--warmup-ms", b.warmup_ms, "--bench: warm up for this many milliseconds instead of --warmup runs");
-  app.add_option("--iterations", b.iterations, "--bench: timed runs (default 20)")->check(CLI::PositiveNumber);
-  app.add_option("--duration", b.duration_s, "--bench: time runs for this many seconds instead of --iterations")
-      ->check(CLI::PositiveNumber);
-  app.add_flag("--cold", b.cold,
-               "--bench: drop the container from the page cache first (posix_fadvise DONTNEED; clean pages only)");
-  app.add_option("--format", a.format,
-                 "--bench: report format: text (default), json, jsonl (one line per run), csv (fixed columns; no "
-                 "header when appending to a file that holds one), md")
-      ->check(CLI::IsMember({"text", "json", "jsonl", "csv", "md"}));
-  app.add_option("--repetitions", b.repetitions,
-                 "--bench: do the warm-up and the timed runs this many times; each latency statistic is reported as "
-                 "its mean and standard deviation over them (default 1)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--percentile", b.percentiles,
-                 "--bench: report this latency percentile too (0 < P < 100, e.g. 99.9); repeatable")
-      ->allow_extra_args(false)  // one value each time, so that a file named after it stays the file
-      ->check(CLI::Range(0.0, 100.0));
-  app.add_option("--threads", b.threads,
-                 "--bench: the CPU team's size: run on the first N CPUs this process may use, with OMP_NUM_THREADS "
-                 "and OpenBLAS's own threads (when OPENBLAS_NUM_THREADS gave it some) set to N (default: as they are)")
-      ->check(CLI::PositiveNumber);
+  CLI::Option* bench =
+      app.add_flag("--bench", a.benchmark,
+                   "Benchmark: time each load phase and the first run, warm up, then time --iterations runs; report "
+                   "latency statistics, throughput and peak RSS");
+  auto bench_only = [&](CLI::Option* o) { return o->needs(bench); };
+  CLI::Option* warmup =
+      bench_only(app.add_option("--warmup", b.warmup, "--bench: warm-up runs before timing (default 3)")
+                     ->check(whole_number(0, 1'000'000)));
+  bench_only(
+      app.add_option("--warmup-ms", b.warmup_ms, "--bench: warm up for this many milliseconds instead of --warmup runs")
+          ->check(real_number(0, 3'600'000))
+          ->excludes(warmup));
+  CLI::Option* iterations = bench_only(app.add_option("--iterations", b.iterations, "--bench: timed runs (default 20)")
+                                           ->check(whole_number(1, 1'000'000)));
+  bench_only(
+      app.add_option("--duration", b.duration_s, "--bench: time runs for this many seconds instead of --iterations")
+          ->check(real_number(0, 86'400, Excluded::low))
+          ->excludes(iterations));
+  bench_only(app.add_flag("--cold", b.cold,
+                          "--bench: drop the container from the page cache first (posix_fadvise DONTNEED; clean pages "
+                          "only)"));
+  bench_only(
+      app.add_option("--format", a.format,
+                     "--bench: report format: text (default), json, jsonl (one line per run), csv (fixed columns; "
+                     "no header when appending to a file that holds one), md")
+          ->check(CLI::IsMember({"text", "json", "jsonl", "csv", "md"})));
+  bench_only(app.add_option("--repetitions", b.repetitions,
+                            "--bench: do the warm-up and the timed runs this many times; each latency statistic is "
+                            "reported as its mean and standard deviation over them (default 1)")
+                 ->check(whole_number(1, 1000)));
+  bench_only(app.add_option("--percentile", b.percentiles,
+                            "--bench: report this latency percentile too (e.g. 99.9); repeatable")
+                 ->allow_extra_args(false)  // one value each time, so that a file named after it stays the file
+                 ->check(real_number(0, 100, Excluded::both)));
+  bench_only(
+      app.add_option("--threads", b.threads,
+                     "--bench: the CPU team's size: run on the first N CPUs this process may use, with "
+                     "OMP_NUM_THREADS and OpenBLAS's own threads (when OPENBLAS_NUM_THREADS gave it some) set to N "
+                     "(default: as they are)")
+          ->check(whole_number(1, CPU_SETSIZE)));  // the affinity mask's size
+  bench_only(app.add_option("--export-times", a.export_times,
+                            "--bench: write every timed iteration (JSON array of ms) to FILE")
+                 ->check(non_empty()));
+  CLI::Option* transfers = bench_only(
+      app.add_flag("--include-transfers", b.include_transfers,
+                   "--bench: time each run with its input and output copies (default: the model alone, inputs "
+                   "already on the device, outputs left there)"));
+  bench_only(app.add_flag("--cuda-graph", b.cuda_graph,
+                          "--bench on a GPU: after the first warm-up run, capture one run in a CUDA graph and time its "
+                          "replays (the model's own runs, so not with --include-transfers)")
+                 ->excludes(transfers));
 }
 
 // For benchmarks of the loader (docs/PERFORMANCE.md), not a user choice: hidden from --help.
@@ -140,6 +166,7 @@ void add_loader_options(CLI::App& app, RunArgs& a) {
       ->group(kHiddenGroup);
   app.add_option("--map-weights-min-bytes", a.map_weights_min_bytes,
                  "Weights of this many bytes or more reach the model without the library's own copy (default 1 MiB)")
+      ->check(whole_number(0, uint64_t(1) << 40))
       ->group(kHiddenGroup);
 }
 
@@ -149,39 +176,51 @@ Action add_run(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   runtime::VerifyOptions& v = a->bench.model;
   app.add_option("file", v.container, "Container (.mpk) to run")->required();
-  app.add_option("--library", v.library, "Which library to run, by NAME or INDEX (default: the only one)");
-  app.add_option("-i,--input", v.inputs,
-                 "Input tensor FILE[:DTYPE:SHAPE] (e.g. x.bin:f32:4x96, or x.npy), once per model input in order "
-                 "(default: the recorded example's inputs)");
+  app.add_option("--library", v.library, "Which library to run, by NAME or INDEX (default: the only one)")
+      ->check(non_empty());
+  CLI::Option* input =
+      app.add_option("-i,--input", v.inputs,
+                     "Input tensor FILE[:DTYPE:SHAPE] (e.g. x.bin:f32:4x96, or x.npy), once per model input in order "
+                     "(default: the recorded example's inputs)")
+          ->check(non_empty());
   app.add_option("--seed", v.seed,
                  "Generate the inputs from this seed instead: the recorded example's dtypes and shapes, values drawn "
-                 "within each input's recorded range; the outputs are then compared only with --expect files");
+                 "within each input's recorded range; the outputs are then compared only with --expect files")
+      ->check(whole_number(0, UINT64_MAX))
+      ->excludes(input);
   app.add_option("-e,--expect", v.expects,
                  "Expected output FILE[:DTYPE:SHAPE], once per model output in order (default with no --input: the "
-                 "recorded example's outputs)");
-  app.add_option("--rtol", v.rtol, "Relative tolerance (default by dtype: f32 1e-4, f16/bf16 1e-2, f64 1e-7, "
-                                   "integers exact)");
-  app.add_option("--atol", v.atol, "Absolute tolerance (default by dtype: f32 1e-5, f16/bf16 1e-3, f64 1e-9)");
-  app.add_option("-o,--output", v.output_dir, "Folder to write the outputs to (output<i>.npy; bf16 as raw .bin)");
+                 "recorded example's outputs)")
+      ->check(non_empty());
+  app.add_option("--rtol", v.rtol,
+                 "Relative tolerance (default by dtype: f32 1e-4, f16/bf16 1e-2, f64 1e-7, "
+                 "integers exact)")
+      ->check(real_number(0, 1));
+  app.add_option("--atol", v.atol, "Absolute tolerance (default by dtype: f32 1e-5, f16/bf16 1e-3, f64 1e-9)")
+      ->check(real_number(0, 1e9));
+  app.add_option("-o,--output", v.output_dir, "Folder to write the outputs to (output<i>.npy; bf16 as raw .bin)")
+      ->check(non_empty());
   app.add_flag("--no-verify", a->no_verify,
                "Do not check the weights against their recorded hashes before reporting outputs (the library and "
                "the recorded examples are checked always)");
   app.add_flag("--copy-weights", v.load.copy_weights,
                "External-blob libraries: copy the weights into the model instead of using them in place");
   app.add_option("--device", v.device,
-                 "Device to run on: cpu, cuda or cuda:N (default: the kind the library was compiled for, index 0)");
+                 "Device to run on: cpu, cuda or cuda:N (default: the kind the library was compiled for, index 0)")
+      ->check(non_empty());
   app.add_flag("--json", a->json, "Print a JSON report on stdout (with --bench: --format json)");
   add_bench_options(app, *a);
   add_loader_options(app, *a);
-  app.add_flag("--include-transfers", a->bench.include_transfers,
-               "--bench: time each run with its input and output copies (default: the model alone, inputs already "
-               "on the device, outputs left there)");
-  app.add_flag("--cuda-graph", a->bench.cuda_graph,
-               "--bench on a GPU: after the first warm-up run, capture one run in a CUDA graph and time its replays");
   app.add_flag("--no-tf32", a->no_tf32,
                "On a GPU: float32 convolutions without TF32 (torch's default allows it for convolutions, as "
                "torch.backends.cudnn.allow_tf32; same as MPSPACK_CUDNN_TF32=0)");
-  app.add_option("--export-times", a->export_times, "--bench: write every timed iteration (JSON array of ms) to FILE");
+  // --json is --format json; with another --format given, the two ask for two reports. (Runs at the end of
+  // parsing, so it is a usage error like CLI11's own excludes().)
+  const CLI::Option* format = app.get_option("--format");
+  app.final_callback([a, format] {
+    if (a->json && format->count() > 0 && a->format != "json")
+      throw CLI::ExcludesError("--json", "--format " + a->format);
+  });
   return [a] {
     if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) return fail(*unknown);
     apply_named_options(*a);

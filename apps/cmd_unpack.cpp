@@ -34,7 +34,7 @@ int run_unpack(const UnpackArgs& a) {
 Action add_unpack(CLI::App& app) {
   auto a = std::make_shared<UnpackArgs>();
   app.add_option("file", a->file, "Container to unpack")->required();
-  app.add_option("-o,--output", a->dir, "Folder to write into (created if missing)")->required();
+  app.add_option("-o,--output", a->dir, "Folder to write into (created if missing)")->required()->check(non_empty());
   app.add_flag("--fsync", a->fsync, kFsyncHelp);
   app.add_flag("--json", a->json, "Print {schema_version, file, output, written[]} as JSON");
   return [a] { return run_unpack(*a); };

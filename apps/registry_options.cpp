@@ -10,13 +10,16 @@ namespace mpspack::cli {
 
 void add_registry_options(CLI::App& app, RegistryArgs& a) {
   app.add_flag("--plain-http", a.plain_http, "Talk HTTP, not HTTPS (a registry on this machine or a test network)");
-  app.add_option("--username", a.username,
-                 "User name for the registry (default: the credentials docker login saved for its host)");
-  app.add_flag("--password-stdin", a.password_stdin, "Read the password (or token) for --username from stdin");
-  app.add_option("--parallel", a.parallel, "Layers transferred at once")->check(CLI::Range(1, 64));
+  CLI::Option* username =
+      app.add_option("--username", a.username,
+                     "User name for the registry (default: the credentials docker login saved for its host)")
+          ->check(non_empty());
+  app.add_flag("--password-stdin", a.password_stdin, "Read the password (or token) for --username from stdin")
+      ->needs(username);
+  app.add_option("--parallel", a.parallel, "Layers transferred at once (default 4)")->check(whole_number(1, 64));
   // Small chunks make the tests take the chunked upload path with small containers.
   app.add_option("--upload-chunk-bytes", a.upload_chunk_bytes, "Upload blobs above this size in PATCH chunks of it")
-      ->check(CLI::Range(uint64_t(1) << 12, uint64_t(1) << 32))
+      ->check(whole_number(uint64_t(1) << 12, uint64_t(1) << 32))
       ->group(kHiddenGroup);
 }
 
@@ -25,8 +28,6 @@ Result<registry::ClientOptions> client_options(const RegistryArgs& a) {
   o.plain_http = a.plain_http;
   o.parallel = a.parallel;
   o.upload_chunk_bytes = a.upload_chunk_bytes;
-  if (a.password_stdin && a.username.empty())
-    return make_error(Error::Kind::Invalid, "--password-stdin needs --username");
   if (!a.username.empty()) {
     o.username = a.username;
     std::string password;
