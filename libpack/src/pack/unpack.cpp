@@ -131,7 +131,7 @@ std::string file_name_of(const SourceInfo& s) { return fs::path(s.name).filename
 // `s` as one word of a POSIX shell command: as it is when it has only characters no shell treats specially.
 std::string shell_quote(const std::string& s) {
   const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char ch) {
-    return std::isalnum(ch) || std::strchr("._:/=+-,@%", ch) != nullptr;
+    return std::isalnum(ch) || (ch != 0 && std::strchr("._:/=+-,@%", ch) != nullptr);
   });
   if (plain) return s;
   std::string out = "'";
@@ -316,6 +316,13 @@ class Planner {
 // Every name a plain file name, no two the same (one would silently replace the other), and the total within
 // unpack_limit() of the container's size (shared segments must not turn a small file into a full disk).
 Status check_outputs(const format::Container& c, const std::vector<Output>& outputs, const fs::path& dir) {
+  // Two libraries of one name: no writer makes them, and a library written under its source's name would
+  // hide that the names collide (a rebuild from such files could not name them apart either).
+  std::map<std::string_view, uint32_t> libraries;
+  for (uint32_t i = 0; i < c.manifest().libraries.size(); ++i)
+    if (auto [it, fresh] = libraries.emplace(c.manifest().libraries[i].name, i); !fresh)
+      return make_error(Error::Kind::Corrupt, "{}: library {} and library {} are both named '{}': refusing to unpack",
+                        c.name(), it->second, i, it->first);
   std::map<std::string_view, const Output*> seen;
   uint64_t total = 0;
   for (const auto& o : outputs) {
