@@ -105,7 +105,8 @@ SourceMap map_sources(const Manifest& m) {
   }
   const auto& so = by_kind["so"];
   if (so.size() == m.libraries.size())
-    for (size_t k = 0; k < so.size(); ++k) map.library[k] = so[k];
+    for (size_t k = 0; k < so.size(); ++k)
+      if (m.sources[so[k]].sha256 == m.libraries[k].original_sha256) map.library[k] = so[k];
   std::vector<uint32_t> blob_libs, cubin_segs;
   for (uint32_t i = 0; i < m.libraries.size(); ++i) {
     const LibraryInfo& l = m.libraries[i];
