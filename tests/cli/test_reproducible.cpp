@@ -301,3 +301,21 @@ TEST_CASE("a container built from a .pt2 unpacks to its pieces, and says the reb
   }
   CHECK(b->manifest().weights.at(0).constants.empty());
 }
+
+TEST_CASE("a container built with --keep-libtorch rebuilds with it", "[cli][fixtures][reproducible]") {
+  const fs::path so = fixtures_dir() / "torch-built" / "cpu_mlp_default" / "model.so";
+  MPK_REQUIRE_FIXTURE(so);
+  TempDir tmp;
+  REQUIRE(run_mpspack({"build", so.string(), "--keep-libtorch", "-o", (tmp / "k.mpk").string()}).exit_code == 0);
+  const json u = unpack_json(tmp / "k.mpk", tmp / "out");
+  INFO(u.dump());
+  CHECK(u["rebuild"]["args"] == json::array({"build", "model.so", "--keep-libtorch"}));
+  auto again = run_mpspack_in(tmp / "out", with_output(u["rebuild"]["args"].get<std::vector<std::string>>(),
+                                                       tmp / "again.mpk"));
+  INFO(again.err);
+  REQUIRE(again.exit_code == 0);
+  CHECK(slurp(tmp / "again.mpk") == slurp(tmp / "k.mpk"));
+  // Without the option the same library loses its libtorch entries: the rebuild must not leave it out.
+  REQUIRE(run_mpspack({"build", so.string(), "-o", (tmp / "d.mpk").string()}).exit_code == 0);
+  CHECK(slurp(tmp / "d.mpk") != slurp(tmp / "k.mpk"));
+}
