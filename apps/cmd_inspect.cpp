@@ -145,7 +145,7 @@ json container_json(const format::Container& c, bool library_bytes) {
   j["sources"] = json::array();
   for (const auto& s : m.sources)
     j["sources"].push_back({{"name", s.name}, {"size", s.size}, {"sha256", s.sha256}, {"kind", s.kind},
-                            {"flavour", s.flavour}});
+                            {"flavour", s.flavour}, {"mode", s.mode}});
   j["segments"] = json::array();
   for (size_t i = 0; i < m.segments.size(); ++i) {
     const auto& s = m.segments[i];

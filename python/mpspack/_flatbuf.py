@@ -23,7 +23,7 @@ TABLES: dict[str, list[tuple[str, str, object]]] = {
     "Segment": [("kind", "i8", 0), ("name", "str", ""), ("offset", "u64", 0), ("size", "u64", 0),
                 ("alignment", "u64", 0), ("xxh3", "u64", 0), ("chunk_xxh3", "[u64]", None)],
     "Source": [("name", "str", ""), ("size", "u64", 0), ("sha256", "str", ""), ("kind", "str", ""),
-               ("flavour", "str", "")],
+               ("flavour", "str", ""), ("mode", "u32", 0)],
     "Patch": [("offset", "u64", 0), ("bytes", "[u8]", None)],
     "ConstantsRegion": [("start_vaddr", "u64", 0), ("end_vaddr", "u64", 0), ("file_offset", "u64", 0),
                         ("section", "str", ""), ("writable", "bool", False)],

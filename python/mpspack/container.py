@@ -310,7 +310,7 @@ class Container:
         m = self.metadata
         segs = m["segments"]
         self.producer = {"name": m["producer"], "version": m["producer_version"]}
-        self.sources = [{k: s[k] for k in ("name", "size", "sha256", "kind", "flavour")} for s in m["sources"]]
+        self.sources = [{k: s[k] for k in ("name", "size", "sha256", "kind", "flavour", "mode")} for s in m["sources"]]
         self.segments = [{"index": i, "kind": SEGMENT_KINDS[s["kind"]], "name": s["name"], "offset": s["offset"],
                           "size": s["size"], "alignment": s["alignment"], "xxh3": _hex(s["xxh3"])}
                          for i, s in enumerate(segs)]

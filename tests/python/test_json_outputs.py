@@ -109,7 +109,12 @@ def test_build_run_and_unpack(tmp_path, mpspack_bin, tiny_so):
     bad["percentiles_ms"]["median"] = 1.0  # a key that is no percentile
     assert errors(bad, "bench")
     j = output(mpspack_bin, ["unpack", mpk, "-o", tmp_path / "unpacked", "--json"], 0, "unpack")
-    assert len(j["written"]) == 1 and pathlib.Path(j["written"][0]).exists()
+    assert [pathlib.Path(p).name for p in j["written"]] == [tiny_so.name, "input0.bin", "expected0.bin", "rebuild.sh"]
+    assert all(pathlib.Path(p).exists() for p in j["written"])
+    assert j["rebuild"]["identical"] is True and "why_not" not in j["rebuild"]
+    bad = copy.deepcopy(j)
+    bad["rebuild"]["identical"] = False  # a rebuild that differs must say why
+    assert errors(bad, "unpack")
 
 
 def test_run_bench(tmp_path, mpspack_bin, rebuilt):

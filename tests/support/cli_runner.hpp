@@ -62,17 +62,17 @@ inline int wait_for_exit(pid_t pid, int timeout_s) {
   }
 }
 
-// Runs `mpspack args...` with stdin closed and stdout/stderr captured (not a terminal: no progress). With a
-// `timeout_s`, a command still running after that many seconds is killed and gets exit code kTimedOut.
-inline CliResult run_mpspack(const std::vector<std::string>& args, int timeout_s = 0) {
+// Runs `argv` (argv[0] a path) with stdin closed and stdout/stderr captured (not a terminal: no progress), in
+// `cwd` when one is given. With a `timeout_s`, a command still running after that many seconds is killed and
+// gets exit code kTimedOut.
+inline CliResult run_program(std::vector<std::string> argv_s, const std::filesystem::path& cwd = {},
+                             int timeout_s = 0) {
   namespace fs = std::filesystem;
   static int counter = 0;
   fs::path dir = fs::temp_directory_path() / ("mpspack-cli-" + std::to_string(getpid()));
   fs::create_directories(dir);
   fs::path out = dir / ("out" + std::to_string(counter));
   fs::path err = dir / ("err" + std::to_string(counter++));
-  std::vector<std::string> argv_s = {mpspack_binary()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -81,6 +81,7 @@ inline CliResult run_mpspack(const std::vector<std::string>& args, int timeout_s
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
   pid_t pid;
   CliResult r;
   if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) r.exit_code = wait_for_exit(pid, timeout_s);
@@ -90,6 +91,20 @@ inline CliResult run_mpspack(const std::vector<std::string>& args, int timeout_s
   fs::remove(out);
   fs::remove(err);
   return r;
+}
+
+// Runs `mpspack args...` like run_program.
+inline CliResult run_mpspack(const std::vector<std::string>& args, int timeout_s = 0) {
+  std::vector<std::string> argv = {mpspack_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(std::move(argv), {}, timeout_s);
+}
+
+// Runs `mpspack args...` in the folder `cwd` (relative paths in `args` are taken from there).
+inline CliResult run_mpspack_in(const std::filesystem::path& cwd, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {mpspack_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(std::move(argv), cwd);
 }
 
 // A fresh empty folder for one test, removed when the object goes away.

@@ -91,6 +91,8 @@ class AtomicWriter {
   // publish() renames it over the target. A finished writer destroyed unpublished removes its temp file.
   Status finish();
   Status publish();
+  // The mode finish() gives the file instead of a new file's default (unpack restores recorded permission bits).
+  void set_mode(unsigned mode) { final_mode_ = mode; }
 
  private:
   void discard();

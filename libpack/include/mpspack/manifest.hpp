@@ -36,6 +36,7 @@ struct SourceInfo {
   std::string sha256;  // lowercase hex
   std::string kind;    // "so", "blob", "pt2", "cubin", "tensor"
   std::string flavour; // for libraries; else empty
+  uint32_t mode = 0;   // permission bits of the file as build read it; 0 when not recorded
 };
 
 struct Patch {

@@ -69,7 +69,7 @@ std::vector<uint8_t> encode_metadata(const Manifest& m) {
   std::vector<Offset<fb::Source>> sources;
   for (const auto& s : m.sources)
     sources.push_back(fb::CreateSource(b, b.CreateString(s.name), s.size, b.CreateString(s.sha256),
-                                       b.CreateString(s.kind), b.CreateString(s.flavour)));
+                                       b.CreateString(s.kind), b.CreateString(s.flavour), s.mode));
   std::vector<Offset<fb::Segment>> segments;
   for (const auto& s : m.segments)
     segments.push_back(fb::CreateSegment(b, static_cast<fb::SegmentKind>(s.kind), b.CreateString(s.name),
@@ -239,6 +239,7 @@ class Decoder {
         MPK_TRY(x.sha256, str(s->sha256(), "source.sha256"));
         MPK_TRY(x.kind, str(s->kind(), "source.kind"));
         MPK_TRY(x.flavour, str(s->flavour(), "source.flavour"));
+        x.mode = s->mode();
         out.sources.push_back(std::move(x));
       }
     MPK_CHECK(count(m.segments(), "segments"));

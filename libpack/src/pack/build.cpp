@@ -67,14 +67,28 @@ std::string unique_name(const Context& ctx, std::string base) {
   }
 }
 
+// What the metadata records of an input's path: its file name only. The folder it lay in, and whether it was
+// given as an absolute or a relative path, is not part of the model: the same files give the same container
+// from any working folder, on any machine.
+std::string recorded_name(const fs::path& path) { return path.filename().string(); }
+
+// The permission bits of an open input (0755, 0644), which unpack restores. Set-id and sticky bits are left
+// out: unpack must never create a set-user-ID file from what a container says.
+uint32_t file_mode(const MappedFile& f) {
+  struct stat st{};
+  if (f.fd() < 0 || ::fstat(f.fd(), &st) != 0) return 0;
+  return static_cast<uint32_t>(st.st_mode & 0777);
+}
+
 // A SHA-256 in hex is always 64 characters: the metadata's size is known before the hashes are.
 const std::string kHashPending(64, '0');
 
 // Records an input file; its SHA-256 is computed later, while the container is written (hash_sources).
-// Returns its index in ctx.sources.
-size_t add_source(Context& ctx, std::string name, std::shared_ptr<MappedFile> f, std::string kind,
+// Returns its index in ctx.sources. `mode` is 0 for what is no file of its own (a .pt2's entries).
+size_t add_source(Context& ctx, std::string name, std::shared_ptr<MappedFile> f, std::string kind, uint32_t mode,
                   std::string flavour = {}) {
-  ctx.sources.push_back(SourceInfo{std::move(name), f->size(), kHashPending, std::move(kind), std::move(flavour)});
+  ctx.sources.push_back(
+      SourceInfo{std::move(name), f->size(), kHashPending, std::move(kind), std::move(flavour), mode});
   ctx.source_files.push_back(std::move(f));
   return ctx.sources.size() - 1;
 }
@@ -90,7 +104,9 @@ std::future<std::vector<std::string>> hash_sources(const Context& ctx) {
   });
 }
 
-Status add_library(Context& ctx, std::string name, std::string source_name, std::shared_ptr<MappedFile> so) {
+// `source_name` names the input in messages (the path as given); `recorded` is what the metadata keeps.
+Status add_library(Context& ctx, std::string name, std::string source_name, std::string recorded, uint32_t mode,
+                   std::shared_ptr<MappedFile> so) {
   Input in;
   in.source_name = std::move(source_name);
   in.so = std::move(so);
@@ -98,7 +114,7 @@ Status add_library(Context& ctx, std::string name, std::string source_name, std:
   if (!analysis.ok()) return analysis.error();
   in.analysis = std::move(analysis).value();
   in.name = unique_name(ctx, std::move(name));
-  in.source = add_source(ctx, in.source_name, in.so, "so", to_string(in.analysis.flavour));
+  in.source = add_source(ctx, std::move(recorded), in.so, "so", mode, to_string(in.analysis.flavour));
   ctx.inputs.push_back(std::move(in));
   return {};
 }
@@ -106,7 +122,8 @@ Status add_library(Context& ctx, std::string name, std::string source_name, std:
 // --- pass 1: open inputs -------------------------------------------------------------------
 
 Status open_so(Context& ctx, const fs::path& path, std::shared_ptr<MappedFile> file) {
-  return add_library(ctx, path.stem().string(), path.string(), std::move(file));
+  const uint32_t mode = file_mode(*file);
+  return add_library(ctx, path.stem().string(), path.string(), recorded_name(path), mode, std::move(file));
 }
 
 Status open_pt2(Context& ctx, const fs::path& path) {
@@ -114,11 +131,13 @@ Status open_pt2(Context& ctx, const fs::path& path) {
   auto shared = std::make_shared<pt2::Pt2Package>(std::move(pkg));
   ctx.packages.push_back(shared);
   MPK_TRY(auto whole, MappedFile::open(path));
-  add_source(ctx, path.string(), std::make_shared<MappedFile>(std::move(whole)), "pt2");
+  auto whole_file = std::make_shared<MappedFile>(std::move(whole));
+  add_source(ctx, recorded_name(path), whole_file, "pt2", file_mode(*whole_file));
   for (const auto& model : shared->models()) {
     MPK_TRY(auto so, shared->extract(model.library_entry));
     std::string source = fmt::format("{}:{}", path.string(), model.library_entry);
-    MPK_CHECK(add_library(ctx, model.name, source, std::make_shared<MappedFile>(std::move(so))));
+    MPK_CHECK(add_library(ctx, model.name, source, fmt::format("{}:{}", recorded_name(path), model.library_entry), 0,
+                          std::make_shared<MappedFile>(std::move(so))));
     Input& in = ctx.inputs.back();
     if (!model.weights_entry.empty()) {
       MPK_TRY(auto blob, shared->extract(model.weights_entry));
@@ -176,7 +195,7 @@ Status find_blob(Context& ctx, Input& in) {
     }
     MPK_TRY(auto blob, MappedFile::open(path));
     in.blob = NamedFile{in.name + "_weights.blob", std::make_shared<MappedFile>(std::move(blob))};
-    add_source(ctx, path.string(), in.blob->file, "blob");
+    add_source(ctx, recorded_name(path), in.blob->file, "blob", file_mode(*in.blob->file));
   }
   if (in.blob->file->size() != in.analysis.recorded_blob_size)
     return make_error(Error::Kind::Invalid, "{}: weights blob is {} bytes but {} records {} bytes",
@@ -202,7 +221,7 @@ Status find_cubins(Context& ctx, Input& in) {
     if (!hit) continue;
     MPK_TRY(auto cubin, MappedFile::open(path));
     auto shared = std::make_shared<MappedFile>(std::move(cubin));
-    add_source(ctx, path.string(), shared, "cubin");
+    add_source(ctx, recorded_name(path), shared, "cubin", file_mode(*shared));
     in.cubins.push_back(NamedFile{base, shared});
   }
   return {};
@@ -330,8 +349,9 @@ Result<TensorInfo> add_example_tensor(Plan& plan, std::vector<HostTensor>& keep,
   MPK_TRY(TensorSpec spec, parse_tensor_spec(text));
   MPK_TRY(HostTensor t, read_tensor(spec));
   MPK_TRY(auto file, MappedFile::open(spec.path));
-  plan.manifest.sources.push_back(SourceInfo{spec.path.string(), file.size(),
-                                             format::sha256_hex({file.data(), file.size()}), "tensor", {}});
+  plan.manifest.sources.push_back(SourceInfo{recorded_name(spec.path), file.size(),
+                                             format::sha256_hex({file.data(), file.size()}), "tensor", {},
+                                             file_mode(file)});
   keep.push_back(std::move(t));  // reserved by the caller: the bytes stay put
   const HostTensor& kept = keep.back();
   uint32_t seg = add_segment(plan, SegmentKind::Example, segment_name,

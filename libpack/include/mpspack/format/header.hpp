@@ -11,7 +11,7 @@ namespace mpspack::format {
 
 inline constexpr std::array<uint8_t, 8> kMagic = {'M', 'P', 'S', 'P', 'A', 'C', 'K', 0};
 inline constexpr uint16_t kVersionMajor = 1;  // changed only for breaking changes
-inline constexpr uint16_t kVersionMinor = 1;  // bumped when fields are appended
+inline constexpr uint16_t kVersionMinor = 1;  // bumped when fields are appended (1: Segment.chunk_xxh3, Source.mode)
 inline constexpr uint32_t kHeaderSize = 128;  // v1 writes 128; readers accept larger (fields appended)
 inline constexpr uint32_t kByteOrderMark = 0x01020304;  // reads back as 0x04030201 on a byte-swapped reader
 inline constexpr uint64_t kSegmentAlignment = 65536;    // every segment starts on a 64 KiB boundary...
