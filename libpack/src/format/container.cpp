@@ -69,8 +69,8 @@ ReadBuffer make_read_buffer() {
 // stay in the process's memory, and a read error is an error, not SIGBUS. Containers held in memory (no
 // descriptor) are read in place. `what` names the range in errors.
 Status read_range(const Container& c, uint64_t offset, uint64_t size, std::string_view what, ReadBuffer& buffer,
-                  const std::function<void(const uint8_t*, uint64_t)>& sink) {
-  const int fd = c.file().fd();
+                  const std::function<void(const uint8_t*, uint64_t)>& sink, bool in_place = false) {
+  const int fd = in_place ? -1 : c.file().fd();
   for (uint64_t done = 0; done < size;) {
     const uint64_t want = std::min<uint64_t>(size - done, kReadStep);
     const uint8_t* chunk = c.file().data() + offset + done;
@@ -190,8 +190,12 @@ std::vector<HashTask> hash_tasks(const Container& c, std::span<const uint32_t> i
 std::optional<Error> run_task(const Container& c, const HashTask& t, ReadBuffer& buffer) {
   const SegmentInfo& s = c.manifest().segments[t.segment];
   Xxh3Stream hasher;
+  // A segment of one chunk or less is read through the mapping: a fresh read buffer's first touches (a fault per
+  // 4 KiB) cost more than the hash there, and the few pages stay mapped. A read error is then a SIGBUS, which the
+  // handler for mapped inputs turns into one line naming the file.
+  const bool in_place = s.size <= kHashChunkBytes;
   Status read = read_range(c, t.offset, t.size, fmt::format("segment '{}'", s.name), buffer,
-                           [&](const uint8_t* p, uint64_t n) { hasher.update(p, n); });
+                           [&](const uint8_t* p, uint64_t n) { hasher.update(p, n); }, in_place);
   if (!read.ok()) return read.error();
   const uint64_t computed = hasher.digest();
   if (t.chunk < 0 && computed != s.xxh3) return Error{Error::Kind::Corrupt, damaged(c, t.segment, computed, s.xxh3)};

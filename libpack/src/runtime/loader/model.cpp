@@ -151,14 +151,14 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   m->container = &container;
   m->index = library_index;
   m->lib = libs[library_index];
-  // 1. The library's segments checked against their hashes, then what cannot run here refused (device, machine,
-  // libtorch, imports), before any of the library's code runs.
+  // 1. The library's segments checked against their hashes, what cannot run here refused (device, machine,
+  // libtorch, imports), before any of the library's code runs; the weights' hashes checked, small ones now, large
+  // ones on every core beside the steps below and the first run, which awaits them.
   MPK_CHECK(timed(m->t.checks_ms, [&]() -> Status {
     MPK_CHECK(check_library_segments(*m));
-    return refuse(*m, options);
+    MPK_CHECK(refuse(*m, options));
+    return start_weights_check(*m, options);
   }));
-  // The weights' hashes checked on every core beside the steps below and the first run, which awaits them.
-  start_weights_check(*m, options);
   // 2. The library into memory (memfd, dlopen), its allocations and weight copies routed, its C API resolved.
   MPK_CHECK(timed(m->t.library_ms, [&] { return open_library(*m, options); }));
   // 3. Weights before Create: embedded weights back where the linker put them.

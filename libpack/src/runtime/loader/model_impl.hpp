@@ -117,7 +117,9 @@ Status refuse(Model::Impl& m, const LoadOptions& o);
 
 // segment_checks.cpp: the library's segments checked before they reach memory; its weights' check started.
 Status check_library_segments(const Model::Impl& m);
-void start_weights_check(Model::Impl& m, const LoadOptions& o);
+// A weights segment of one hash chunk or less is checked at once (its error is the load's); a larger one on every
+// core beside the load, awaited by the first run.
+Status start_weights_check(Model::Impl& m, const LoadOptions& o);
 // The weights' check awaited (its time into timings().verify_wait_ms): its answer.
 Status await_weights_check(Model::Impl& m);
 

@@ -5,6 +5,8 @@
 // weight byte that the load itself no longer makes (docs/PERFORMANCE.md, "Verified loads").
 #include "model_impl.hpp"
 
+#include "mpspack/format/hash.hpp"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -28,15 +30,24 @@ Status check_library_segments(const Model::Impl& m) {
   return format::check_segments(*m.container, segments, usable_cpus());
 }
 
-void start_weights_check(Model::Impl& m, const LoadOptions& o) {
-  if (!o.verify_weights || m.lib.weights < 0) return;
+Status start_weights_check(Model::Impl& m, const LoadOptions& o) {
+  if (!o.verify_weights || m.lib.weights < 0) return {};
   const uint32_t segment = m.container->manifest().weights[size_t(m.lib.weights)].segment;
+  // A segment of one chunk or less is hashed here and now: at 16 MiB that is a few milliseconds, less than a
+  // thread of its own costs on a busy machine (the model's OpenMP team spins on the cores after each region).
+  if (m.container->manifest().segments[segment].size <= format::kHashChunkBytes) {
+    const auto t0 = Clock::now();
+    Status s = format::check_segments(*m.container, std::span(&segment, 1), 1);
+    m.t.verify_ms = ms_since(t0);
+    return s;
+  }
   m.weights_check = std::async(std::launch::async, [&m, segment]() -> Status {
     const auto t0 = Clock::now();
     Status s = format::check_segments(*m.container, std::span(&segment, 1), usable_cpus());
     m.t.verify_ms = ms_since(t0);
     return s;
   });
+  return {};
 }
 
 Status await_weights_check(Model::Impl& m) {
