@@ -90,6 +90,7 @@ std::vector<std::string> cheap(const std::string& command, const std::vector<std
   else
     args.push_back(missing);
   if (command == "push") args.push_back("localhost:1/repo:tag");
+  if (command == "diff") args.push_back(missing);  // diff compares two containers
   return args;
 }
 
