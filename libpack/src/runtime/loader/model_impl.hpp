@@ -56,8 +56,13 @@ struct Model::Impl {
   WeightsMode mode = WeightsMode::None;
   PhaseTimings t;
   std::thread populating;  // weights' page tables filled while the model runs (LoadOptions::populate_in_background)
-  std::future<Status> weights_check;  // the weights segment's hashes (LoadOptions::verify_weights), beside the load
-  Status weights_status;              // its answer, once awaited: every later run's too
+  struct WeightsCheck {
+    Status status;
+    double ms = 0;  // how long it ran
+  };
+  std::future<WeightsCheck> weights_check;  // the weights segment's hashes (LoadOptions::verify_weights), beside
+                                            // the load
+  Status weights_status;                    // its answer, once awaited: every later run's too
   size_t n_in = 0, n_out = 0;
   std::optional<std::vector<TensorInfo>> in_sig, out_sig;
 

@@ -41,11 +41,13 @@ Status start_weights_check(Model::Impl& m, const LoadOptions& o) {
     m.t.verify_ms = ms_since(t0);
     return s;
   }
-  m.weights_check = std::async(std::launch::async, [&m, segment]() -> Status {
+  // The thread touches nothing of the model but the container; its time comes back with its answer, so that the
+  // timings are written by the model's own thread only.
+  const format::Container* c = m.container;
+  m.weights_check = std::async(std::launch::async, [c, segment]() -> Model::Impl::WeightsCheck {
     const auto t0 = Clock::now();
-    Status s = format::check_segments(*m.container, std::span(&segment, 1), usable_cpus());
-    m.t.verify_ms = ms_since(t0);
-    return s;
+    Status s = format::check_segments(*c, std::span(&segment, 1), usable_cpus());
+    return {std::move(s), ms_since(t0)};
   });
   return {};
 }
@@ -53,8 +55,10 @@ Status start_weights_check(Model::Impl& m, const LoadOptions& o) {
 Status await_weights_check(Model::Impl& m) {
   if (m.weights_check.valid()) {
     const auto t0 = Clock::now();
-    m.weights_status = m.weights_check.get();
+    Model::Impl::WeightsCheck done = m.weights_check.get();
     m.t.verify_wait_ms = ms_since(t0);
+    m.t.verify_ms = done.ms;
+    m.weights_status = std::move(done.status);
   }
   return m.weights_status;
 }
