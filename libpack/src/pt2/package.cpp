@@ -176,83 +176,86 @@ const Pt2Entry* Pt2Package::find(const std::string& entry) const {
   return it == impl_->index.end() ? nullptr : &entries_[it->second];
 }
 
-Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
-  Pt2Package pkg;
-  pkg.name_ = path.string();
-  pkg.impl_ = std::make_unique<Impl>();
-  const std::string& name = pkg.name_;
+namespace {
 
-  // --- A regular file that libzip accepts as a zip.
-  auto api = zip_api();
-  if (!api.ok()) return api.error().context(name + ": cannot read .pt2 packages");
-  const ZipApi& zip = **api;
-  pkg.impl_->api = *api;
+// Hands the fd to libzip; CHECKCONS makes it compare the central directory with the local headers, so a
+// damaged archive is refused here rather than halfway through an extract. On success the zip owns fd.
+Result<zip_t*> open_zip(const ZipApi& zip, const std::filesystem::path& path, const std::string& name) {
   MPK_TRY(int fd, open_input_file(path));
   int zerr = 0;
-  zip_t* z = zip.zip_fdopen(fd, ZIP_CHECKCONS, &zerr);  // read-only; on success the zip owns fd
-  const bool looks_like_zip = !z && starts_like_zip(fd);
-  if (!z) ::close(fd);
-  if (!z) {
-    if (zerr == ZIP_ER_NOZIP) {
-      if (looks_like_zip)
-        return make_error(Error::Kind::Corrupt,
-                          "{}: starts like a zip but has no readable central directory "
-                          "(truncated?)", name);
-      return make_error(Error::Kind::NotThisFormat, "{}: is not a zip archive (so not a .pt2)",
-                        name);
-    }
-    if (zerr == ZIP_ER_OPEN || zerr == ZIP_ER_READ || zerr == ZIP_ER_SEEK ||
-        zerr == ZIP_ER_MEMORY || zerr == ZIP_ER_NOENT)
-      return make_error(Error::Kind::Io, "{}: cannot read the zip: {}", name, zip_error_text(zip, zerr));
-    return make_error(Error::Kind::Corrupt, "{}: damaged zip archive: {}", name,
-                      zip_error_text(zip, zerr));
+  zip_t* z = zip.zip_fdopen(fd, ZIP_CHECKCONS, &zerr);  // read-only
+  if (z) return z;
+  const bool looks_like_zip = starts_like_zip(fd);
+  ::close(fd);
+  if (zerr == ZIP_ER_NOZIP) {
+    if (looks_like_zip)
+      return make_error(Error::Kind::Corrupt,
+                        "{}: starts like a zip but has no readable central directory "
+                        "(truncated?)", name);
+    return make_error(Error::Kind::NotThisFormat, "{}: is not a zip archive (so not a .pt2)",
+                      name);
   }
-  pkg.impl_->zip = std::unique_ptr<zip_t, ZipCloser>(z, ZipCloser{*api});
+  if (zerr == ZIP_ER_OPEN || zerr == ZIP_ER_READ || zerr == ZIP_ER_SEEK ||
+      zerr == ZIP_ER_MEMORY || zerr == ZIP_ER_NOENT)
+    return make_error(Error::Kind::Io, "{}: cannot read the zip: {}", name, zip_error_text(zip, zerr));
+  return make_error(Error::Kind::Corrupt, "{}: damaged zip archive: {}", name,
+                    zip_error_text(zip, zerr));
+}
 
-  // --- The entry list, capped and validated.
+// Zip entry i, with the hostile-input caps: a readable header, a bounded non-empty name, the sizes, CRC and
+// method every later step relies on, no encryption, and a stored entry whose two sizes agree.
+Result<Pt2Entry> read_entry(const ZipApi& zip, zip_t* z, zip_uint64_t i, const std::string& name) {
+  zip_stat_t s;
+  zip.zip_stat_init(&s);
+  if (zip.zip_stat_index(z, i, 0, &s) != 0 || !(s.valid & ZIP_STAT_NAME) || !s.name)
+    return make_error(Error::Kind::Corrupt, "{}: zip entry {} has no readable header", name, i);
+  size_t len = strnlen(s.name, kMaxNameLength + 1);
+  if (len > kMaxNameLength)
+    return make_error(Error::Kind::Corrupt, "{}: zip entry {} has a name longer than {} bytes",
+                      name, i, kMaxNameLength);
+  if (len == 0) return make_error(Error::Kind::Corrupt, "{}: zip entry {} has an empty name", name, i);
+  const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD;
+  if ((s.valid & need) != need)
+    return make_error(Error::Kind::Corrupt, "{}: zip entry {} ({}) lacks size, CRC or method",
+                      name, i, printable(s.name));
+  if ((s.valid & ZIP_STAT_ENCRYPTION_METHOD) && s.encryption_method != ZIP_EM_NONE)
+    return make_error(Error::Kind::Unsupported, "{}: zip entry {} is encrypted", name,
+                      printable(s.name));
+  Pt2Entry e;
+  e.name.assign(s.name, len);
+  e.size = s.size;
+  e.compressed_size = s.comp_size;
+  e.crc32 = s.crc;
+  e.stored = s.comp_method == ZIP_CM_STORE;
+  if (e.stored && e.size != e.compressed_size)
+    return make_error(Error::Kind::Corrupt,
+                      "{}: stored zip entry {} declares size {:#x} but {:#x} stored bytes", name,
+                      printable(e.name), e.size, e.compressed_size);
+  return e;
+}
+
+// Every entry, in zip order, so that entries[i] is zip index i (extract and read_text open by that index).
+Status list_entries(const ZipApi& zip, zip_t* z, const std::string& name, std::vector<Pt2Entry>& entries,
+                    std::unordered_map<std::string, uint64_t>& index) {
   zip_int64_t count = zip.zip_get_num_entries(z, 0);
   if (count < 0) return make_error(Error::Kind::Corrupt, "{}: cannot count the zip entries", name);
   if (static_cast<uint64_t>(count) > kMaxEntries)
     return make_error(Error::Kind::Unsupported, "{}: {} zip entries, more than the {} allowed",
                       name, count, kMaxEntries);
   for (zip_uint64_t i = 0; i < static_cast<zip_uint64_t>(count); ++i) {
-    zip_stat_t s;
-    zip.zip_stat_init(&s);
-    if (zip.zip_stat_index(z, i, 0, &s) != 0 || !(s.valid & ZIP_STAT_NAME) || !s.name)
-      return make_error(Error::Kind::Corrupt, "{}: zip entry {} has no readable header", name, i);
-    size_t len = strnlen(s.name, kMaxNameLength + 1);
-    if (len > kMaxNameLength)
-      return make_error(Error::Kind::Corrupt, "{}: zip entry {} has a name longer than {} bytes",
-                        name, i, kMaxNameLength);
-    if (len == 0) return make_error(Error::Kind::Corrupt, "{}: zip entry {} has an empty name", name, i);
-    const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD;
-    if ((s.valid & need) != need)
-      return make_error(Error::Kind::Corrupt, "{}: zip entry {} ({}) lacks size, CRC or method",
-                        name, i, printable(s.name));
-    if ((s.valid & ZIP_STAT_ENCRYPTION_METHOD) && s.encryption_method != ZIP_EM_NONE)
-      return make_error(Error::Kind::Unsupported, "{}: zip entry {} is encrypted", name,
-                        printable(s.name));
-    Pt2Entry e;
-    e.name.assign(s.name, len);
-    e.size = s.size;
-    e.compressed_size = s.comp_size;
-    e.crc32 = s.crc;
-    e.stored = s.comp_method == ZIP_CM_STORE;
-    if (e.stored && e.size != e.compressed_size)
-      return make_error(Error::Kind::Corrupt,
-                        "{}: stored zip entry {} declares size {:#x} but {:#x} stored bytes", name,
-                        printable(e.name), e.size, e.compressed_size);
-    if (!pkg.impl_->index.emplace(e.name, pkg.entries_.size()).second)
+    MPK_TRY(Pt2Entry e, read_entry(zip, z, i, name));
+    if (!index.emplace(e.name, entries.size()).second)
       return make_error(Error::Kind::Corrupt, "{}: zip entry {} appears twice", name,
                         printable(e.name));
-    pkg.entries_.push_back(std::move(e));
+    entries.push_back(std::move(e));
   }
-  // Indices into entries_ equal zip indices only when nothing was skipped; keep them so.
-  // (Every entry was pushed above, so entries_[i] is zip index i.)
+  return {};
+}
 
-  // --- The root folder: the one `<root>/archive_format` (or a bare `archive_format`).
+// The root folder: the one `<root>/archive_format` (or a bare `archive_format`, root "").
+Result<std::string> find_root(const std::vector<Pt2Entry>& entries, const std::string& name) {
   std::vector<std::string> roots;
-  for (const auto& e : pkg.entries_) {
+  for (const auto& e : entries) {
     if (e.name == "archive_format") roots.emplace_back("");
     else if (ends_with(e.name, "/archive_format") &&
              e.name.find('/') == e.name.size() - std::string_view("/archive_format").size())
@@ -264,89 +267,141 @@ Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
   if (roots.size() > 1)
     return make_error(Error::Kind::Corrupt, "{}: {} archive_format entries (roots '{}' and '{}')",
                       name, roots.size(), printable(roots[0]), printable(roots[1]));
-  pkg.root_ = roots[0];
-  const std::string prefix = pkg.root_.empty() ? "" : pkg.root_ + "/";
-  {
-    auto fmt_entry = prefix + "archive_format";
-    MPK_TRY(std::string format, pkg.read_text(fmt_entry, kMaxArchiveFormatSize));
-    while (!format.empty() && (format.back() == '\n' || format.back() == '\r' || format.back() == ' '))
-      format.pop_back();
-    if (format != "pt2")
-      return make_error(Error::Kind::NotThisFormat,
-                        "{}: {} says '{}', not 'pt2' (not an AOTInductor package)", name,
-                        printable(fmt_entry), printable(format));
-  }
+  return std::move(roots[0]);
+}
 
-  // --- Model folders: <prefix>data/aotinductor/<model>/...
-  const std::string aoti = prefix + std::string(kAotiFolder);
-  std::map<std::string, std::vector<std::string>> folders;  // model -> entries in it (recursive)
-  bool pickled = false;
-  for (const auto& e : pkg.entries_) {
+// archive_format must say "pt2": other torch zips (torch.save, torch.export's .pt2 without AOTInductor
+// output) carry a different word there.
+Status check_archive_format(const Pt2Package& pkg, const std::string& prefix, const std::string& name) {
+  auto fmt_entry = prefix + "archive_format";
+  MPK_TRY(std::string format, pkg.read_text(fmt_entry, kMaxArchiveFormatSize));
+  while (!format.empty() && (format.back() == '\n' || format.back() == '\r' || format.back() == ' '))
+    format.pop_back();
+  if (format != "pt2")
+    return make_error(Error::Kind::NotThisFormat,
+                      "{}: {} says '{}', not 'pt2' (not an AOTInductor package)", name,
+                      printable(fmt_entry), printable(format));
+  return {};
+}
+
+struct ModelFolders {
+  std::map<std::string, std::vector<std::string>> files;  // model -> entries in it (recursive)
+  bool pickled = false;  // the package stores its weights pickled, which mpspack cannot read
+};
+
+// Model folders: <prefix>data/aotinductor/<model>/...; one walk over the entries also notes pickled weights.
+ModelFolders collect_model_folders(const std::vector<Pt2Entry>& entries, const std::string& prefix,
+                                   const std::string& aoti) {
+  ModelFolders out;
+  for (const auto& e : entries) {
     std::string_view n = e.name;
     if (starts_with(n, prefix + std::string(kPickledWeightsFolder)) ||
         ends_with(n, "weights_config.json"))
-      pickled = true;
+      out.pickled = true;
     if (!starts_with(n, aoti)) continue;
     std::string_view rest = n.substr(aoti.size());
     auto slash = rest.find('/');
     if (slash == std::string_view::npos || slash == 0) continue;  // a file directly in aotinductor/
     if (ends_with(n, "/")) continue;                              // a folder entry
-    folders[std::string(rest.substr(0, slash))].push_back(e.name);
+    out.files[std::string(rest.substr(0, slash))].push_back(e.name);
   }
+  return out;
+}
 
-  for (auto& [model_name, files] : folders) {
-    Pt2Model m;
-    m.name = model_name;
-    const std::string dir = aoti + model_name + "/";
-    // The library: a `.so` directly in the folder; torch 2.11 calls it `<hash>.wrapper.so`.
-    std::vector<std::string> libs;
-    for (const auto& f : files)
-      if (ends_with(f, ".so") && f.find('/', dir.size()) == std::string::npos) libs.push_back(f);
-    if (libs.size() > 1) {
-      std::vector<std::string> wrappers;
-      for (const auto& l : libs)
-        if (ends_with(l, ".wrapper.so")) wrappers.push_back(l);
-      if (wrappers.size() != 1)
-        return make_error(Error::Kind::Unsupported,
-                          "{}: model '{}' has {} compiled libraries ({} and {}); expected one",
-                          name, printable(model_name), libs.size(), printable(libs[0]),
-                          printable(libs[1]));
-      libs = wrappers;
-    }
-    if (libs.empty()) continue;
-    m.library_entry = libs[0];
-    const std::string stem = m.library_entry.substr(0, m.library_entry.size() - 3);
-    auto pick = [&](const std::string& entry) { return pkg.find(entry) ? entry : std::string(); };
-    m.wrapper_cpp_entry = pick(stem + ".cpp");
-    m.weights_entry = pick(stem + "_weights.blob");
-    m.metadata_entry = pick(stem + "_metadata.json");
-    if (m.weights_entry.empty()) {  // older naming: a single *_weights.blob in the folder
-      std::vector<std::string> blobs;
-      for (const auto& f : files)
-        if (ends_with(f, "_weights.blob")) blobs.push_back(f);
-      if (blobs.size() == 1) m.weights_entry = blobs[0];
-    }
-    for (const auto& f : files)
-      if (ends_with(f, ".cubin")) m.cubin_entries.push_back(f);
-    std::sort(m.cubin_entries.begin(), m.cubin_entries.end());
-    if (!m.metadata_entry.empty()) {
-      MPK_TRY(std::string text, pkg.read_text(m.metadata_entry, kMaxMetadataSize));
-      MPK_TRY(m.metadata, parse_metadata(text, name + ":" + printable(m.metadata_entry)));
-    }
-    if (pickled && m.weights_entry.empty())
+// The library: a `.so` directly in the folder; torch 2.11 calls it `<hash>.wrapper.so`. Empty when the
+// folder has none (it is then no model).
+Result<std::string> find_library(const std::string& model_name, const std::vector<std::string>& files,
+                                 const std::string& dir, const std::string& name) {
+  std::vector<std::string> libs;
+  for (const auto& f : files)
+    if (ends_with(f, ".so") && f.find('/', dir.size()) == std::string::npos) libs.push_back(f);
+  if (libs.size() > 1) {
+    std::vector<std::string> wrappers;
+    for (const auto& l : libs)
+      if (ends_with(l, ".wrapper.so")) wrappers.push_back(l);
+    if (wrappers.size() != 1)
       return make_error(Error::Kind::Unsupported,
-                        "{}: weights are pickled (package_constants_on_disk_format=pickle_weights); "
-                        "mpspack needs binary_blob or embedded weights", name);
-    pkg.models_.push_back(std::move(m));
+                        "{}: model '{}' has {} compiled libraries ({} and {}); expected one",
+                        name, printable(model_name), libs.size(), printable(libs[0]),
+                        printable(libs[1]));
+    libs = wrappers;
   }
-  if (pkg.models_.empty()) {
-    if (pickled)
-      return make_error(Error::Kind::Unsupported,
-                        "{}: weights are pickled (package_constants_on_disk_format=pickle_weights); "
-                        "mpspack needs binary_blob or embedded weights", name);
+  return libs.empty() ? std::string() : libs[0];
+}
+
+Error pickled_weights_error(const std::string& name) {
+  return make_error(Error::Kind::Unsupported,
+                    "{}: weights are pickled (package_constants_on_disk_format=pickle_weights); "
+                    "mpspack needs binary_blob or embedded weights", name);
+}
+
+// The entries of one model beside its library, named after the library's stem, and its metadata parsed.
+Result<Pt2Model> describe_model(const Pt2Package& pkg, const std::string& model_name,
+                                const std::vector<std::string>& files, std::string library, bool pickled) {
+  const std::string& name = pkg.name();
+  Pt2Model m;
+  m.name = model_name;
+  m.library_entry = std::move(library);
+  const std::string stem = m.library_entry.substr(0, m.library_entry.size() - 3);
+  auto pick = [&](const std::string& entry) { return pkg.find(entry) ? entry : std::string(); };
+  m.wrapper_cpp_entry = pick(stem + ".cpp");
+  m.weights_entry = pick(stem + "_weights.blob");
+  m.metadata_entry = pick(stem + "_metadata.json");
+  if (m.weights_entry.empty()) {  // older naming: a single *_weights.blob in the folder
+    std::vector<std::string> blobs;
+    for (const auto& f : files)
+      if (ends_with(f, "_weights.blob")) blobs.push_back(f);
+    if (blobs.size() == 1) m.weights_entry = blobs[0];
+  }
+  for (const auto& f : files)
+    if (ends_with(f, ".cubin")) m.cubin_entries.push_back(f);
+  std::sort(m.cubin_entries.begin(), m.cubin_entries.end());
+  if (!m.metadata_entry.empty()) {
+    MPK_TRY(std::string text, pkg.read_text(m.metadata_entry, kMaxMetadataSize));
+    MPK_TRY(m.metadata, parse_metadata(text, name + ":" + printable(m.metadata_entry)));
+  }
+  if (pickled && m.weights_entry.empty()) return pickled_weights_error(name);
+  return m;
+}
+
+// One model per folder that holds a library; a package with none is refused, naming pickled weights when
+// that is why.
+Result<std::vector<Pt2Model>> collect_models(const Pt2Package& pkg, const std::string& aoti,
+                                             const ModelFolders& folders) {
+  std::vector<Pt2Model> models;
+  for (const auto& [model_name, files] : folders.files) {
+    MPK_TRY(std::string library, find_library(model_name, files, aoti + model_name + "/", pkg.name()));
+    if (library.empty()) continue;
+    MPK_TRY(Pt2Model m, describe_model(pkg, model_name, files, std::move(library), folders.pickled));
+    models.push_back(std::move(m));
+  }
+  if (models.empty()) {
+    if (folders.pickled) return pickled_weights_error(pkg.name());
     return make_error(Error::Kind::Unsupported,
-                      "{}: no compiled model library (*.so) in the package", name);
+                      "{}: no compiled model library (*.so) in the package", pkg.name());
   }
+  return models;
+}
+
+}  // namespace
+
+Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
+  Pt2Package pkg;
+  pkg.name_ = path.string();
+  pkg.impl_ = std::make_unique<Impl>();
+  const std::string& name = pkg.name_;
+
+  auto api = zip_api();
+  if (!api.ok()) return api.error().context(name + ": cannot read .pt2 packages");
+  pkg.impl_->api = *api;
+  MPK_TRY(zip_t* z, open_zip(**api, path, name));
+  pkg.impl_->zip = std::unique_ptr<zip_t, ZipCloser>(z, ZipCloser{*api});
+  MPK_CHECK(list_entries(**api, z, name, pkg.entries_, pkg.impl_->index));
+  MPK_TRY(pkg.root_, find_root(pkg.entries_, name));
+  const std::string prefix = pkg.root_.empty() ? "" : pkg.root_ + "/";
+  MPK_CHECK(check_archive_format(pkg, prefix, name));
+  const std::string aoti = prefix + std::string(kAotiFolder);
+  MPK_TRY(pkg.models_, collect_models(pkg, aoti, collect_model_folders(pkg.entries_, prefix, aoti)));
   return pkg;
 }
 
