@@ -205,14 +205,51 @@ Status set_once(std::optional<T>& slot, std::optional<T> value, std::string_view
   return {};
 }
 
-}  // namespace
+// The value of a `;`-terminated field (dtype, type, offset, data_size, from_folded) stored into its slot;
+// other such fields (device_type, layout, opaque_metadata, ...) are not needed and are skipped.
+Status assign_scalar(Scanner& s, Fields& f, const std::string& field, uint64_t i, std::string_view text,
+                     std::string_view what, size_t at) {
+  auto v = s.until_semicolon();
+  if (!v)
+    return make_error(Error::Kind::Corrupt, "{}: line {}: constants_info_[{}].{} has no ';'",
+                      what, line_of(text, at), i, field);
+  if (field == "dtype") return set_once(f.dtype, dtype_code(*v), what, i, field, text, at);
+  if (field == "type") return set_once(f.type, constant_type(*v), what, i, field, text, at);
+  if (field == "offset") {
+    Scanner n(*v, 0);
+    auto x = n.integer();
+    if (x && (!n.done() || *x < 0)) x.reset();
+    return set_once(f.storage_offset, x, what, i, field, text, at);
+  }
+  if (field == "data_size") {
+    Scanner n(*v, 0);
+    auto x = n.integer();
+    std::optional<uint64_t> size;
+    if (x && n.done() && *x >= 0) size = static_cast<uint64_t>(*x);
+    return set_once(f.data_size, size, what, i, field, text, at);
+  }
+  if (field == "from_folded") {
+    std::optional<bool> b;
+    if (*v == "true") b = true;
+    else if (*v == "false") b = false;
+    return set_once(f.from_folded, b, what, i, field, text, at);
+  }
+  return {};
+}
 
-Result<std::vector<ConstantInfo>> parse_wrapper_constants(std::string_view text,
-                                                          std::string_view what) {
-  if (text.find("AOTInductorModel::AOTInductorModel(") == std::string_view::npos)
-    return make_error(Error::Kind::NotThisFormat,
-                      "{}: not an AOTInductor wrapper (no AOTInductorModel constructor)", what);
+// One `constants_info_[i].field = value;` with the scanner just past the `=`.
+Status assign_field(Scanner& s, Fields& f, const std::string& field, uint64_t i, std::string_view text,
+                    std::string_view what, size_t at) {
+  if (field == "name") return set_once(f.name, s.string_literal(), what, i, field, text, at);
+  if (field == "original_fqn") return set_once(f.fqn, s.string_literal(), what, i, field, text, at);
+  if (field == "shape") return set_once(f.shape, s.int_list(), what, i, field, text, at);
+  if (field == "stride") return set_once(f.stride, s.int_list(), what, i, field, text, at);
+  return assign_scalar(s, f, field, i, text, what, at);
+}
 
+// Every assignment to constants_info_, by index. Other mentions of the marker (reads, comparisons,
+// `constants_info_[idx]` in code) are skipped; a numeric index that cannot be read or is out of range is not.
+Result<std::map<uint64_t, Fields>> scan_assignments(std::string_view text, std::string_view what) {
   std::map<uint64_t, Fields> table;
   size_t pos = 0;
   while ((pos = text.find(kMarker, pos)) != std::string_view::npos) {
@@ -232,51 +269,55 @@ Result<std::vector<ConstantInfo>> parse_wrapper_constants(std::string_view text,
     if (field.empty() || !s.eat('=')) continue;  // a read, not an assignment
     if (s.peek() == '=') continue;                // `==`
     size_t at = s.pos();
-    Fields& f = table[i];
-    if (field == "name") {
-      MPK_CHECK(set_once(f.name, s.string_literal(), what, i, field, text, at));
-    } else if (field == "original_fqn") {
-      MPK_CHECK(set_once(f.fqn, s.string_literal(), what, i, field, text, at));
-    } else if (field == "shape") {
-      MPK_CHECK(set_once(f.shape, s.int_list(), what, i, field, text, at));
-    } else if (field == "stride") {
-      MPK_CHECK(set_once(f.stride, s.int_list(), what, i, field, text, at));
-    } else {
-      auto v = s.until_semicolon();
-      if (!v)
-        return make_error(Error::Kind::Corrupt, "{}: line {}: constants_info_[{}].{} has no ';'",
-                          what, line_of(text, at), i, field);
-      if (field == "dtype") {
-        MPK_CHECK(set_once(f.dtype, dtype_code(*v), what, i, field, text, at));
-      } else if (field == "type") {
-        MPK_CHECK(set_once(f.type, constant_type(*v), what, i, field, text, at));
-      } else if (field == "offset") {
-        Scanner n(*v, 0);
-        auto x = n.integer();
-        if (x && (!n.done() || *x < 0)) x.reset();
-        MPK_CHECK(set_once(f.storage_offset, x, what, i, field, text, at));
-      } else if (field == "data_size") {
-        Scanner n(*v, 0);
-        auto x = n.integer();
-        std::optional<uint64_t> size;
-        if (x && n.done() && *x >= 0) size = static_cast<uint64_t>(*x);
-        MPK_CHECK(set_once(f.data_size, size, what, i, field, text, at));
-      } else if (field == "from_folded") {
-        std::optional<bool> b;
-        if (*v == "true") b = true;
-        else if (*v == "false") b = false;
-        MPK_CHECK(set_once(f.from_folded, b, what, i, field, text, at));
-      }
-      // device_type, layout, opaque_metadata, ...: not needed.
-    }
+    MPK_CHECK(assign_field(s, table[i], field, i, text, what, at));
   }
+  return table;
+}
 
+// The count the constructor declares, where it declares one, must match the constants described.
+Status check_declared_count(std::string_view text, size_t described, std::string_view what) {
   auto declared = declared_count(text);
-  if (declared && *declared != table.size())
+  if (declared && *declared != described)
     return make_error(Error::Kind::Corrupt,
                       "{}: AOTInductorModelBase declares {} constants but {} are described", what,
-                      *declared, table.size());
+                      *declared, described);
+  return {};
+}
 
+// Constant i from its fields: the required ones present, shape and stride of one rank, no negative size.
+// Its blob offset is left to the caller, which keeps the running total.
+Result<ConstantInfo> to_constant(uint64_t i, Fields& f, std::string_view what) {
+  auto missing = [&](std::string_view field) {
+    return make_error(Error::Kind::Corrupt, "{}: constants_info_[{}].{} is never assigned", what, i, field);
+  };
+  if (!f.name) return missing("name");
+  if (!f.dtype) return missing("dtype");
+  if (!f.data_size) return missing("data_size");
+  if (!f.shape) return missing("shape");
+  if (!f.stride) return missing("stride");
+  if (f.shape->size() != f.stride->size())
+    return make_error(Error::Kind::Corrupt, "{}: constant {} ({}) has {} sizes but {} strides",
+                      what, i, *f.name, f.shape->size(), f.stride->size());
+  for (int64_t d : *f.shape)
+    if (d < 0)
+      return make_error(Error::Kind::Corrupt, "{}: constant {} ({}) has a negative size {}", what,
+                        i, *f.name, d);
+  ConstantInfo c;
+  c.name = std::move(*f.name);
+  c.fqn = f.fqn ? std::move(*f.fqn) : std::string();
+  c.dtype = *f.dtype;
+  c.shape = std::move(*f.shape);
+  c.stride = std::move(*f.stride);
+  c.storage_offset = f.storage_offset.value_or(0);
+  c.size = *f.data_size;
+  c.type = f.type.value_or(0);
+  c.from_folded = f.from_folded.value_or(false);
+  return c;
+}
+
+// The constants in index order, with no index skipped, each placed after the previous unfolded one in the
+// blob (folded constants are computed at run time and take no blob bytes).
+Result<std::vector<ConstantInfo>> lay_out(std::map<uint64_t, Fields>& table, std::string_view what) {
   std::vector<ConstantInfo> out;
   out.reserve(table.size());
   uint64_t running = 0;
@@ -286,33 +327,7 @@ Result<std::vector<ConstantInfo>> parse_wrapper_constants(std::string_view text,
       return make_error(Error::Kind::Corrupt, "{}: constant {} is not described (indices skip to {})",
                         what, expected_index, i);
     ++expected_index;
-    // A copy of the index: clang 14 cannot capture a structured binding.
-    auto missing = [&, index = i](std::string_view field) {
-      return make_error(Error::Kind::Corrupt, "{}: constants_info_[{}].{} is never assigned", what,
-                        index, field);
-    };
-    if (!f.name) return missing("name");
-    if (!f.dtype) return missing("dtype");
-    if (!f.data_size) return missing("data_size");
-    if (!f.shape) return missing("shape");
-    if (!f.stride) return missing("stride");
-    if (f.shape->size() != f.stride->size())
-      return make_error(Error::Kind::Corrupt, "{}: constant {} ({}) has {} sizes but {} strides",
-                        what, i, *f.name, f.shape->size(), f.stride->size());
-    for (int64_t d : *f.shape)
-      if (d < 0)
-        return make_error(Error::Kind::Corrupt, "{}: constant {} ({}) has a negative size {}", what,
-                          i, *f.name, d);
-    ConstantInfo c;
-    c.name = std::move(*f.name);
-    c.fqn = f.fqn ? std::move(*f.fqn) : std::string();
-    c.dtype = *f.dtype;
-    c.shape = std::move(*f.shape);
-    c.stride = std::move(*f.stride);
-    c.storage_offset = f.storage_offset.value_or(0);
-    c.size = *f.data_size;
-    c.type = f.type.value_or(0);
-    c.from_folded = f.from_folded.value_or(false);
+    MPK_TRY(ConstantInfo c, to_constant(i, f, what));
     c.offset = running;
     if (!c.from_folded && !checked_add(running, c.size, running))
       return make_error(Error::Kind::Corrupt, "{}: constant sizes overflow at constant {} ({})",
@@ -320,6 +335,18 @@ Result<std::vector<ConstantInfo>> parse_wrapper_constants(std::string_view text,
     out.push_back(std::move(c));
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<ConstantInfo>> parse_wrapper_constants(std::string_view text,
+                                                          std::string_view what) {
+  if (text.find("AOTInductorModel::AOTInductorModel(") == std::string_view::npos)
+    return make_error(Error::Kind::NotThisFormat,
+                      "{}: not an AOTInductor wrapper (no AOTInductorModel constructor)", what);
+  MPK_TRY(auto table, scan_assignments(text, what));
+  MPK_CHECK(check_declared_count(text, table.size(), what));
+  return lay_out(table, what);
 }
 
 Result<uint64_t> wrapper_blob_size(const std::vector<ConstantInfo>& constants) {
