@@ -225,6 +225,45 @@ class Decoder {
     return out;
   }
 
+  Result<SourceInfo> source(const fb::Source& s) const {
+    SourceInfo x;
+    MPK_TRY(x.name, str(s.name(), "source.name"));
+    x.size = s.size();
+    MPK_TRY(x.sha256, str(s.sha256(), "source.sha256"));
+    MPK_TRY(x.kind, str(s.kind(), "source.kind"));
+    MPK_TRY(x.flavour, str(s.flavour(), "source.flavour"));
+    x.mode = s.mode();
+    return x;
+  }
+
+  // `index` is the segment's position, for the message.
+  Result<SegmentInfo> segment(const fb::Segment& s, size_t index) const {
+    SegmentInfo x;
+    x.kind = static_cast<SegmentKind>(s.kind());
+    if (uint8_t(x.kind) > uint8_t(SegmentKind::Example))
+      return rule_error(what_, "M6", fmt::format("segment {} has unknown kind {}", index, int(s.kind())));
+    MPK_TRY(x.name, str(s.name(), "segment.name"));
+    x.offset = s.offset();
+    x.size = s.size();
+    x.alignment = s.alignment();
+    x.xxh3 = s.xxh3();
+    MPK_TRY(x.chunk_xxh3, scalars(s.chunk_xxh3(), "segment.chunk_xxh3"));
+    return x;
+  }
+
+  Result<WeightsInfo> weights(const fb::Weights& w) const {
+    WeightsInfo x;
+    x.segment = w.segment();
+    MPK_CHECK(count(w.constants(), "weights.constants"));
+    if (w.constants()) x.constants.reserve(w.constants()->size());
+    if (w.constants())
+      for (const auto* c : *w.constants()) {
+        MPK_TRY(auto k, constant(*c));
+        x.constants.push_back(std::move(k));
+      }
+    return x;
+  }
+
   Result<Manifest> manifest(const fb::Metadata& m) const {
     Manifest out;
     MPK_TRY(out.producer, str(m.producer(), "producer"));
@@ -233,30 +272,14 @@ class Decoder {
     if (m.sources()) out.sources.reserve(m.sources()->size());
     if (m.sources())
       for (const auto* s : *m.sources()) {
-        SourceInfo x;
-        MPK_TRY(x.name, str(s->name(), "source.name"));
-        x.size = s->size();
-        MPK_TRY(x.sha256, str(s->sha256(), "source.sha256"));
-        MPK_TRY(x.kind, str(s->kind(), "source.kind"));
-        MPK_TRY(x.flavour, str(s->flavour(), "source.flavour"));
-        x.mode = s->mode();
+        MPK_TRY(auto x, source(*s));
         out.sources.push_back(std::move(x));
       }
     MPK_CHECK(count(m.segments(), "segments"));
     if (m.segments()) out.segments.reserve(m.segments()->size());
     if (m.segments())
       for (const auto* s : *m.segments()) {
-        SegmentInfo x;
-        x.kind = static_cast<SegmentKind>(s->kind());
-        if (uint8_t(x.kind) > uint8_t(SegmentKind::Example))
-          return rule_error(what_, "M6", fmt::format("segment {} has unknown kind {}", out.segments.size(),
-                                                     int(s->kind())));
-        MPK_TRY(x.name, str(s->name(), "segment.name"));
-        x.offset = s->offset();
-        x.size = s->size();
-        x.alignment = s->alignment();
-        x.xxh3 = s->xxh3();
-        MPK_TRY(x.chunk_xxh3, scalars(s->chunk_xxh3(), "segment.chunk_xxh3"));
+        MPK_TRY(auto x, segment(*s, out.segments.size()));
         out.segments.push_back(std::move(x));
       }
     MPK_CHECK(count(m.libraries(), "libraries"));
@@ -269,15 +292,7 @@ class Decoder {
     MPK_CHECK(count(m.weights(), "weights"));
     if (m.weights())
       for (const auto* w : *m.weights()) {
-        WeightsInfo x;
-        x.segment = w->segment();
-        MPK_CHECK(count(w->constants(), "weights.constants"));
-        if (w->constants()) x.constants.reserve(w->constants()->size());
-        if (w->constants())
-          for (const auto* c : *w->constants()) {
-            MPK_TRY(auto k, constant(*c));
-            x.constants.push_back(std::move(k));
-          }
+        MPK_TRY(auto x, weights(*w));
         out.weights.push_back(std::move(x));
       }
     MPK_CHECK(count(m.examples(), "examples"));
