@@ -128,6 +128,72 @@ Status check_section_range(ByteView b, const Section& s) {
   return {};
 }
 
+// The table counts from the ELF header, before extended numbering is applied.
+struct TableCounts {
+  uint64_t phnum = 0;
+  uint64_t shnum = 0;
+  uint32_t shstrndx = 0;
+};
+
+// Section 0 carries the real counts when they do not fit in 16 bits (extended numbering).
+Status apply_extended_numbering(ByteView b, uint64_t shoff, uint64_t shentsize, TableCounts& c) {
+  if (shoff != 0) {
+    MPK_CHECK(check_table(b, "section header table", "e_shoff", shoff, 1, shentsize, kShdrSize));
+    Section s0 = read_shdr(b.data() + shoff, 0, shoff);
+    if (c.shnum == 0) c.shnum = s0.size;
+    if (c.shstrndx == SHN_XINDEX) c.shstrndx = s0.link;
+    if (c.phnum == PN_XNUM) c.phnum = s0.info;
+  } else if (c.shnum != 0) {
+    return make_error(Kind::Corrupt, "{}: e_shnum is {} but e_shoff is 0", b.what(), c.shnum);
+  }
+  return {};
+}
+
+Result<std::vector<ProgramHeader>> read_phdrs(ByteView b, uint64_t phoff, uint64_t phnum, uint64_t phentsize) {
+  MPK_CHECK(check_table(b, "program header table", "e_phoff", phoff, phnum, phentsize, kPhdrSize));
+  std::vector<ProgramHeader> out;
+  out.reserve(phnum);
+  for (uint64_t i = 0; i < phnum; ++i) {
+    uint64_t at = phoff + i * kPhdrSize;
+    out.push_back(read_phdr(b.data() + at, uint32_t(i), at));
+    MPK_CHECK(check_phdr(b, out.back()));
+  }
+  return out;
+}
+
+Result<std::vector<Section>> read_shdrs(ByteView b, uint64_t shoff, uint64_t shnum, uint64_t shentsize) {
+  MPK_CHECK(check_table(b, "section header table", "e_shoff", shoff, shnum, shentsize, kShdrSize));
+  std::vector<Section> out;
+  out.reserve(shnum);
+  for (uint64_t i = 0; i < shnum; ++i) {
+    uint64_t at = shoff + i * kShdrSize;
+    out.push_back(read_shdr(b.data() + at, uint32_t(i), at));
+    MPK_CHECK(check_section_range(b, out.back()));
+  }
+  return out;
+}
+
+// Section names: e_shstrndx must name a string table inside the file (SHN_UNDEF: the sections are unnamed).
+Status name_sections(ByteView b, std::vector<Section>& sections, uint32_t shstrndx) {
+  if (sections.empty() || shstrndx == SHN_UNDEF) return {};
+  if (shstrndx >= sections.size())
+    return make_error(Kind::Corrupt, "{}: e_shstrndx {} is out of range ({} sections)", b.what(),
+                      shstrndx, sections.size());
+  const Section& strtab = sections[shstrndx];
+  if (strtab.type != SHT_STRTAB)
+    return make_error(Kind::Corrupt, "{}: e_shstrndx {} names a section of type {:#x}, not SHT_STRTAB",
+                      b.what(), shstrndx, strtab.type);
+  MPK_TRY(ByteView names, b.slice(strtab.offset, strtab.size, "section name table"));
+  for (Section& s : sections) {
+    uint32_t name_off = load_u32le(b.data() + s.entry_offset + offsetof(Elf64_Shdr, sh_name));
+    if (name_off == 0 && s.index == 0) continue;
+    auto name = names.cstring(name_off, fmt::format("section [{}] sh_name", s.index), names.size());
+    if (!name.ok()) return name.error();
+    s.name = *name;
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string machine_name(uint16_t e_machine) {
@@ -148,59 +214,16 @@ Result<ElfFile> ElfFile::parse(ByteView b) {
   f.e_phoff_ = load_u64le(h + offsetof(Elf64_Ehdr, e_phoff));
   f.e_shoff_ = load_u64le(h + offsetof(Elf64_Ehdr, e_shoff));
   uint64_t phentsize = load_u16le(h + offsetof(Elf64_Ehdr, e_phentsize));
-  uint64_t phnum = load_u16le(h + offsetof(Elf64_Ehdr, e_phnum));
   uint64_t shentsize = load_u16le(h + offsetof(Elf64_Ehdr, e_shentsize));
-  uint64_t shnum = load_u16le(h + offsetof(Elf64_Ehdr, e_shnum));
-  uint32_t shstrndx = load_u16le(h + offsetof(Elf64_Ehdr, e_shstrndx));
+  TableCounts c;
+  c.phnum = load_u16le(h + offsetof(Elf64_Ehdr, e_phnum));
+  c.shnum = load_u16le(h + offsetof(Elf64_Ehdr, e_shnum));
+  c.shstrndx = load_u16le(h + offsetof(Elf64_Ehdr, e_shstrndx));
 
-  // Section 0 carries the real counts when they do not fit in 16 bits (extended numbering).
-  if (f.e_shoff_ != 0) {
-    MPK_CHECK(check_table(b, "section header table", "e_shoff", f.e_shoff_, 1, shentsize,
-                          kShdrSize));
-    Section s0 = read_shdr(b.data() + f.e_shoff_, 0, f.e_shoff_);
-    if (shnum == 0) shnum = s0.size;
-    if (shstrndx == SHN_XINDEX) shstrndx = s0.link;
-    if (phnum == PN_XNUM) phnum = s0.info;
-  } else if (shnum != 0) {
-    return make_error(Kind::Corrupt, "{}: e_shnum is {} but e_shoff is 0", b.what(), shnum);
-  }
-
-  MPK_CHECK(check_table(b, "program header table", "e_phoff", f.e_phoff_, phnum, phentsize,
-                        kPhdrSize));
-  f.phdrs_.reserve(phnum);
-  for (uint64_t i = 0; i < phnum; ++i) {
-    uint64_t at = f.e_phoff_ + i * kPhdrSize;
-    f.phdrs_.push_back(read_phdr(b.data() + at, uint32_t(i), at));
-    MPK_CHECK(check_phdr(b, f.phdrs_.back()));
-  }
-
-  MPK_CHECK(check_table(b, "section header table", "e_shoff", f.e_shoff_, shnum, shentsize,
-                        kShdrSize));
-  f.sections_.reserve(shnum);
-  for (uint64_t i = 0; i < shnum; ++i) {
-    uint64_t at = f.e_shoff_ + i * kShdrSize;
-    f.sections_.push_back(read_shdr(b.data() + at, uint32_t(i), at));
-    MPK_CHECK(check_section_range(b, f.sections_.back()));
-  }
-  if (shnum == 0) return f;
-
-  // Section names: e_shstrndx must name a string table inside the file.
-  if (shstrndx == SHN_UNDEF) return f;
-  if (shstrndx >= shnum)
-    return make_error(Kind::Corrupt, "{}: e_shstrndx {} is out of range ({} sections)", b.what(),
-                      shstrndx, shnum);
-  const Section& strtab = f.sections_[shstrndx];
-  if (strtab.type != SHT_STRTAB)
-    return make_error(Kind::Corrupt, "{}: e_shstrndx {} names a section of type {:#x}, not SHT_STRTAB",
-                      b.what(), shstrndx, strtab.type);
-  MPK_TRY(ByteView names, b.slice(strtab.offset, strtab.size, "section name table"));
-  for (Section& s : f.sections_) {
-    uint32_t name_off = load_u32le(b.data() + s.entry_offset + offsetof(Elf64_Shdr, sh_name));
-    if (name_off == 0 && s.index == 0) continue;
-    auto name = names.cstring(name_off, fmt::format("section [{}] sh_name", s.index), names.size());
-    if (!name.ok()) return name.error();
-    s.name = *name;
-  }
+  MPK_CHECK(apply_extended_numbering(b, f.e_shoff_, shentsize, c));
+  MPK_TRY(f.phdrs_, read_phdrs(b, f.e_phoff_, c.phnum, phentsize));
+  MPK_TRY(f.sections_, read_shdrs(b, f.e_shoff_, c.shnum, shentsize));
+  MPK_CHECK(name_sections(b, f.sections_, c.shstrndx));
   return f;
 }
 
