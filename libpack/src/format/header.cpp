@@ -44,11 +44,8 @@ Error corrupt(const ByteView& file, std::string_view rule, std::string_view what
   return rule_error(file.what(), rule, what);
 }
 
-}  // namespace
-
-Result<Header> read_header(ByteView file) {
-  // Order as in ExecuTorch's flat tensor reader: identify, check length, decode, check regions,
-  // then the checksum. "Not a container" and "a damaged container" are different errors.
+// "Not a container" and "a damaged container" are different errors: only a file with the magic is the latter.
+Status identify(ByteView file) {
   if (file.size() == 0)
     return rule_error(file.what(), "H1", "empty file, not an mpspack container", Error::Kind::NotThisFormat);
   if (!has_magic(file))
@@ -56,11 +53,16 @@ Result<Header> read_header(ByteView file) {
   if (file.size() < field::end)
     return corrupt(file, "H2", fmt::format("truncated: {} bytes, shorter than the {}-byte header",
                                            file.size(), kHeaderSize));
+  return {};
+}
+
+// The fixed fields, unchecked; the byte-order mark is no part of Header, so it comes back in `bom`.
+Header decode(ByteView file, uint32_t& bom) {
   Header h;
   h.version_major = load_u16le(file.data() + field::version_major);
   h.version_minor = load_u16le(file.data() + field::version_minor);
   h.header_size = load_u32le(file.data() + field::header_size);
-  uint32_t bom = load_u32le(file.data() + field::byte_order);
+  bom = load_u32le(file.data() + field::byte_order);
   h.flags = load_u32le(file.data() + field::flags);
   h.metadata_offset = load_u64le(file.data() + field::metadata_offset);
   h.metadata_size = load_u64le(file.data() + field::metadata_size);
@@ -68,7 +70,11 @@ Result<Header> read_header(ByteView file) {
   h.data_size = load_u64le(file.data() + field::data_size);
   h.file_size = load_u64le(file.data() + field::file_size);
   h.checksum = load_u64le(file.data() + field::checksum);
+  return h;
+}
 
+// Byte order, version, header size, file size and flags: what decides whether the rest can be read at all.
+Status check_fields(ByteView file, const Header& h, uint32_t bom) {
   if (bom != kByteOrderMark)
     return corrupt(file, "H3", fmt::format("byte-order mark is {:#010x}, expected {:#010x}", bom, kByteOrderMark));
   if (h.version_major != kVersionMajor)
@@ -85,6 +91,10 @@ Result<Header> read_header(ByteView file) {
     return corrupt(file, "H2", fmt::format("truncated: {} bytes, shorter than the {}-byte header", file.size(),
                                            h.header_size));
   if (h.flags != 0) return corrupt(file, "H7", fmt::format("unknown flags {:#x}", h.flags));
+  return {};
+}
+
+Status check_regions(ByteView file, const Header& h) {
   // The metadata starts right after the header: a gap between them would be bytes that neither the
   // checksum nor any zero-padding check covers.
   if (h.metadata_offset != h.header_size || !range_fits(h.metadata_offset, h.metadata_size, h.file_size))
@@ -97,17 +107,39 @@ Result<Header> read_header(ByteView file) {
     return corrupt(file, "H9", fmt::format("data region at offset {:#x} + size {:#x} is not a multiple of {:#x} "
                                            "running from after the metadata ({:#x}) to the end of the file ({:#x})",
                                            h.data_offset, h.data_size, kSegmentAlignment, metadata_end, h.file_size));
-  // Bytes after the known fields are reserved: zero in every version this reader knows.
+  return {};
+}
+
+// Bytes after the known fields are reserved: zero in every version this reader knows.
+Status check_reserved(ByteView file, const Header& h) {
   uint64_t reserved_end = h.version_minor <= kVersionMinor ? h.header_size : kHeaderSize;
   for (uint64_t i = field::end; i < reserved_end; ++i)
     if (file.data()[i] != 0) return corrupt(file, "H10", fmt::format("reserved header byte {:#x} is not zero", i));
+  return {};
+}
 
+Status check_checksum(ByteView file, const Header& h) {
   ByteView header_bytes(file.span().subspan(0, h.header_size), file.what());
   ByteView metadata(file.span().subspan(h.metadata_offset, h.metadata_size), file.what());
   uint64_t sum = header_checksum(header_bytes, metadata);
   if (sum != h.checksum)
     return corrupt(file, "H11", fmt::format("header checksum mismatch: recorded {:#018x}, computed {:#018x} "
                                             "(header or metadata damaged)", h.checksum, sum));
+  return {};
+}
+
+}  // namespace
+
+Result<Header> read_header(ByteView file) {
+  // Order as in ExecuTorch's flat tensor reader: identify, check length, decode, check regions,
+  // then the checksum.
+  MPK_CHECK(identify(file));
+  uint32_t bom = 0;
+  Header h = decode(file, bom);
+  MPK_CHECK(check_fields(file, h, bom));
+  MPK_CHECK(check_regions(file, h));
+  MPK_CHECK(check_reserved(file, h));
+  MPK_CHECK(check_checksum(file, h));
   return h;
 }
 
