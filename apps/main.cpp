@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 using namespace mpspack::cli;
 
@@ -34,10 +35,8 @@ std::string usage_error_line(const CLI::App*, const CLI::Error& e) {
   return "mpspack: " + printable(what) + " (see --help)\n";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"mpspack: package, inspect, verify and unpack AOTInductor model libraries"};
+// The app and the flags that apply to every subcommand.
+void add_globals(CLI::App& app) {
   app.name("mpspack");  // help and the man page say "Usage: mpspack ...", not the path it was started by
   app.formatter(help_formatter());
   app.failure_message(usage_error_line);  // subcommands take it over when added
@@ -47,7 +46,10 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", g.quiet, "No progress and no log lines below error")->configurable(false);
   app.add_option("--log-level", g.log_level, "trace, debug, info, warn (default), error, critical, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+}
 
+// Every subcommand, with the action that runs it when it is the one parsed.
+std::map<CLI::App*, Action> add_subcommands(CLI::App& app) {
   std::map<CLI::App*, Action> actions;
   auto add = [&](const char* name, const char* help, Action (*add_fn)(CLI::App&)) {
     CLI::App* sub = app.add_subcommand(name, help);
@@ -64,12 +66,11 @@ int main(int argc, char** argv) {
   add("report", "Saved run --bench reports (json, jsonl) side by side in one table", add_report);
   add("push", "Upload a container to an OCI registry (only the layers it lacks)", add_push);
   add("pull", "Download a container from an OCI registry, checked against its digests", add_pull);
+  return actions;
+}
 
-  // The completion script is made from the definitions above (share/CMakeLists.txt installs it).
-  bool completion = false;
-  app.add_flag("--bash-completion", completion, "Print the bash completion script")->group(kHiddenGroup);
-  app.require_subcommand(0, 1);
-
+// The exit status when parsing ends the program (help, version, a usage error); nullopt to go on.
+std::optional<int> parse_args(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -82,6 +83,22 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kError;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mpspack: package, inspect, verify and unpack AOTInductor model libraries"};
+  add_globals(app);
+  std::map<CLI::App*, Action> actions = add_subcommands(app);
+
+  // The completion script is made from the definitions above (share/CMakeLists.txt installs it).
+  bool completion = false;
+  app.add_flag("--bash-completion", completion, "Print the bash completion script")->group(kHiddenGroup);
+  app.require_subcommand(0, 1);
+
+  if (auto status = parse_args(app, argc, argv)) return *status;
   if (completion) {
     std::fputs(bash_completion(app).c_str(), stdout);
     return kOk;
