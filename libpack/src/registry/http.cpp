@@ -72,26 +72,10 @@ int on_seek(void* user, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
-}  // namespace
-
-HttpSession::HttpSession() = default;
-
-HttpSession::~HttpSession() {
-  if (curl_) (*curl_api())->curl_easy_cleanup(static_cast<CURL*>(curl_));
-}
-
-Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
-  MPK_TRY(const CurlApi* api, curl_api());
-  if (!curl_) curl_ = api->curl_easy_init();
-  CURL* curl = static_cast<CURL*>(curl_);
-  if (!curl) return make_error(Error::Kind::Io, "{}: cannot start libcurl", request.url);
-  api->curl_easy_reset(curl);
-  HttpResponse response;
-  Exchange x{api, &request, &response, curl};
-  UploadCursor upload{request.body};
-  char curl_error[CURL_ERROR_SIZE] = {};
-  curl_slist* headers = nullptr;
-  for (const auto& h : request.headers) headers = api->curl_slist_append(headers, h.c_str());
+// Options every request gets: where it goes, the callbacks, redirects, and the limits that keep a dead
+// connection from hanging the transfer.
+void set_common_options(const CurlApi* api, CURL* curl, const HttpRequest& request, Exchange& x,
+                        char* curl_error) {
   api->curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   api->curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
   api->curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -108,6 +92,12 @@ Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
   api->curl_easy_setopt(curl, CURLOPT_USERAGENT, "mpspack");
   // Blobs stream through the sink (hash, then pwrite): 1 MiB pieces instead of curl's 16 KiB cut the calls 64-fold.
   api->curl_easy_setopt(curl, CURLOPT_BUFFERSIZE, 1L << 20);
+}
+
+// HEAD sends no body back; PUT, PATCH and POST send `upload`. Returns the header list, grown by what the
+// method needs.
+curl_slist* set_method(const CurlApi* api, CURL* curl, const HttpRequest& request, UploadCursor& upload,
+                       curl_slist* headers) {
   if (request.method == "HEAD") {
     api->curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (request.method == "PUT" || request.method == "PATCH" || request.method == "POST") {
@@ -120,6 +110,43 @@ Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
     api->curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     headers = api->curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   }
+  return headers;
+}
+
+Error transfer_error(const CurlApi* api, CURLcode rc, const char* curl_error, const HttpRequest& request) {
+  const char* why = curl_error[0] ? curl_error : api->curl_easy_strerror(rc);
+  // A TLS handshake with a plain HTTP server fails with OpenSSL's "wrong version number" or "packet length too
+  // long": true of a registry on a test network or this machine, which only --plain-http reaches.
+  if (rc == CURLE_SSL_CONNECT_ERROR && request.url.starts_with("https://"))
+    return make_error(Error::Kind::Io,
+                      "{}: {} (the TLS handshake failed: the registry may be serving plain HTTP; if so, use "
+                      "--plain-http)",
+                      request.url, why);
+  return make_error(Error::Kind::Io, "{}: {}", request.url, why);
+}
+
+}  // namespace
+
+HttpSession::HttpSession() = default;
+
+HttpSession::~HttpSession() {
+  if (curl_) (*curl_api())->curl_easy_cleanup(static_cast<CURL*>(curl_));
+}
+
+Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
+  MPK_TRY(const CurlApi* api, curl_api());
+  if (!curl_) curl_ = api->curl_easy_init();
+  CURL* curl = static_cast<CURL*>(curl_);
+  if (!curl) return make_error(Error::Kind::Io, "{}: cannot start libcurl", request.url);
+  api->curl_easy_reset(curl);  // the handle is reused for its connection cache, not its options
+  HttpResponse response;
+  Exchange x{api, &request, &response, curl};
+  UploadCursor upload{request.body};
+  char curl_error[CURL_ERROR_SIZE] = {};
+  curl_slist* headers = nullptr;
+  for (const auto& h : request.headers) headers = api->curl_slist_append(headers, h.c_str());
+  set_common_options(api, curl, request, x, curl_error);
+  headers = set_method(api, curl, request, upload, headers);
   api->curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   const CURLcode rc = api->curl_easy_perform(curl);
   api->curl_slist_free_all(headers);
@@ -128,17 +155,7 @@ Result<HttpResponse> HttpSession::perform(const HttpRequest& request) {
   api->curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &effective);
   response.url = effective ? effective : request.url;
   if (x.sink_refused) return make_error(Error::Kind::Corrupt, "{}: transfer stopped", request.url);
-  if (rc != CURLE_OK) {
-    const char* why = curl_error[0] ? curl_error : api->curl_easy_strerror(rc);
-    // A TLS handshake with a plain HTTP server fails with OpenSSL's "wrong version number" or "packet length too
-    // long": true of a registry on a test network or this machine, which only --plain-http reaches.
-    if (rc == CURLE_SSL_CONNECT_ERROR && request.url.starts_with("https://"))
-      return make_error(Error::Kind::Io,
-                        "{}: {} (the TLS handshake failed: the registry may be serving plain HTTP; if so, use "
-                        "--plain-http)",
-                        request.url, why);
-    return make_error(Error::Kind::Io, "{}: {}", request.url, why);
-  }
+  if (rc != CURLE_OK) return transfer_error(api, rc, curl_error, request);
   return response;
 }
 
