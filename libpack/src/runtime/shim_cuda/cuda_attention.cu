@@ -129,6 +129,7 @@ __device__ inline float warp_sum(float v) {
 // Shared memory: the tile's keys [32][E + 1] (padded: lane j reads row j, and a stride of E would put every lane
 // on one bank), its values [32][Ev], the block's query rows [8][E], pre-scaled. PER_LANE = ceil(Ev / 32) output
 // values a lane. Scores follow torch: scale * q.k + bias, -inf above the diagonal when causal (top-left aligned).
+// Long: one device kernel; the tile loop's online-softmax state (top, sum, acc[PER_LANE]) lives in registers across it.
 template <class T, int PER_LANE>
 __global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const T* bias, T* out, float* lse,
                                        Problem p) {
