@@ -41,13 +41,19 @@ SEGMENT_KINDS = {0: "library", 1: "weights", 2: "cubin", 3: "example"}
 FLAVOURS = {0: "embedded", 1: "mmap-self", 2: "external-blob"}
 # c10 ScalarType code -> (name as inspect prints it, numpy dtype), as in libpack's dtype table
 # (libpack/include/mpspack/dtype.hpp; tests/python/test_dtypes.py holds the two equal). bf16 has no
-# numpy dtype: its raw 16-bit pattern is given as uint16 (the top half of a float32).
+# numpy dtype: its raw 16-bit pattern is given as uint16 (the top half of a float32); complex32 and the
+# float8 types likewise (RAW_BITS).
 DTYPES = {
     0: ("u8", np.dtype("u1")), 1: ("i8", np.dtype("i1")), 2: ("i16", np.dtype("<i2")),
     3: ("i32", np.dtype("<i4")), 4: ("i64", np.dtype("<i8")), 5: ("f16", np.dtype("<f2")),
     6: ("f32", np.dtype("<f4")), 7: ("f64", np.dtype("<f8")), 11: ("bool", np.dtype("?")),
-    15: ("bf16", np.dtype("<u2")),
+    15: ("bf16", np.dtype("<u2")), 8: ("c32", np.dtype("<u4")), 9: ("c64", np.dtype("<c8")),
+    10: ("c128", np.dtype("<c16")), 23: ("f8e5m2", np.dtype("u1")), 24: ("f8e4m3fn", np.dtype("u1")),
+    25: ("f8e5m2fnuz", np.dtype("u1")), 26: ("f8e4m3fnuz", np.dtype("u1")), 27: ("u16", np.dtype("<u2")),
+    28: ("u32", np.dtype("<u4")), 29: ("u64", np.dtype("<u8")),
 }
+# Codes NumPy has no dtype for: their raw bits are given as unsigned integers of the same size.
+RAW_BITS = {15, 8, 23, 24, 25, 26}
 BF16 = 15
 
 

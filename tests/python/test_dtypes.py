@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from conftest import SOURCE_DIR
-from mpspack.container import BF16, DTYPES
+from mpspack.container import DTYPES, RAW_BITS
 
 
 def cpp_dtypes() -> dict:
@@ -24,7 +24,7 @@ def test_dtypes_match_cpp_table():
         got_name, np_dtype = DTYPES[code]
         assert got_name == name, code
         assert np_dtype.itemsize == size, name
-        if code == BF16:
-            assert npy == ""  # NumPy has none: the reader gives its raw bits as uint16
+        if code in RAW_BITS:
+            assert npy == ""  # NumPy has none: the reader gives its raw bits as an unsigned integer
         else:
             assert np_dtype.str[1:] == npy, name

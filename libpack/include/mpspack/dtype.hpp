@@ -11,7 +11,9 @@ namespace mpspack {
 // c10 ScalarType codes as AOTInductor reports them (aoti-abi.md section 3).
 namespace dtype {
 constexpr int32_t uint8 = 0, int8 = 1, int16 = 2, int32 = 3, int64 = 4, float16 = 5, float32 = 6,
-                  float64 = 7, bool_ = 11, bfloat16 = 15;
+                  float64 = 7, complex32 = 8, complex64 = 9, complex128 = 10, bool_ = 11, bfloat16 = 15,
+                  float8_e5m2 = 23, float8_e4m3fn = 24, float8_e5m2fnuz = 25, float8_e4m3fnuz = 26, uint16 = 27,
+                  uint32 = 28, uint64 = 29;
 }
 
 struct DtypeInfo {
@@ -34,6 +36,16 @@ inline constexpr DtypeInfo kDtypes[] = {
     {dtype::float64, "f64", "float64", 8, "f8", true},
     {dtype::bool_, "bool", "bool", 1, "b1", false},
     {dtype::bfloat16, "bf16", "bfloat16", 2, "", true},
+    {dtype::complex32, "c32", "complex32", 4, "", true},
+    {dtype::complex64, "c64", "complex64", 8, "c8", true},
+    {dtype::complex128, "c128", "complex128", 16, "c16", true},
+    {dtype::float8_e5m2, "f8e5m2", "float8_e5m2", 1, "", true},
+    {dtype::float8_e4m3fn, "f8e4m3fn", "float8_e4m3fn", 1, "", true},
+    {dtype::float8_e5m2fnuz, "f8e5m2fnuz", "float8_e5m2fnuz", 1, "", true},
+    {dtype::float8_e4m3fnuz, "f8e4m3fnuz", "float8_e4m3fnuz", 1, "", true},
+    {dtype::uint16, "u16", "uint16", 2, "u2", false},
+    {dtype::uint32, "u32", "uint32", 4, "u4", false},
+    {dtype::uint64, "u64", "uint64", 8, "u8", false},
 };
 
 // The table's entry for a c10 code; nullptr for a code mpspack does not handle.

@@ -134,11 +134,7 @@ size_t line_of(std::string_view text, size_t pos) {
 
 // `cached_torch_dtype_float32`, `aoti_torch_dtype_float32()`, or a plain number.
 std::optional<int32_t> dtype_code(std::string_view v) {
-  // The c10 dtypes mpspack does not handle, by torch's name; the others are dtype.hpp's table.
-  static constexpr std::array<std::pair<std::string_view, int32_t>, 6> others = {{
-      {"complex32", 8}, {"complex64", 9}, {"complex128", 10}, {"float8_e5m2", 23}, {"float8_e4m3fn", 24},
-      {"uint16", 27},
-  }};
+
   auto pos = v.find("dtype_");
   if (pos != std::string_view::npos) {
     std::string_view rest = v.substr(pos + 6);
@@ -147,8 +143,6 @@ std::optional<int32_t> dtype_code(std::string_view v) {
     rest = rest.substr(0, n);
     for (const DtypeInfo& d : kDtypes)
       if (rest == d.torch_name) return d.code;
-    for (auto [name, code] : others)
-      if (rest == name) return code;
     return std::nullopt;
   }
   Scanner s(v, 0);

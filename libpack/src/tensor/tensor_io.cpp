@@ -42,6 +42,9 @@ double element(const HostTensor& t, uint64_t i) {
     case dtype::int16: return double(int16_t(load_u16le(p)));
     case dtype::int8: return double(int8_t(p[0]));
     case dtype::uint8: return double(p[0]);
+    case dtype::uint16: return double(load_u16le(p));
+    case dtype::uint32: return double(load_u32le(p));
+    case dtype::uint64: return double(load_u64le(p));
     case dtype::bool_: return p[0] != 0 ? 1.0 : 0.0;
   }
   return 0;
@@ -55,10 +58,14 @@ int64_t integer_element(const HostTensor& t, uint64_t i) {
     case dtype::int16: return int16_t(load_u16le(p));
     case dtype::int8: return int8_t(p[0]);
     case dtype::uint8: return p[0];
+    case dtype::uint16: return load_u16le(p);
+    case dtype::uint32: return load_u32le(p);
+    case dtype::uint64: return int64_t(load_u64le(p));  // the same bits: equality stays exact
     case dtype::bool_: return p[0] != 0;
   }
   return 0;
 }
+
 
 std::vector<int64_t> unflatten(uint64_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> idx(shape.size(), 0);
@@ -68,6 +75,39 @@ std::vector<int64_t> unflatten(uint64_t flat, const std::vector<int64_t>& shape)
     flat /= uint64_t(shape[d]);
   }
   return idx;
+}
+
+// Whether element() reads `code` (complex and float8 types it does not).
+bool readable_element(int32_t code) {
+  switch (code) {
+    case dtype::complex32: case dtype::complex64: case dtype::complex128: case dtype::float8_e5m2:
+    case dtype::float8_e4m3fn: case dtype::float8_e5m2fnuz: case dtype::float8_e4m3fnuz: return false;
+  }
+  return find_dtype(code) != nullptr;
+}
+
+// A complex64/complex128 tensor as its float32/float64 (real, imaginary) pairs: one more dimension of 2.
+HostTensor as_real_pairs(const HostTensor& t) {
+  HostTensor r{t.dtype == dtype::complex64 ? dtype::float32 : dtype::float64, t.shape, t.data};
+  r.shape.push_back(2);
+  return r;
+}
+
+// The first element whose bytes differ, for the dtypes compared bit for bit (complex32, float8).
+Comparison compare_bytes(const HostTensor& got, const HostTensor& want) {
+  Comparison c;
+  const uint64_t size = dtype_size(got.dtype);
+  for (uint64_t i = 0; i < got.numel(); ++i) {
+    if (std::memcmp(got.data.data() + i * size, want.data.data() + i * size, size) == 0) continue;
+    if (!c.first_mismatch) {
+      c.first_mismatch = i;
+      c.first_mismatch_index = unflatten(i, got.shape);
+    }
+    ++c.mismatches;
+    c.max_abs_error = INFINITY;
+  }
+  c.match = c.mismatches == 0;
+  return c;
 }
 
 // --- NPY header: a Python dict literal, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (4, 96), }
@@ -382,6 +422,9 @@ Comparison compare_tensors(const HostTensor& got, const HostTensor& want, Tolera
     c.problem = "tensor data size does not match its dtype and shape";
     return c;
   }
+  if (got.dtype == dtype::complex64 || got.dtype == dtype::complex128)
+    return compare_tensors(as_real_pairs(got), as_real_pairs(want), tol);
+  if (!readable_element(got.dtype)) return compare_bytes(got, want);
   const bool fp = is_float(got.dtype);
   for (uint64_t i = 0; i < n; ++i) {
     bool ok;

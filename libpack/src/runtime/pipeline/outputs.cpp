@@ -20,8 +20,9 @@ Status write_outputs(Context& ctx) {
   std::filesystem::create_directories(dir, ec);
   if (ec) return make_error(Error::Kind::Io, "{}: cannot create the output folder: {}", dir, ec.message());
   for (auto& out : ctx.outputs) {
-    // NumPy has no bfloat16: those are written raw (.bin), the rest as .npy.
-    const bool raw = out.tensor.dtype == dtype::bfloat16;
+    // NumPy has no bfloat16, float8 or complex32 (their npy is ""): those are written raw (.bin), the rest as .npy.
+    const DtypeInfo* info = find_dtype(out.tensor.dtype);
+    const bool raw = info == nullptr || *info->npy == '\0';
     const auto path = std::filesystem::path(dir) / fmt::format("output{}.{}", out.index, raw ? "bin" : "npy");
     MPK_CHECK(write_tensor(path, out.tensor, raw));
     out.written = path.string();

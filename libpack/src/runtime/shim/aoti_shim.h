@@ -48,6 +48,16 @@ MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_int16(void);
 MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_int32(void);
 MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_int64(void);
 MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_bool(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_complex32(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_complex64(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_complex128(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_float8_e5m2(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_float8_e4m3fn(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_float8_e5m2fnuz(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_float8_e4m3fnuz(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_uint16(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_uint32(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_dtype_uint64(void);
 /* Bytes of one element of `dtype`; 0 for a dtype the shim does not know. */
 MPSPACK_SHIM_EXPORT size_t aoti_torch_dtype_element_size(int32_t dtype);
 

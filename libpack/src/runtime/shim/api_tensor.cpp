@@ -91,6 +91,16 @@ int32_t aoti_torch_dtype_int16(void) { return static_cast<int32_t>(DType::i16); 
 int32_t aoti_torch_dtype_int32(void) { return static_cast<int32_t>(DType::i32); }
 int32_t aoti_torch_dtype_int64(void) { return static_cast<int32_t>(DType::i64); }
 int32_t aoti_torch_dtype_bool(void) { return static_cast<int32_t>(DType::boolean); }
+int32_t aoti_torch_dtype_complex32(void) { return mpspack::dtype::complex32; }
+int32_t aoti_torch_dtype_complex64(void) { return mpspack::dtype::complex64; }
+int32_t aoti_torch_dtype_complex128(void) { return mpspack::dtype::complex128; }
+int32_t aoti_torch_dtype_float8_e5m2(void) { return mpspack::dtype::float8_e5m2; }
+int32_t aoti_torch_dtype_float8_e4m3fn(void) { return mpspack::dtype::float8_e4m3fn; }
+int32_t aoti_torch_dtype_float8_e5m2fnuz(void) { return mpspack::dtype::float8_e5m2fnuz; }
+int32_t aoti_torch_dtype_float8_e4m3fnuz(void) { return mpspack::dtype::float8_e4m3fnuz; }
+int32_t aoti_torch_dtype_uint16(void) { return mpspack::dtype::uint16; }
+int32_t aoti_torch_dtype_uint32(void) { return mpspack::dtype::uint32; }
+int32_t aoti_torch_dtype_uint64(void) { return mpspack::dtype::uint64; }
 
 size_t aoti_torch_dtype_element_size(int32_t dtype) {
   try {
