@@ -255,6 +255,53 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__embedding_bag_forward_only(
     int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
     int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 
+/* Pooling (pooling.cpp, pooling_fractional.cpp): inputs [N, C, spatial...] or unbatched [C, spatial...] (2 or 3
+ * spatial dims), float32/float64/float16/bfloat16 (avg_pool also int64). List arguments hold 1 or 2 (3) values; an
+ * empty stride is the kernel. Max pools: NaN wins; indices are int64 flat offsets within each plane. Results are
+ * channels-last for a channels-last batched input, as torch's, except fractional pools and max_unpool3d. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_max_pool2d_with_indices(
+    AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_, const int64_t* stride,
+    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,
+    int32_t ceil_mode, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_max_pool3d_with_indices(
+    AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_, const int64_t* stride,
+    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,
+    int32_t ceil_mode, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_avg_pool2d(
+    AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_, const int64_t* stride,
+    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, int32_t ceil_mode, int32_t count_include_pad,
+    int64_t* divisor_override, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_avg_pool3d(
+    AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_, const int64_t* stride,
+    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, int32_t ceil_mode, int32_t count_include_pad,
+    int64_t* divisor_override, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__adaptive_avg_pool2d(AtenTensorHandle self, const int64_t* output_size,
+                                                                      int64_t output_size_len_, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__adaptive_avg_pool3d(AtenTensorHandle self, const int64_t* output_size,
+                                                                      int64_t output_size_len_, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_adaptive_max_pool2d(AtenTensorHandle self, const int64_t* output_size,
+                                                                     int64_t output_size_len_, AtenTensorHandle* ret0,
+                                                                     AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_adaptive_max_pool3d(AtenTensorHandle self, const int64_t* output_size,
+                                                                     int64_t output_size_len_, AtenTensorHandle* ret0,
+                                                                     AtenTensorHandle* ret1);
+/* random_samples [N, C, 2 (3)] of the input's dtype, in [0, 1): per plane the W then H samples (3-d: T, H, W). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_fractional_max_pool2d(
+    AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_, const int64_t* output_size,
+    int64_t output_size_len_, AtenTensorHandle random_samples, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_fractional_max_pool3d(
+    AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_, const int64_t* output_size,
+    int64_t output_size_len_, AtenTensorHandle random_samples, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* Zeros of output_size per plane with self's values put at indices (int64, self's shape); any dtype. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_max_unpool2d(AtenTensorHandle self, AtenTensorHandle indices,
+                                                              const int64_t* output_size, int64_t output_size_len_,
+                                                              AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_max_unpool3d(AtenTensorHandle self, AtenTensorHandle indices,
+                                                              const int64_t* output_size, int64_t output_size_len_,
+                                                              const int64_t* stride, int64_t stride_len_,
+                                                              const int64_t* padding, int64_t padding_len_,
+                                                              AtenTensorHandle* ret0);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif
