@@ -256,9 +256,10 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__embedding_bag_forward_only(
     int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 
 /* Pooling (pooling.cpp, pooling_fractional.cpp): inputs [N, C, spatial...] or unbatched [C, spatial...] (2 or 3
- * spatial dims), float32/float64/float16/bfloat16 (avg_pool also int64). List arguments hold 1 or 2 (3) values; an
- * empty stride is the kernel. Max pools: NaN wins; indices are int64 flat offsets within each plane. Results are
- * channels-last for a channels-last batched input, as torch's, except fractional pools and max_unpool3d. */
+ * spatial dims), the dtypes torch's CPU kernels take (floating types; max_pool also integers, avg_pool int64,
+ * avg_pool3d no half types). List arguments hold 1 or 2 (3) values; an empty stride is the kernel. Max pools: NaN
+ * wins; indices are int64 flat offsets within each plane. A channels-last batched input gives a channels-last
+ * result from the 2-d pools (fractional excepted), max_unpool2d and max_pool3d, as torch's; the rest are contiguous. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_max_pool2d_with_indices(
     AtenTensorHandle self, const int64_t* kernel_size, int64_t kernel_size_len_, const int64_t* stride,
     int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,

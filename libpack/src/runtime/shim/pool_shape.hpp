@@ -1,4 +1,4 @@
-// What the CPU pooling ops (pooling.cpp, pooling_fractional.cpp) share: the input's planes and spatial sizes, the
+// What the CPU pooling ops (pooling.cpp, pooling_fractional.cpp) share, defined in pooling.cpp: the input's planes and spatial sizes, the
 // per-dim windows each output position reads, output layouts as torch chooses them, and the loop over planes.
 // A 2-d pool is run as a 3-d one whose first spatial dim has size 1, so one kernel serves both.
 #pragma once
@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -69,8 +70,8 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
 // "2x3x4" of the last nd entries.
 std::string joined(const Dims& v, int nd);
 
-// Fails naming `op` unless t's dtype is float32, float64, float16 or bfloat16 (or int64 when `int64_ok`).
-void require_float(const Tensor& t, const char* op, bool int64_ok = false);
+// Fails naming `op` unless t's dtype is one of `allowed` (torch's CPU kernels each take their own set).
+void require_dtype(const Tensor& t, const char* op, std::initializer_list<DType> allowed);
 
 // Runs f(first_plane, end_plane) over [0, planes), split over the shim's threads when the work is large.
 void for_planes(int64_t planes, int64_t work_per_plane, const std::function<void(int64_t, int64_t)>& f);

@@ -61,8 +61,9 @@ Windows plane_windows(const Geometry& g, const Tensor& samples, int64_t p, const
 void check_samples(const std::string& op, const Geometry& g, const Tensor& x, const Tensor& samples) {
   require_cpu(samples, op.c_str());
   if (samples.dtype != x.dtype) fail(op + ": random_samples must have the input's dtype " + dtype_name(x.dtype));
-  if (samples.dim() != 3 || samples.sizes[0] != g.N || samples.sizes[1] != g.C || samples.sizes[2] != g.nd)
-    fail(op + ": random_samples must have sizes [" + std::to_string(g.N) + ", " + std::to_string(g.C) + ", " +
+  // torch's rule: at least one row of samples per batch entry (the rows past the batch are not read).
+  if (samples.dim() != 3 || samples.sizes[0] < g.N || samples.sizes[1] != g.C || samples.sizes[2] != g.nd)
+    fail(op + ": random_samples must have sizes [n >= " + std::to_string(g.N) + ", " + std::to_string(g.C) + ", " +
          std::to_string(g.nd) + "]");
 }
 
@@ -92,7 +93,7 @@ void fractional_op(int nd, const Tensor& x, const int64_t* kernel, int64_t kerne
   if (ret0 == nullptr || ret1 == nullptr) fail(op + ": ret0/ret1 is null");
   if (kernel_len != nd || kernel == nullptr) fail(op + ": kernel_size must either be a single Int or tuple of Ints");
   const Geometry g = input_geometry(x, nd, op.c_str(), NonEmpty::after_first);
-  require_float(x, op.c_str());
+  require_dtype(x, op.c_str(), {DType::f32, DType::f64, DType::f16, DType::bf16});
   Dims k{1, 1, 1};
   for (int i = 0; i < nd; ++i) k[static_cast<std::size_t>(3 - nd + i)] = kernel[i];
   const Dims out = fractional_dims(op, g, k, output_size, output_len);
@@ -182,7 +183,7 @@ void unpool_op(int nd, const Tensor& self, const Tensor& idx, const int64_t* siz
   const Dims out = unpool_dims(op, nd, size, size_len);
   const Geometry g = input_geometry(self, nd, op.c_str(), NonEmpty::after_first);
   if (idx.sizes != self.sizes) fail(op + ": Expected shape of indices to be same as that of the input tensor");
-  element_size(self.dtype);  // fails for a dtype the shim does not handle
+  require_dtype(self, op.c_str(), {DType::f32, DType::f64, DType::f16, DType::bf16});
   check_unpool_indices(op, g, idx, out);
   const auto sizes = out_sizes(g, out);
   // torch keeps a channels-last input's layout in max_unpool2d; max_unpool3d's result is always contiguous.
