@@ -292,6 +292,10 @@ PoolParams pool_params(const char* op, int nd, ListArg k, ListArg s, ListArg p, 
   r.ceil_mode = ceil_mode;
   for (int i = 3 - nd; i < 3; ++i) {
     const auto j = static_cast<std::size_t>(i);
+    // torch narrows these to int; the limit also keeps the window arithmetic from overflowing.
+    constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+    if (r.k[j] > kMax || r.s[j] > kMax || r.p[j] > kMax || r.d[j] > kMax)
+      fail(std::string(op) + ": kernel, stride, padding and dilation must fit in int32");
     if (r.k[j] <= 0) fail(std::string(op) + ": kernel size should be greater than zero, but got " + joined(r.k, nd));
     if (r.s[j] <= 0) fail(std::string(op) + ": stride should be greater than zero, but got " + joined(r.s, nd));
     if (r.d[j] <= 0) fail(std::string(op) + ": dilation should be greater than zero, but got " + joined(r.d, nd));

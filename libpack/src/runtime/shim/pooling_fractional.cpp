@@ -79,7 +79,7 @@ Dims fractional_dims(const std::string& op, const Geometry& g, const Dims& k, co
     if (k[j] < 0 || out[j] < 0) fail(op + ": kernel_size and output_size may not be negative, got " +
                                       joined(k, g.nd) + " and " + joined(out, g.nd));
     // torch's bound is one tighter for 3-d pools than for 2-d ones.
-    if (out[j] + k[j] - 1 > g.in[j] - (g.nd == 3 ? 1 : 0))
+    if (k[j] > g.in[j] || out[j] > g.in[j] + 1 || out[j] + k[j] - 1 > g.in[j] - (g.nd == 3 ? 1 : 0))
       fail(op + ": pool " + kNames[i] + " " + std::to_string(k[j]) + " too large relative to input " + kNames[i] +
            " " + std::to_string(g.in[j]));
   }
@@ -188,7 +188,8 @@ void unpool_op(int nd, const Tensor& self, const Tensor& idx, const int64_t* siz
   const auto sizes = out_sizes(g, out);
   // torch keeps a channels-last input's layout in max_unpool2d; max_unpool3d's result is always contiguous.
   TensorPtr result(new_tensor(sizes, out_strides(sizes, nd == 2 && g.channels_last), self.dtype));
-  std::memset(result->data(), 0, storage_nbytes(result->sizes, result->strides, result->itemsize()));
+  const std::size_t nbytes = storage_nbytes(result->sizes, result->strides, result->itemsize());
+  if (nbytes > 0) std::memset(result->data(), 0, nbytes);
   unpool_scatter(self, idx, g, out, *result);
   *ret0 = result.release();
 }
