@@ -19,6 +19,14 @@ namespace {
 
 const char* const kArities[] = {"", "", "2d", "3d"};
 
+// x truncated to an integer as C++ does; a NaN or a value past +-2^52 (whose conversion would be undefined or
+// meaningless) throws ShimError.
+template <class V>
+int64_t truncated(V x) {
+  if (!(x > V(-4.5e15) && x < V(4.5e15))) fail("random sample gives a window start of " + std::to_string(x));
+  return static_cast<int64_t>(x);
+}
+
 // torch's interval sequence: the start of each of `out` windows of `pool` in [0, in), from one sample in [0, 1).
 template <class V>
 std::vector<Window> fractional_windows(V sample, int64_t in, int64_t out, int64_t pool) {
@@ -26,8 +34,7 @@ std::vector<Window> fractional_windows(V sample, int64_t in, int64_t out, int64_
   if (out > 1) {
     const V alpha = static_cast<V>(in - pool) / static_cast<V>(out - 1);
     for (int64_t i = 0; i < out - 1; ++i)
-      seq[static_cast<std::size_t>(i)] =
-          static_cast<int64_t>((static_cast<V>(i) + sample) * alpha) - static_cast<int64_t>(sample * alpha);
+      seq[static_cast<std::size_t>(i)] = truncated((static_cast<V>(i) + sample) * alpha) - truncated(sample * alpha);
   }
   if (out > 0) seq.back() = in - pool;
   std::vector<Window> w;
@@ -46,10 +53,14 @@ Windows plane_windows(const Geometry& g, const Tensor& samples, int64_t p, const
     const int64_t off = (p / g.C) * samples.strides[0] + (p % g.C) * samples.strides[1] + i * samples.strides[2];
     const double sample = load_as_double(base + off * static_cast<int64_t>(item), samples.dtype);
     const auto j = static_cast<std::size_t>(g.nd == 3 ? i : 2 - i);
-    if (samples.dtype == static_cast<int32_t>(DType::f64))
-      w[j] = fractional_windows<double>(sample, g.in[j], out[j], k[j]);
-    else
-      w[j] = fractional_windows<float>(static_cast<float>(sample), g.in[j], out[j], k[j]);
+    try {
+      if (samples.dtype == static_cast<int32_t>(DType::f64))
+        w[j] = fractional_windows<double>(sample, g.in[j], out[j], k[j]);
+      else
+        w[j] = fractional_windows<float>(static_cast<float>(sample), g.in[j], out[j], k[j]);
+    } catch (const ShimError& e) {
+      fail(op + ": plane " + std::to_string(p) + ": " + e.what());
+    }
     for (const Window& win : w[j])
       if (win.start < 0 || win.end > g.in[j])
         fail(op + ": random sample " + std::to_string(sample) + " of plane " + std::to_string(p) +
