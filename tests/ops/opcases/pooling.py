@@ -41,6 +41,8 @@ def max_pool2d_with_indices(g):
     yield Case("dilation 2 pad 1", [x, [3, 2], [1, 2], [1, 1], [2, 1], False])
     yield Case("unbatched", [g.distinct(3, 6, 5), [2, 3], [1, 2], [1, 1], [1, 1], False])
     yield Case("channels-last", [cl(x), [3, 3], [2, 1], [1, 1], [1, 1], False])
+    yield Case("channels-last, every other row", [cl(g.distinct(2, 3, 14, 8))[:, :, ::2], [2, 2], [], [0, 0], [1, 1],
+                                                   False])
     yield Case("non-contiguous", [g.distinct(2, 8, 7, 3).permute(0, 3, 2, 1), [2, 2], [1, 1], [0, 0], [1, 1], False])
     yield Case("f64", [g.distinct(1, 2, 6, 6, dtype=torch.float64), [2, 2], [2, 2], [1, 1], [1, 1], True])
     yield Case("bf16", [g.distinct(1, 2, 4, 4, dtype=torch.bfloat16), [2, 2], [], [0, 0], [1, 1], False])
