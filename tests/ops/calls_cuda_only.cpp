@@ -29,6 +29,13 @@ const bool registered = mpspack::test::register_op_calls({
                                                               a.ret(1), a.ret(2), a.ret(3), a.ret_i64(4), a.ret_i64(5),
                                                               a.ret(6), a.ret(7), a.ret(8));
      }},
+    {"aoti_torch_cpu__weight_int4pack_mm",
+     [](CallArgs& a) { return CUDA_SHIM(_weight_int4pack_mm)(a.tensor(0), a.tensor(1), a.i64(2), a.tensor(3), a.ret(0)); }},
+    {"aoti_torch_cpu__thnn_fused_lstm_cell",
+     [](CallArgs& a) {
+       return CUDA_SHIM(_thnn_fused_lstm_cell)(a.tensor(0), a.tensor(1), a.tensor(2), a.optional_tensor(3),
+                                               a.optional_tensor(4), a.ret(0), a.ret(1), a.ret(2));
+     }},
     {"aoti_torch_cpu_mm_dtype_out",
      [](CallArgs& a) { return CUDA_SHIM(mm_dtype_out)(a.tensor(0), a.tensor(1), a.tensor(2), a.dtype(3)); }},
 });

@@ -65,8 +65,9 @@ def op(name: str, torch_op: Optional[str] = None, call: Optional[Callable] = Non
 class Gen:
     """Seeded inputs: the same cases on every run of one torch version."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, device: str = "cpu"):
         self.g = torch.Generator().manual_seed(seed)
+        self.device = device  # where torch runs the op: inputs only some device can make (packed weights) use it
 
     def randn(self, *shape, dtype=torch.float32) -> torch.Tensor:
         return torch.randn(*shape, generator=self.g, dtype=torch.float64).to(dtype)

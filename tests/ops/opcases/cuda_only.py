@@ -54,3 +54,32 @@ def mm_dtype_out(g):
     for dt in (torch.float16, torch.bfloat16):
         yield Case(f"{dt} to float32", [torch.empty(5, 3), g.randn(5, 40, dtype=dt), g.randn(40, 3, dtype=dt),
                                         torch.float32], mutated=[0], rtol=1e-4, atol=1e-4)
+
+
+def _int4_weights(g, n, k, group):
+    """uint4 weights [n, k], packed by torch for the GPU, and bfloat16 scales and zeros per group."""
+    q = g.randint(0, 16, (n, k), dtype=torch.int32)
+    as_bytes = ((q[:, ::2] << 4) | q[:, 1::2]).to(torch.uint8)
+    scales_zeros = torch.stack([g.rand(k // group, n) * 0.1 + 0.01, g.randn(k // group, n) * 0.1], dim=2)
+    return as_bytes, scales_zeros.to(torch.bfloat16)
+
+
+@op("_weight_int4pack_mm", min_torch="2.4", devices=CUDA, torch_op="aten._weight_int4pack_mm.default")
+def weight_int4pack_mm(g):
+    for m, n, k, group, inner in ((1, 16, 64, 32, 2), (5, 24, 256, 64, 4), (3, 8, 256, 128, 8)):
+        as_bytes, scales_zeros = _int4_weights(g, n, k, group)
+        packed = torch.ops.aten._convert_weight_to_int4pack(as_bytes.to(g.device), inner).cpu()
+        yield Case(f"m {m} n {n} k {k} group {group} inner_k_tiles {inner}",
+                   [g.randn(m, k, dtype=torch.bfloat16), packed, group, scales_zeros], rtol=2e-2, atol=2e-2)
+
+
+@op("_thnn_fused_lstm_cell", min_torch="2.1", devices=CUDA, torch_op="aten._thnn_fused_lstm_cell.default")
+def thnn_fused_lstm_cell(g):
+    b, h = 3, 5
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        tol = TOL[dt]
+        yield Case(f"{dt} with biases", [g.randn(b, 4 * h, dtype=dt), g.randn(b, 4 * h, dtype=dt),
+                                         g.randn(b, h, dtype=dt), g.randn(4 * h, dtype=dt), g.randn(4 * h, dtype=dt)],
+                   **tol)
+    yield Case("f32 without biases", [g.randn(b, 4 * h), g.randn(b, 4 * h), g.randn(b, h), None, None],
+               **TOL[torch.float32])

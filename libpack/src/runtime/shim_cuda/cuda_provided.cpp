@@ -15,6 +15,8 @@ constexpr std::string_view kNames[] = {
     "aoti_torch_cuda__scaled_dot_product_cudnn_attention",
     "aoti_torch_cuda__scaled_dot_product_efficient_attention",
     "aoti_torch_cuda__scaled_dot_product_flash_attention",
+    "aoti_torch_cuda__thnn_fused_lstm_cell",
+    "aoti_torch_cuda__weight_int4pack_mm",
     "aoti_torch_cuda_addmm_out",
     "aoti_torch_cuda_baddbmm_out",
     "aoti_torch_cuda_bmm_out",
