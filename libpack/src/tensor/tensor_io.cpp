@@ -407,21 +407,24 @@ Tolerance default_tolerance(int32_t dt) {
   return {0, 0};
 }
 
+namespace {
+// Why two tensors cannot be compared element by element ("" when they can).
+std::string mismatch_of_kind(const HostTensor& got, const HostTensor& want) {
+  if (got.dtype != want.dtype)
+    return fmt::format("dtype {} differs from the expected {}", dtype_name(got.dtype), dtype_name(want.dtype));
+  if (got.shape != want.shape)
+    return fmt::format("shape {} differs from the expected {}", shape_string(got.shape), shape_string(want.shape));
+  if (got.data.size() != want.data.size() || got.data.size() != got.numel() * dtype_size(got.dtype))
+    return "tensor data size does not match its dtype and shape";
+  return "";
+}
+}  // namespace
+
 Comparison compare_tensors(const HostTensor& got, const HostTensor& want, Tolerance tol) {
   Comparison c;
-  if (got.dtype != want.dtype) {
-    c.problem = fmt::format("dtype {} differs from the expected {}", dtype_name(got.dtype), dtype_name(want.dtype));
-    return c;
-  }
-  if (got.shape != want.shape) {
-    c.problem = fmt::format("shape {} differs from the expected {}", shape_string(got.shape), shape_string(want.shape));
-    return c;
-  }
+  c.problem = mismatch_of_kind(got, want);
+  if (!c.problem.empty()) return c;
   const uint64_t n = got.numel();
-  if (got.data.size() != want.data.size() || got.data.size() != n * dtype_size(got.dtype)) {
-    c.problem = "tensor data size does not match its dtype and shape";
-    return c;
-  }
   if (got.dtype == dtype::complex64 || got.dtype == dtype::complex128)
     return compare_tensors(as_real_pairs(got), as_real_pairs(want), tol);
   if (!readable_element(got.dtype)) return compare_bytes(got, want);

@@ -109,6 +109,28 @@ Outputs allocate_outputs(const Tensor& weight, const Tensor& offsets, int64_t mo
   return o;
 }
 
+// Bag b's row of the result from its accumulated values (sums, or maxima and their rows) and its count; its
+// bag size (mean and max), and torch's max_indices (the rows of the maxima; the count again in mean mode).
+void store_bag(Outputs& o, int64_t b, int64_t count, const std::vector<double>& acc, const std::vector<int64_t>& arg,
+               int64_t mode) {
+  const int32_t wdt = o.result->dtype, idt = o.bag_size->dtype;
+  const bool f64 = wdt == static_cast<int32_t>(DType::f64);
+  const auto D = static_cast<int64_t>(acc.size());
+  const auto osz = static_cast<int64_t>(o.result->itemsize()), isz = static_cast<int64_t>(element_size(idt));
+  if (mode != kSum) store_from_double(o.bag_size->data() + b * isz, idt, double(count));
+  if (mode == kMean) store_from_double(o.max_indices->data() + b * isz, idt, double(count));
+  for (int64_t d = 0; d < D; ++d) {
+    char* out = o.result->data() + (b * D + d) * osz;
+    store_from_double(out, wdt, acc[static_cast<std::size_t>(d)]);
+    if (mode == kMean && count > 0) {  // torch divides the stored sum, in the weight's dtype
+      const double sum = load_as_double(out, wdt);
+      store_from_double(out, wdt, f64 ? sum / double(count) : double(float(sum) / float(count)));
+    }
+    if (mode == kMax && count > 0)
+      store_from_double(o.max_indices->data() + (b * D + d) * isz, idt, double(arg[static_cast<std::size_t>(d)]));
+  }
+}
+
 Outputs embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets, int64_t mode,
                       const Tensor* per_sample_weights, bool include_last_offset, int64_t padding_idx,
                       bool forward_only) {
@@ -126,7 +148,7 @@ Outputs embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor&
   Outputs o = allocate_outputs(weight, offsets, mode, B, static_cast<int64_t>(bags.indices.size()), idt,
                                mode == kSum && sum_fast_path(weight, per_sample_weights, padding_idx), forward_only);
 
-  const std::size_t osz = o.result->itemsize(), isz = element_size(idt);
+  const std::size_t isz = element_size(idt);
   std::vector<double> acc(static_cast<std::size_t>(D));
   std::vector<int64_t> arg(static_cast<std::size_t>(D));
   for (int64_t b = 0; b < B; ++b) {
@@ -155,20 +177,7 @@ Outputs embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor&
       }
       ++count;
     }
-    if (mode != kSum) store_from_double(o.bag_size->data() + b * static_cast<int64_t>(isz), idt, double(count));
-    // torch's mean mode hands its bag sizes out as max_indices too.
-    if (mode == kMean) store_from_double(o.max_indices->data() + b * static_cast<int64_t>(isz), idt, double(count));
-    for (int64_t d = 0; d < D; ++d) {
-      char* out = o.result->data() + (b * D + d) * static_cast<int64_t>(osz);
-      store_from_double(out, weight.dtype, acc[static_cast<std::size_t>(d)]);
-      if (mode == kMean && count > 0) {  // torch divides the stored sum, in the weight's dtype
-        const double sum = load_as_double(out, weight.dtype);
-        store_from_double(out, weight.dtype, f64 ? sum / double(count) : double(float(sum) / float(count)));
-      }
-      if (mode == kMax && count > 0)
-        store_from_double(o.max_indices->data() + (b * D + d) * static_cast<int64_t>(isz), idt,
-                          double(arg[static_cast<std::size_t>(d)]));
-    }
+    store_bag(o, b, count, acc, arg, mode);
   }
   return o;
 }
