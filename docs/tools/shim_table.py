@@ -10,7 +10,10 @@ Inputs:
     consult. With --built-tool EXE (the test helper shim_provided_names, which prints what a build reports),
     those lists are first checked against the build, so a table from sources that disagree with it is refused;
   - the tests: every test file under tests/ (test_*; not the stub shims other tests use) is searched for
-    each name as a whole word.
+    each name as a whole word;
+  - docs/tools/shim_not_provided.json: {"function name": "reason"} for the functions mpspack cannot provide
+    (they need torch itself); the table prints the reason. A listed function that is provided, or that no
+    header declares, is an error: the list must say what is true.
 
 --check compares the result with docs/SHIM.md instead of writing it (exit 1 when stale). When the reference
 names are missing it exits 77 (a CTest skip), or 1 when the environment variable CI is set, since CI has them.
@@ -18,6 +21,7 @@ Standard library only.
 """
 import argparse
 import difflib
+import json
 import os
 import re
 import subprocess
@@ -41,6 +45,7 @@ PROVIDED_SOURCES = [
     "libpack/src/runtime/shim_cuda/cuda_provided.cpp",
 ]
 TEST_SUFFIXES = {".cpp", ".hpp", ".py", ".sh"}
+NOT_PROVIDED = "docs/tools/shim_not_provided.json"
 
 
 def read_names(path):
@@ -80,11 +85,29 @@ def tests_naming(name, files):
     return [rel for rel, text in files if pattern.search(text)]
 
 
-def table(declared, provided, files):
+def not_provided_reasons(provided, declared_all):
+    """The reasons of shim_not_provided.json, checked: none of its functions provided, each one declared."""
+    reasons = json.loads((REPO / NOT_PROVIDED).read_text())
+    wrong = sorted(set(reasons) & provided)
+    if wrong:
+        sys.exit(f"shim_table.py: {NOT_PROVIDED} lists functions mpspack provides: {wrong}")
+    unknown = sorted(set(reasons) - declared_all)
+    if unknown:
+        sys.exit(f"shim_table.py: {NOT_PROVIDED} lists functions no header declares: {unknown}")
+    return reasons
+
+
+def provided_cell(name, provided, reasons):
+    if name in provided:
+        return "yes"
+    return f"no: {reasons[name]}" if name in reasons else "no"
+
+
+def table(declared, provided, files, reasons):
     rows = ["| function | provided | tests naming it |", "|---|---|---|"]
     for name in declared:
         tests = tests_naming(name, files)
-        rows.append(f"| `{name}` | {'yes' if name in provided else 'no'} | "
+        rows.append(f"| `{name}` | {provided_cell(name, provided, reasons)} | "
                     f"{', '.join(f'`{t}`' for t in tests) if tests else 'none'} |")
     return rows
 
@@ -101,20 +124,22 @@ def render(names_dir, provided):
         "mpspack runs it only when its shim provides every one (`mpspack inspect` names the ones it lacks). This",
         "table lists every function torch 2.11's shim headers declare, whether mpspack provides it, and the",
         "files under `tests/` that name it (\"none\": no test names it; a function can still be exercised by",
-        "the real model fixtures that import it, which `test_shim_models.cpp` runs).",
+        "the real model fixtures that import it, which `test_shim_models.cpp` runs). A function mpspack cannot",
+        f"provide, because it needs torch itself, says why (`{NOT_PROVIDED}`).",
         "",
         "| header | what | declared | provided | provided and named by a test |",
         "|---|---|---|---|---|",
     ]
     sections = []
-    declared_all = set()
+    declared_by = {stem: read_names(names_dir / f"{stem}.names") for stem, _, _ in HEADERS}
+    declared_all = set().union(*declared_by.values())
+    reasons = not_provided_reasons(provided, declared_all)
     for stem, header, what in HEADERS:
-        declared = read_names(names_dir / f"{stem}.names")
-        declared_all.update(declared)
+        declared = declared_by[stem]
         have = [n for n in declared if n in provided]
         tested = [n for n in have if tests_naming(n, files)]
         out.append(f"| `{header}` | {what} | {len(declared)} | {len(have)} | {len(tested)} |")
-        sections += ["", f"## `{header}`", ""] + table(declared, provided, files)
+        sections += ["", f"## `{header}`", ""] + table(declared, provided, files, reasons)
     mps = names_dir / "c_shim_mps.names"
     mps_count = len(read_names(mps)) if mps.exists() else 0
     out.append(f"| `generated/c_shim_mps.h` | MPS fallback ops | {mps_count} | 0 | 0 |")
@@ -123,7 +148,7 @@ def render(names_dir, provided):
     extra = sorted(provided - declared_all)
     out += ["", "## Provided by mpspack, declared in none of those headers", ""]
     if extra:
-        out += table(extra, provided, files)
+        out += table(extra, provided, files, reasons)
     else:
         out.append("None.")
     return "\n".join(out) + "\n"
