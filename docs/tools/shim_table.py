@@ -13,11 +13,13 @@ Inputs:
     each name as a whole word;
   - docs/tools/shim_not_provided.json: {"function name": "reason"} for the functions mpspack cannot provide
     (they need torch itself); the table prints the reason. A listed function that is provided, or that no
-    header declares, is an error: the list must say what is true.
+    header declares, is an error: the list must say what is true;
+  - the op conformance cases per function (tests/ops/make_cases.py --count, which needs torch: Debian's
+    python3-torch here and in CI).
 
 --check compares the result with docs/SHIM.md instead of writing it (exit 1 when stale). When the reference
 names are missing it exits 77 (a CTest skip), or 1 when the environment variable CI is set, since CI has them.
-Standard library only.
+Standard library only, besides the torch make_cases.py imports.
 """
 import argparse
 import difflib
@@ -103,17 +105,31 @@ def provided_cell(name, provided, reasons):
     return f"no: {reasons[name]}" if name in reasons else "no"
 
 
-def table(declared, provided, files, reasons):
-    rows = ["| function | provided | tests naming it |", "|---|---|---|"]
+def case_counts():
+    """Conformance cases per C function: each op's cases apply to its CPU and its CUDA function."""
+    run = subprocess.run(["/usr/bin/python3", str(REPO / "tests" / "ops" / "make_cases.py"), "--count"],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    if run.returncode != 0:
+        sys.exit(f"shim_table.py: tests/ops/make_cases.py --count failed: {run.stderr.strip()}")
+    counts = {}
+    for function, n in json.loads(run.stdout).items():
+        for device in ("cpu", "cuda"):
+            counts[function.replace("{device}", device)] = n
+    return counts
+
+
+def table(declared, provided, files, cases, reasons):
+    rows = ["| function | provided | conformance cases | tests naming it |", "|---|---|---|---|"]
     for name in declared:
         tests = tests_naming(name, files)
-        rows.append(f"| `{name}` | {provided_cell(name, provided, reasons)} | "
+        rows.append(f"| `{name}` | {provided_cell(name, provided, reasons)} | {cases.get(name, 0)} | "
                     f"{', '.join(f'`{t}`' for t in tests) if tests else 'none'} |")
     return rows
 
 
 def render(names_dir, provided):
     files = test_files()
+    cases = case_counts()
     out = [
         "# The AOTInductor C shim: what mpspack provides",
         "",
@@ -124,11 +140,12 @@ def render(names_dir, provided):
         "mpspack runs it only when its shim provides every one (`mpspack inspect` names the ones it lacks). This",
         "table lists every function torch 2.11's shim headers declare, whether mpspack provides it, and the",
         "files under `tests/` that name it (\"none\": no test names it; a function can still be exercised by",
-        "the real model fixtures that import it, which `test_shim_models.cpp` runs). A function mpspack cannot",
-        f"provide, because it needs torch itself, says why (`{NOT_PROVIDED}`).",
+        "the real model fixtures that import it, which `test_shim_models.cpp` runs), and its cases in the op",
+        "conformance suite (`tests/ops/`: each case is called here and compared with what torch gave for it).",
+        f"A function mpspack cannot provide, because it needs torch itself, says why (`{NOT_PROVIDED}`).",
         "",
-        "| header | what | declared | provided | provided and named by a test |",
-        "|---|---|---|---|---|",
+        "| header | what | declared | provided | provided and named by a test | provided with conformance cases |",
+        "|---|---|---|---|---|---|",
     ]
     sections = []
     declared_by = {stem: read_names(names_dir / f"{stem}.names") for stem, _, _ in HEADERS}
@@ -138,17 +155,18 @@ def render(names_dir, provided):
         declared = declared_by[stem]
         have = [n for n in declared if n in provided]
         tested = [n for n in have if tests_naming(n, files)]
-        out.append(f"| `{header}` | {what} | {len(declared)} | {len(have)} | {len(tested)} |")
-        sections += ["", f"## `{header}`", ""] + table(declared, provided, files, reasons)
+        with_cases = [n for n in have if cases.get(n, 0) > 0]
+        out.append(f"| `{header}` | {what} | {len(declared)} | {len(have)} | {len(tested)} | {len(with_cases)} |")
+        sections += ["", f"## `{header}`", ""] + table(declared, provided, files, cases, reasons)
     mps = names_dir / "c_shim_mps.names"
     mps_count = len(read_names(mps)) if mps.exists() else 0
-    out.append(f"| `generated/c_shim_mps.h` | MPS fallback ops | {mps_count} | 0 | 0 |")
+    out.append(f"| `generated/c_shim_mps.h` | MPS fallback ops | {mps_count} | 0 | 0 | 0 |")
     out += ["", f"Not listed: {MPS_NOTE}."]
     out += sections
     extra = sorted(provided - declared_all)
     out += ["", "## Provided by mpspack, declared in none of those headers", ""]
     if extra:
-        out += table(extra, provided, files, reasons)
+        out += table(extra, provided, files, cases, reasons)
     else:
         out.append("None.")
     return "\n".join(out) + "\n"
