@@ -1,6 +1,8 @@
 """The torch ops among the generic functions of torch's c/shim.h (group "core"): _mm_plus_mm_out, the out= forms of
 scatter, scatter_reduce and index_put, and fbgemm's fp16-weight Linear."""
 
+import struct
+
 import torch
 
 from ..spec import Case, err, op
@@ -109,3 +111,62 @@ def wrapped_fbgemm_linear_fp16_weight(g):
     yield Case("3-d strided input", [g.strided(g.randn(2, 3, 8)), w, g.randn(6), 6], rtol=1e-5, atol=1e-5)
     yield Case("no rows", [torch.empty(0, 8), w, g.randn(6), 6])
     yield err("input's last size differs", [g.randn(4, 5), w, g.randn(6), 6])
+
+
+# mpspack's prepacked int8 weight (torch's is an fbgemm object no tensor compares with): a header (magic "MPQ8",
+# float scale, int32 zero point, int32 has_bias, int64 N, int64 K, little-endian), the float32 bias, then the
+# weight quantized by torch's own quantize_per_tensor to qint8.
+_QUANT_HEADER = struct.Struct("<4sfiiqq")
+
+
+def _prepack_int8(w, scale, zero_point, bias):
+    if w.dim() != 2:
+        raise RuntimeError("fbgemm weight packing only packs matrices not vectors.")
+    q = torch.quantize_per_tensor(w, float(scale.item()), int(zero_point.item()), torch.qint8).int_repr()
+    has_bias = bias is not None
+    blob = _QUANT_HEADER.pack(b"MPQ8", float(scale.item()), int(zero_point.item()), int(has_bias), w.shape[0],
+                              w.shape[1])
+    blob += bias.float().contiguous().numpy().tobytes() if has_bias else b""
+    blob += q.contiguous().numpy().tobytes()
+    return torch.frombuffer(bytearray(blob), dtype=torch.uint8)
+
+
+def _unpack_int8(packed):
+    """The float weight, scale, zero point and bias a packed weight holds (the weight exactly on its grid)."""
+    raw = packed.numpy().tobytes()
+    _, scale, zero_point, has_bias, n, k = _QUANT_HEADER.unpack_from(raw)
+    at = _QUANT_HEADER.size
+    bias = torch.frombuffer(bytearray(raw[at:at + 4 * n]), dtype=torch.float32) if has_bias else None
+    at += 4 * n if has_bias else 0
+    q = torch.frombuffer(bytearray(raw[at:at + n * k]), dtype=torch.int8).reshape(n, k)
+    return (q.float() - zero_point) * scale, scale, zero_point, bias
+
+
+@op("_wrapped_linear_prepack", devices=("cpu",), call=_prepack_int8)
+def wrapped_linear_prepack(g):
+    yield Case("zero point 0, bias", [g.randn(5, 7), torch.tensor(0.02), torch.tensor(0), g.randn(5)])
+    yield Case("zero point 3, saturating, no bias", [g.randn(4, 6) * 5, torch.tensor(0.01), torch.tensor(3), None])
+    yield Case("transposed weight", [g.randn(6, 3).t(), torch.tensor(0.05), torch.tensor(-2), g.randn(3)])
+    yield err("a vector", [g.randn(6), torch.tensor(0.1), torch.tensor(0), None])
+
+
+def _quantized_linear(x, x_scale, x_zero_point, packed, out_scale, out_zero_point, out_channel):
+    # torch's pair on the weight the mpspack packed form holds.
+    w, scale, zero_point, bias = _unpack_int8(packed)
+    torch_packed = torch.ops._quantized._wrapped_linear_prepack(w, torch.tensor(scale), torch.tensor(zero_point),
+                                                                bias)
+    return torch.ops._quantized._wrapped_quantized_linear_prepacked(x, x_scale, x_zero_point, torch_packed,
+                                                                    out_scale, out_zero_point, out_channel)
+
+
+@op("_wrapped_quantized_linear_prepacked", devices=("cpu",), min_torch="2.5", call=_quantized_linear)
+def wrapped_quantized_linear_prepacked(g):
+    w = g.randn(6, 8)
+    for name, zp, bias in (("weight zero point 0, bias", 0, g.randn(6)), ("weight zero point 2, no bias", 2, None)):
+        packed = _prepack_int8(w, torch.tensor(0.02), torch.tensor(zp), bias)
+        # Ties in the final rounding may fall either way: one step of the output's scale.
+        yield Case(name, [g.randn(4, 8), torch.tensor(0.03), torch.tensor(128), packed, torch.tensor(0.05),
+                          torch.tensor(120), 6], rtol=0.0, atol=0.051)
+    packed = _prepack_int8(w, torch.tensor(0.02), torch.tensor(0), g.randn(6))
+    yield Case("input zero point 0 clamps negatives", [g.randn(3, 8), torch.tensor(0.02), torch.tensor(0), packed,
+                                                       torch.tensor(0.1), torch.tensor(10), 6], rtol=0.0, atol=0.101)

@@ -350,6 +350,17 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_wrapped_fbgemm_linear_fp16_wei
                                                                                    AtenTensorHandle bias,
                                                                                    int64_t out_channel,
                                                                                    AtenTensorHandle* out);
+/* The int8 Linear of a prepacked weight: prepack quantizes weight [N, K] float32 to qint8 with the one-element
+ * weight_scale / weight_zero_point (torch's quantize_per_tensor) and keeps bias [N] (null: none) in mpspack's
+ * packed form (a uint8 tensor); linear quantizes input [..., K] float32 to quint8, computes in integers and gives
+ * [..., N] float32: the quint8 result at out_scale / out_zeropoint, dequantized, as fbgemm computes it. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__wrapped_linear_prepack(AtenTensorHandle weight,
+                                                                         AtenTensorHandle weight_scale,
+                                                                         AtenTensorHandle weight_zero_point,
+                                                                         AtenTensorHandle bias, AtenTensorHandle* out);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__wrapped_quantized_linear_prepacked(
+    AtenTensorHandle input, AtenTensorHandle input_scale, AtenTensorHandle input_zero_point, AtenTensorHandle weight,
+    AtenTensorHandle out_scale, AtenTensorHandle out_zeropoint, int64_t out_channel, AtenTensorHandle* out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -31,6 +31,8 @@ constexpr std::string_view kAotiSymbols[] = {
     "aoti_torch_cpu__embedding_bag_forward_only",
     "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu",
     "aoti_torch_cpu__weight_int8pack_mm",
+    "aoti_torch_cpu__wrapped_linear_prepack",
+    "aoti_torch_cpu__wrapped_quantized_linear_prepacked",
     "aoti_torch_cpu_addmm_out",
     "aoti_torch_cpu_baddbmm_out",
     "aoti_torch_cpu_bmm_out",
