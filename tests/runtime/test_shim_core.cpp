@@ -130,7 +130,7 @@ TEST_CASE("core shim: item of uint16/32/64 wraps negative integers, refuses nega
         std::string::npos);
 }
 
-TEST_CASE("core shim: item_complex64 takes complex and real tensors; a real target refuses an imaginary part",
+TEST_CASE("core shim: item_complex64 takes complex and real tensors, a real target refuses an imaginary part",
           "[shim][core]") {
   AotiComplex64 z{};
   const double zz[2] = {1.5, -2.0};
@@ -188,7 +188,7 @@ TEST_CASE("core shim: scalar_to_tensor of uint and complex values, complex passe
   CHECK(static_cast<double*>(p)[1] == 1e300);
 }
 
-TEST_CASE("core shim: an uninitialized tensor is undefined until assigned; ops refuse it", "[shim][core]") {
+TEST_CASE("core shim: an uninitialized tensor is undefined until assigned, ops refuse it", "[shim][core]") {
   Handle undef;
   REQUIRE(aoti_torch_new_uninitialized_tensor(undef.out()) == 0);
   bool defined = true;
@@ -279,7 +279,7 @@ TEST_CASE("core shim: check_inf_and_nan reports NaN before INF, reads strides, s
   CHECK(aoti_torch_check_inf_and_nan("c", c.get()) == 1);
 }
 
-TEST_CASE("core shim: print_tensor_handle writes torch's summary to stderr; save_tensor_handle says why it cannot",
+TEST_CASE("core shim: print_tensor_handle writes torch's summary to stderr, save_tensor_handle says why it cannot",
           "[shim][core]") {
   TypedTensor t({2, 3}, kF32, {-1, 2, 3, 4, 5, 6});
   const std::string printed = stderr_of([&] { aoti_torch_print_tensor_handle(t.h.get(), "after kernel_0"); });
@@ -361,7 +361,7 @@ TEST_CASE("core shim: index_put_out takes handles with null for None, accumulate
   CHECK(aoti_torch_index_put_out(small.get(), self.h.get(), by_row, 1, two.h.get(), false) == 1);
 }
 
-TEST_CASE("core shim: fbgemm fp16 pack rounds and saturates the weight; linear multiplies in float32", "[shim][core]") {
+TEST_CASE("core shim: fbgemm fp16 pack rounds and saturates the weight, linear multiplies in float32", "[shim][core]") {
   const std::vector<double> w{0.1, -0.2, 0.3, 70000, 1, 2, 3, 4, -1, -2, -3, -100000};  // [3, 4]
   TypedTensor weight({3, 4}, kF32, w);
   Handle packed;
@@ -399,4 +399,53 @@ TEST_CASE("core shim: fbgemm fp16 pack rounds and saturates the weight; linear m
   CHECK(std::string(mpspack::shim::last_error()).find("only packs matrices not vectors") != std::string::npos);
   CHECK(aoti_torch_cpu_wrapped_fbgemm_linear_fp16_weight(vec.h.get(), packed.get(), nullptr, 3, bad.out()) == 1);
   CHECK(aoti_torch_cpu_wrapped_fbgemm_linear_fp16_weight(input.h.get(), weight.h.get(), nullptr, 3, bad.out()) == 1);
+}
+
+TEST_CASE("core shim: the int8 prepacked Linear quantizes, multiplies in integers and requantizes the output",
+          "[shim][core]") {
+  // Weight on its quantization grid (scale 0.5, zero point 1), input on its own (scale 0.25, zero point 128).
+  const std::vector<double> w{1.5, -1.0, 0.0, 2.5, -0.5, 1.0};  // [2, 3]: q = w / 0.5 + 1
+  TypedTensor weight({2, 3}, kF32, w);
+  TypedTensor w_scale({}, kF32, {0.5}), w_zp({}, kI64, {1});
+  TypedTensor bias({2}, kF32, {0.25, -1.0});
+  Handle packed;
+  REQUIRE(aoti_torch_cpu__wrapped_linear_prepack(weight.h.get(), w_scale.h.get(), w_zp.h.get(), bias.h.get(),
+                                                 packed.out()) == 0);
+  CHECK(dtype_of(packed.get()) == aoti_torch_dtype_uint8());
+
+  const std::vector<double> x{1.0, 0.5, -2.0, 0.25, -0.75, 3.0};  // [2, 3]
+  TypedTensor input({2, 3}, kF32, x);
+  TypedTensor in_scale({}, kF32, {0.25}), in_zp({}, kI64, {128}), out_scale({}, kF32, {0.125}), out_zp({}, kI64, {100});
+  Handle out;
+  REQUIRE(aoti_torch_cpu__wrapped_quantized_linear_prepacked(input.h.get(), in_scale.h.get(), in_zp.h.get(),
+                                                             packed.get(), out_scale.h.get(), out_zp.h.get(), 2,
+                                                             out.out()) == 0);
+  CHECK(sizes_of(out.get()) == std::vector<int64_t>{2, 2});
+  // Every value is exact on the grids, so the result is x @ w^T + bias rounded to a multiple of 0.125 (here exact).
+  std::vector<double> want;
+  for (int m = 0; m < 2; ++m)
+    for (int n = 0; n < 2; ++n) {
+      double acc = std::vector<double>{0.25, -1.0}[n];
+      for (int k = 0; k < 3; ++k) acc += x[m * 3 + k] * w[n * 3 + k];
+      want.push_back(std::round(acc / 0.125) * 0.125);
+    }
+  CHECK(read_values(out.get()) == want);
+
+  // The output saturates at quint8's range: (255 - 100) * 0.125 = 19.375 at most.
+  TypedTensor big({1, 3}, kF32, {31.75, -32, 0});  // row 0: 79.875 before the clamp
+  Handle clamped;
+  REQUIRE(aoti_torch_cpu__wrapped_quantized_linear_prepacked(big.h.get(), in_scale.h.get(), in_zp.h.get(),
+                                                             packed.get(), out_scale.h.get(), out_zp.h.get(), 2,
+                                                             clamped.out()) == 0);
+  CHECK(read_values(clamped.get())[0] == 19.375);
+
+  Handle bad;
+  TypedTensor wrong_k({2, 4}, kF32, std::vector<double>(8, 0.0));
+  CHECK(aoti_torch_cpu__wrapped_quantized_linear_prepacked(wrong_k.h.get(), in_scale.h.get(), in_zp.h.get(),
+                                                           packed.get(), out_scale.h.get(), out_zp.h.get(), 2,
+                                                           bad.out()) == 1);
+  CHECK(aoti_torch_cpu__wrapped_quantized_linear_prepacked(input.h.get(), in_scale.h.get(), in_zp.h.get(),
+                                                           weight.h.get(), out_scale.h.get(), out_zp.h.get(), 2,
+                                                           bad.out()) == 1);
+  CHECK(std::string(mpspack::shim::last_error()).find("not one _wrapped_linear_prepack packed") != std::string::npos);
 }

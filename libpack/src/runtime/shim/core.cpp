@@ -203,7 +203,9 @@ const Tensor& on_cpu(const Tensor& t, TensorPtr& holder) {
 template <class F>
 void for_each_value(const Tensor& t, F&& f) {
   const auto isz = static_cast<int64_t>(t.itemsize());
-  for_each_index(t.sizes, [&](std::span<const int64_t> idx) { f(read_scalar(t.data() + offset_of(idx, t.strides) * isz, t.dtype)); });
+  for_each_index(t.sizes, [&](std::span<const int64_t> idx) {
+    f(read_scalar(t.data() + offset_of(idx, t.strides) * isz, t.dtype));
+  });
 }
 
 std::string shape_text(const std::vector<int64_t>& v) {
@@ -225,7 +227,6 @@ std::string value_text(const Scalar& s) {
 }
 
 // torch's printout of AOTInductor's debug printer, written to stderr.
-// Long: one line of output per statement, in torch's order; splitting it would scatter the format.
 void print_tensor(const Tensor& t, const char* msg) {
   std::string out = "[";
   if (msg != nullptr) out += std::string("  ") + msg;
@@ -262,7 +263,8 @@ void print_tensor(const Tensor& t, const char* msg) {
       out += std::string("[INFO] min/max are not defined for ") + dtype_name(t.dtype) +
              ". Printing out the whole value:\n" + all_values();
   }
-  out += std::string("Device: ") + (t.device_type() == kCpu ? "cpu" : "cuda:" + std::to_string(t.storage->device_index)) + "\n";
+  const std::string device = t.device_type() == kCpu ? "cpu" : "cuda:" + std::to_string(t.storage->device_index);
+  out += "Device: " + device + "\n";
   out += "Size: " + shape_text(t.sizes) + "\nStride: " + shape_text(t.strides) + "\nLayout: Strided\n";
   out += std::string("Is contiguous: ") + (t.is_contiguous() ? "1" : "0") + "\nRequires grad: 0\n\n";
   std::fputs(out.c_str(), stderr);

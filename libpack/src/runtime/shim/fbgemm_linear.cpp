@@ -108,7 +108,8 @@ TensorPtr prepack_int8(const Tensor& weight, const Tensor& scale_t, const Tensor
   require_cpu(weight, op);
   if (weight.dim() != 2) fail("fbgemm weight packing only packs matrices not vectors.");
   const auto f32 = static_cast<int32_t>(DType::f32);
-  if (weight.dtype != f32) fail(std::string(op) + ": quantize only works on Float tensors, got " + dtype_name(weight.dtype));
+  if (weight.dtype != f32)
+    fail(std::string(op) + ": quantize only works on Float tensors, got " + dtype_name(weight.dtype));
   QuantHeader h{};
   std::memcpy(h.magic, kQuantMagic, 4);
   h.scale = float(item(scale_t, op, "weight_scale"));
@@ -148,19 +149,21 @@ QuantHeader packed_header(const Tensor& packed, const char* op) {
   return h;
 }
 
-// Long: the whole quantized product in fbgemm's order (quantize, integer products, requantize, dequantize), each
-// step a few lines that read the same header; apart, they would pass it and six scalars around.
+// The whole quantized product in fbgemm's order: quantize, integer products, requantize, dequantize.
 TensorPtr quantized_linear(const Tensor& input, const Tensor& in_scale_t, const Tensor& in_zp_t, const Tensor& packed,
                            const Tensor& out_scale_t, const Tensor& out_zp_t) {
   const char* op = "_wrapped_quantized_linear_prepacked";
   require_cpu(input, op);
   const QuantHeader h = packed_header(packed, op);
   const auto f32 = static_cast<int32_t>(DType::f32);
-  if (input.dtype != f32) fail(std::string(op) + ": quantize only works on Float tensors, got " + dtype_name(input.dtype));
+  if (input.dtype != f32)
+    fail(std::string(op) + ": quantize only works on Float tensors, got " + dtype_name(input.dtype));
   if (input.dim() < 1 || input.sizes.back() != h.k)
     fail(std::string(op) + ": the input's last size must be the weight's " + std::to_string(h.k));
-  const float in_scale = float(item(in_scale_t, op, "input_scale")), out_scale = float(item(out_scale_t, op, "output_scale"));
-  const auto in_zp = int32_t(item(in_zp_t, op, "input_zero_point")), out_zp = int32_t(item(out_zp_t, op, "output_zero_point"));
+  const auto in_scale = float(item(in_scale_t, op, "input_scale"));
+  const auto out_scale = float(item(out_scale_t, op, "output_scale"));
+  const auto in_zp = int32_t(item(in_zp_t, op, "input_zero_point"));
+  const auto out_zp = int32_t(item(out_zp_t, op, "output_zero_point"));
   if (!(in_scale > 0) || !(out_scale > 0)) fail(std::string(op) + ": scales must be positive");
   std::vector<int64_t> out_sizes = input.sizes;
   out_sizes.back() = h.n;
