@@ -11,6 +11,9 @@ Inputs:
     those lists are first checked against the build, so a table from sources that disagree with it is refused;
   - the tests: every test file under tests/ (test_*; not the stub shims other tests use) is searched for
     each name as a whole word;
+  - docs/tools/shim_not_provided.json: {"function name": "reason"} for the functions mpspack cannot provide
+    (they need torch itself); the table prints the reason. A listed function that is provided, or that no
+    header declares, is an error: the list must say what is true;
   - the op conformance cases per function (tests/ops/make_cases.py --count, which needs torch: Debian's
     python3-torch here and in CI).
 
@@ -44,6 +47,7 @@ PROVIDED_SOURCES = [
     "libpack/src/runtime/shim_cuda/cuda_provided.cpp",
 ]
 TEST_SUFFIXES = {".cpp", ".hpp", ".py", ".sh"}
+NOT_PROVIDED = "docs/tools/shim_not_provided.json"
 
 
 def read_names(path):
@@ -96,6 +100,24 @@ def tests_naming(name, files):
     return [rel for rel, text in files if pattern.search(text)]
 
 
+def not_provided_reasons(provided, declared_all):
+    """The reasons of shim_not_provided.json, checked: none of its functions provided, each one declared."""
+    reasons = json.loads((REPO / NOT_PROVIDED).read_text())
+    wrong = sorted(set(reasons) & provided)
+    if wrong:
+        sys.exit(f"shim_table.py: {NOT_PROVIDED} lists functions mpspack provides: {wrong}")
+    unknown = sorted(set(reasons) - declared_all)
+    if unknown:
+        sys.exit(f"shim_table.py: {NOT_PROVIDED} lists functions no header declares: {unknown}")
+    return reasons
+
+
+def provided_cell(name, provided, reasons):
+    if name in provided:
+        return "yes"
+    return f"no: {reasons[name]}" if name in reasons else "no"
+
+
 def case_counts():
     """Conformance cases per C function: each op's cases apply to its CPU and its CUDA function."""
     run = subprocess.run(["/usr/bin/python3", str(REPO / "tests" / "ops" / "make_cases.py"), "--count"],
@@ -109,11 +131,11 @@ def case_counts():
     return counts
 
 
-def table(declared, provided, files, cases, bridged):
+def table(declared, provided, files, cases, bridged, reasons):
     rows = ["| function | provided | conformance cases | tests naming it |", "|---|---|---|---|"]
     for name in declared:
         tests = tests_naming(name, files)
-        how = "host" if name in bridged else "yes" if name in provided else "no"
+        how = "host" if name in bridged else provided_cell(name, provided, reasons)
         rows.append(f"| `{name}` | {how} | {cases.get(name, 0)} | "
                     f"{', '.join(f'`{t}`' for t in tests) if tests else 'none'} |")
     return rows
@@ -138,20 +160,22 @@ def render(names_dir, provided):
         "\"host\": a CUDA function without a kernel of its own, which runs the CPU shim's function on host copies",
         "of its tensors and puts the results back on the GPU (`libpack/src/runtime/shim_cuda/host_bridge.hpp`):",
         "torch's results, at the cost of the copies and a synchronised stream.",
+        f"A function mpspack cannot provide, because it needs torch itself, says why (`{NOT_PROVIDED}`).",
         "",
         "| header | what | declared | provided | provided and named by a test | provided with conformance cases |",
         "|---|---|---|---|---|---|",
     ]
     sections = []
-    declared_all = set()
+    declared_by = {stem: read_names(names_dir / f"{stem}.names") for stem, _, _ in HEADERS}
+    declared_all = set().union(*declared_by.values())
+    reasons = not_provided_reasons(provided, declared_all)
     for stem, header, what in HEADERS:
-        declared = read_names(names_dir / f"{stem}.names")
-        declared_all.update(declared)
+        declared = declared_by[stem]
         have = [n for n in declared if n in provided]
         tested = [n for n in have if tests_naming(n, files)]
         with_cases = [n for n in have if cases.get(n, 0) > 0]
         out.append(f"| `{header}` | {what} | {len(declared)} | {len(have)} | {len(tested)} | {len(with_cases)} |")
-        sections += ["", f"## `{header}`", ""] + table(declared, provided, files, cases, bridged)
+        sections += ["", f"## `{header}`", ""] + table(declared, provided, files, cases, bridged, reasons)
     mps = names_dir / "c_shim_mps.names"
     mps_count = len(read_names(mps)) if mps.exists() else 0
     out.append(f"| `generated/c_shim_mps.h` | MPS fallback ops | {mps_count} | 0 | 0 | 0 |")
@@ -160,7 +184,7 @@ def render(names_dir, provided):
     extra = sorted(provided - declared_all)
     out += ["", "## Provided by mpspack, declared in none of those headers", ""]
     if extra:
-        out += table(extra, provided, files, cases, bridged)
+        out += table(extra, provided, files, cases, bridged, reasons)
     else:
         out.append("None.")
     return "\n".join(out) + "\n"

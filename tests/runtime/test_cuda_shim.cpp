@@ -728,3 +728,29 @@ TEST_CASE("cuda cumsum matches the CPU shim: every dim, strided input, result dt
     CHECK(aoti_torch_cuda_cumsum(e.h.get(), 0, nullptr, bad.out()) != 0);
   }
 }
+
+TEST_CASE("cuda caching_allocator raw_alloc gives device memory freed by raw_delete, once", "[cuda]") {
+  // What needs no GPU: no bytes give null, null deletes as nothing, an unknown pointer is refused.
+  void* none = reinterpret_cast<void*>(1);
+  REQUIRE(aoti_torch_cuda_caching_allocator_raw_alloc(0, &none) == 0);
+  CHECK(none == nullptr);
+  CHECK(aoti_torch_cuda_caching_allocator_raw_delete(nullptr) == 0);
+  int on_host = 0;
+  CHECK(aoti_torch_cuda_caching_allocator_raw_delete(&on_host) == 1);
+  CHECK(std::string(mpspack::shim::last_error()).find("invalid device pointer") != std::string::npos);
+  REQUIRE_GPU();
+  constexpr std::size_t n = 1 << 20;
+  void* p = nullptr;
+  REQUIRE(aoti_torch_cuda_caching_allocator_raw_alloc(n, &p) == 0);
+  REQUIRE(p != nullptr);
+  cudaPointerAttributes attr{};
+  REQUIRE(cudaPointerGetAttributes(&attr, p) == cudaSuccess);
+  CHECK(attr.type == cudaMemoryTypeDevice);
+  REQUIRE(cudaMemset(p, 0x5A, n) == cudaSuccess);  // the whole block is usable
+  std::vector<unsigned char> back(n);
+  REQUIRE(cudaMemcpy(back.data(), p, n, cudaMemcpyDeviceToHost) == cudaSuccess);
+  CHECK(std::all_of(back.begin(), back.end(), [](unsigned char b) { return b == 0x5A; }));
+  CHECK(aoti_torch_cuda_caching_allocator_raw_delete(p) == 0);
+  CHECK(aoti_torch_cuda_caching_allocator_raw_delete(p) == 1);  // a second delete is refused, not a double free
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+}

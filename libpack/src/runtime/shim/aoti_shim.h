@@ -303,6 +303,111 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_max_unpool3d(AtenTensorHandle 
                                                               const int64_t* stride, int64_t stride_len_,
                                                               const int64_t* padding, int64_t padding_len_,
                                                               AtenTensorHandle* ret0);
+/* ---- the rest of c/shim.h (core.cpp) ------------------------------------------------------------------ */
+/* c10::complex<float> / c10::complex<double>: real part then imaginary part, aligned to their size. The same
+ * layout and, passed by value, the same registers as c10's class (an aggregate of two floating members). */
+typedef struct __attribute__((aligned(8))) { float real; float imag; } AotiComplex64;
+typedef struct __attribute__((aligned(16))) { double real; double imag; } AotiComplex128;
+struct DeviceGuardOpaque;
+typedef struct DeviceGuardOpaque* DeviceGuardHandle;
+struct StreamOpaque;
+typedef struct StreamOpaque* StreamHandle;
+
+/* c10::DeviceType codes meta 14, xpu 12, privateuse1 20; c10::Layout codes. */
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_device_type_meta(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_device_type_xpu(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_device_type_privateuse1(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_layout_sparse_coo(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_layout_sparse_csr(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_layout_sparse_csc(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_layout_sparse_bsr(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_layout_sparse_bsc(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_layout__mkldnn(void);
+MPSPACK_SHIM_EXPORT int32_t aoti_torch_layout_jagged(void);
+/* TORCH_ABI_VERSION of the torch whose shim this is (2.11.0): major << 56 | minor << 48 | patch << 40. */
+MPSPACK_SHIM_EXPORT uint64_t aoti_torch_abi_version(void);
+
+/* item() converted as c10::Scalar::to<T> does: a value T cannot hold (an integer or finite float out of its
+ * range, a complex with an imaginary part for a real T) is an error. float16/bfloat16 results are their bits. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_float16(AtenTensorHandle tensor, uint16_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_bfloat16(AtenTensorHandle tensor, uint16_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_uint16(AtenTensorHandle tensor, uint16_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_uint32(AtenTensorHandle tensor, uint32_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_uint64(AtenTensorHandle tensor, uint64_t* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_item_complex64(AtenTensorHandle tensor, AotiComplex64* ret_value);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_uint16(uint16_t value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_uint32(uint32_t value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_uint64(uint64_t value, AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_complex64(AotiComplex64 value,
+                                                                        AtenTensorHandle* ret_new_tensor);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scalar_to_tensor_complex128(AotiComplex128 value,
+                                                                         AtenTensorHandle* ret_new_tensor);
+
+/* An undefined tensor (torch's at::Tensor()): is_defined says false, every op given it fails; it can be
+ * assigned to (assign_tensors), copied as a handle and deleted. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_new_uninitialized_tensor(AtenTensorHandle* ret);
+/* empty_strided of ordinary 64-byte-aligned CPU memory; a non-CPU device_type is an error, as in torch. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_empty_strided_pinned(int64_t ndim, const int64_t* sizes_ptr,
+                                                                  const int64_t* strides_ptr, int32_t dtype,
+                                                                  int32_t device_type, int32_t device_index,
+                                                                  AtenTensorHandle* ret_new_tensor);
+
+/* The generic device guard and stream, for the CPU: the guard switches nothing (the index must be -1 or 0, the
+ * CPU's), the current device index is -1 (c10's CPU device), the current stream is the CPU's default stream
+ * (id 0). Handles are new objects the caller deletes. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_create_device_guard(int32_t device_index, DeviceGuardHandle* ret_guard);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_delete_device_guard(DeviceGuardHandle guard);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_device_guard_set_index(DeviceGuardHandle guard, int32_t device_index);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_current_device_index(int32_t* ret_device_index);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_current_stream(int32_t device_index, StreamHandle* ret_stream);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_delete_stream(StreamHandle stream);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_stream_id(StreamHandle stream, int64_t* ret_stream_id);
+
+/* AOTInductor's debug helpers. check_inf_and_nan fails with "At least one NaN in <name>" / "At least one INF
+ * in <name>"; print_tensor_handle writes torch's summary to stderr (stdout carries mpspack's results);
+ * save_tensor_handle says on stderr that it cannot write torch's pickle file, naming the file torch writes. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_check_inf_and_nan(const char* tensor_name, AtenTensorHandle tensor);
+MPSPACK_SHIM_EXPORT void aoti_torch_print_tensor_handle(AtenTensorHandle self, const char* msg);
+MPSPACK_SHIM_EXPORT void aoti_torch_save_tensor_handle(AtenTensorHandle self, const char* tensor_name,
+                                                       const char* launch_prefix, const char* kernel_name);
+
+/* out = a @ b + c @ d (torch::inductor::_mm_plus_mm_out), on the mm kernels. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch__mm_plus_mm_out(AtenTensorHandle out, AtenTensorHandle a,
+                                                             AtenTensorHandle b, AtenTensorHandle c,
+                                                             AtenTensorHandle d);
+/* The out= forms of scatter / scatter_reduce.two / index_put: out must have self's sizes and dtype (torch would
+ * resize it; AOTInductor always passes it so). index_put_out's indices are handles, null for a None. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scatter_out(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+                                                         AtenTensorHandle index, AtenTensorHandle src);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_scatter_reduce_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                int64_t dim, AtenTensorHandle index,
+                                                                AtenTensorHandle src, const char* reduce,
+                                                                int32_t include_self);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_index_put_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                           const AtenTensorHandle* indices,
+                                                           const uint32_t num_indices, const AtenTensorHandle values,
+                                                           bool accumulate);
+/* fbgemm's fp16-weight Linear: pack gives the weight [N, K] rounded to float16 (mpspack's packed form; torch's
+ * is an fbgemm object no file holds, so the pair always meets in one process); linear computes in float32,
+ * input [..., K] float32 -> [..., N] float32 contiguous, + bias [N] when bias is not null. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_wrapped_fbgemm_pack_gemm_matrix_fp16(AtenTensorHandle weight,
+                                                                                      AtenTensorHandle* out);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_wrapped_fbgemm_linear_fp16_weight(AtenTensorHandle input,
+                                                                                   AtenTensorHandle weight,
+                                                                                   AtenTensorHandle bias,
+                                                                                   int64_t out_channel,
+                                                                                   AtenTensorHandle* out);
+/* The int8 Linear of a prepacked weight: prepack quantizes weight [N, K] float32 to qint8 with the one-element
+ * weight_scale / weight_zero_point (torch's quantize_per_tensor) and keeps bias [N] (null: none) in mpspack's
+ * packed form (a uint8 tensor); linear quantizes input [..., K] float32 to quint8, computes in integers and gives
+ * [..., N] float32: the quint8 result at out_scale / out_zeropoint, dequantized, as fbgemm computes it. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__wrapped_linear_prepack(AtenTensorHandle weight,
+                                                                         AtenTensorHandle weight_scale,
+                                                                         AtenTensorHandle weight_zero_point,
+                                                                         AtenTensorHandle bias, AtenTensorHandle* out);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__wrapped_quantized_linear_prepacked(
+    AtenTensorHandle input, AtenTensorHandle input_scale, AtenTensorHandle input_zero_point, AtenTensorHandle weight,
+    AtenTensorHandle out_scale, AtenTensorHandle out_zeropoint, int64_t out_channel, AtenTensorHandle* out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -21,6 +21,12 @@ T& out_ref(T* p, const char* name) {
   return *p;
 }
 
+// The tensor of a handle, defined or not (torch copies, assigns and deletes undefined tensors too).
+Tensor& handle_ref(AtenTensorHandle h, const char* what) {
+  if (h == nullptr) fail(std::string(what) + " handle is null");
+  return *h;
+}
+
 std::span<const int64_t> arr(const int64_t* p, int64_t n, const char* what) {
   if (n < 0) fail(std::string(what) + ": negative ndim");
   if (n > 0 && p == nullptr) fail(std::string(what) + " is null");
@@ -140,7 +146,7 @@ void aoti_torch_warn(const char* func, const char* file, uint32_t line, const ch
 }
 
 AOTITorchError aoti_torch_delete_tensor_object(AtenTensorHandle tensor) {
-  return guarded(__func__, [&] { delete &deref(tensor); });
+  return guarded(__func__, [&] { delete &handle_ref(tensor, "tensor"); });
 }
 
 AOTITorchError aoti_torch_get_data_ptr(AtenTensorHandle tensor, void** ret_data_ptr) {
@@ -215,13 +221,14 @@ AOTITorchError aoti_torch_is_contiguous(AtenTensorHandle tensor, bool* ret_is_co
   return guarded(__func__, [&] { out_ref(ret_is_contiguous, "ret_is_contiguous") = deref(tensor).is_contiguous(); });
 }
 AOTITorchError aoti_torch_is_defined(AtenTensorHandle tensor, bool* ret_is_defined) {
-  return guarded(__func__, [&] { out_ref(ret_is_defined, "ret_is_defined") = tensor != nullptr; });
+  return guarded(__func__,
+                 [&] { out_ref(ret_is_defined, "ret_is_defined") = tensor != nullptr && tensor->storage != nullptr; });
 }
 
 AOTITorchError aoti_torch_new_tensor_handle(AtenTensorHandle orig_handle, AtenTensorHandle* new_handle) {
   return guarded(__func__, [&] {
     auto& out = out_ref(new_handle, "new_handle");
-    out = new Tensor(deref(orig_handle));
+    out = new Tensor(handle_ref(orig_handle, "orig_handle"));
   });
 }
 
@@ -310,7 +317,7 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, c
 }
 
 AOTITorchError aoti_torch_assign_tensors(AtenTensorHandle src, AtenTensorHandle dst) {
-  return guarded(__func__, [&] { deref(dst, "dst") = deref(src, "src"); });
+  return guarded(__func__, [&] { handle_ref(dst, "dst") = handle_ref(src, "src"); });
 }
 AOTITorchError aoti_torch_assign_tensors_out(AtenTensorHandle src, AtenTensorHandle* ret_dst) {
   return aoti_torch_new_tensor_handle(src, ret_dst);

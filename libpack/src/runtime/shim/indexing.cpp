@@ -235,6 +235,25 @@ AOTITorchError aoti_torch_cpu_index_put(AtenTensorHandle self, const AtenTensorH
   });
 }
 
+// index_put into out (c/shim.h): the indices are an array of handles, null for a None, rather than the array of
+// handle pointers aoti_torch_cpu_index_put takes. out must have self's sizes and dtype; it may be self.
+AOTITorchError aoti_torch_index_put_out(AtenTensorHandle out, AtenTensorHandle self, const AtenTensorHandle* indices,
+                                        const uint32_t num_indices, const AtenTensorHandle values, bool accumulate) {
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    const Tensor& s = deref(self, "self");
+    if (num_indices > 0 && indices == nullptr) fail("index_put: indices is null");
+    if (o.sizes != s.sizes || o.dtype != s.dtype)
+      fail(std::string("index_put: out (") + dtype_name(o.dtype) + " of " + std::to_string(o.dim()) +
+           " dims) must have self's sizes and dtype (" + dtype_name(s.dtype) + ")");
+    std::vector<const AtenTensorHandle*> slots(num_indices, nullptr);
+    for (uint32_t i = 0; i < num_indices; ++i)
+      if (indices[i] != nullptr) slots[i] = &indices[i];
+    TensorPtr result(index_put(s, slots.data(), int64_t(num_indices), deref(values, "values"), accumulate));
+    copy_into(o, *result);
+  });
+}
+
 AOTITorchError aoti_torch_cpu_nonzero(AtenTensorHandle self, AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
     if (ret0 == nullptr) fail("ret0 is null");

@@ -421,4 +421,20 @@ AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle
   });
 }
 
+// torch::inductor::_mm_plus_mm_out: mm_out(out, a, b), then out.addmm_(c, d).
+AOTITorchError aoti_torch__mm_plus_mm_out(AtenTensorHandle out, AtenTensorHandle a, AtenTensorHandle b,
+                                          AtenTensorHandle c, AtenTensorHandle d) {
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    const Tensor& ta = deref(a, "a");
+    const Tensor& tb = deref(b, "b");
+    const Tensor& tc = deref(c, "c");
+    const Tensor& td = deref(d, "d");
+    check_mm(o, ta, tb, 2, "_mm_plus_mm");
+    check_mm(o, tc, td, 2, "_mm_plus_mm");
+    run_matmul(mat_of(o, 0), mat_of(ta, 0), mat_of(tb, 0), o.dtype, 1.0, false);
+    run_matmul(mat_of(o, 0), mat_of(tc, 0), mat_of(td, 0), o.dtype, 1.0, true);
+  });
+}
+
 }  // extern "C"

@@ -199,4 +199,22 @@ AOTITorchError aoti_torch_cpu_scatter_reduce_two_out(AtenTensorHandle out, AtenT
   });
 }
 
+// The generic shim's names of the same two ops (c/shim.h).
+AOTITorchError aoti_torch_scatter_out(AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index,
+                                      AtenTensorHandle src) {
+  return guarded(__func__, [&] {
+    if (src == nullptr) fail("src handle is null");
+    scatter_op("scatter", out, self, dim, index, src, 0.0, Reduce::assign, true);
+  });
+}
+
+AOTITorchError aoti_torch_scatter_reduce_out(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
+                                             AtenTensorHandle index, AtenTensorHandle src, const char* reduce,
+                                             int32_t include_self) {
+  return guarded(__func__, [&] {
+    if (src == nullptr) fail("src handle is null");
+    scatter_op("scatter_reduce", out, self, dim, index, src, 0.0, parse_reduce(reduce), include_self != 0);
+  });
+}
+
 }  // extern "C"

@@ -189,6 +189,7 @@ std::vector<int64_t> empty_like_strides(const Tensor& t) {
 
 Tensor& deref(AtenTensorHandle h, const char* what) {
   if (h == nullptr) fail(std::string(what) + " handle is null");
+  if (h->storage == nullptr) fail(std::string(what) + " is an undefined tensor");
   return *h;
 }
 

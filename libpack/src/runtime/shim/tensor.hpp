@@ -23,7 +23,7 @@ enum class DType : int32_t {
   f16 = dtype::float16, f32 = dtype::float32, f64 = dtype::float64, boolean = dtype::bool_, bf16 = dtype::bfloat16,
 };
 inline constexpr int32_t kCpu = 0, kCuda = 1, kMps = 13;
-inline constexpr int32_t kLayoutStrided = 0, kLayoutMkldnn = 8;
+inline constexpr int32_t kLayoutStrided = 0, kLayoutMkldnn = 3;  // c10::Layout
 
 // Bytes of one element; throws for a dtype the shim does not handle.
 std::size_t element_size(int32_t dtype);
@@ -121,6 +121,8 @@ AOTITorchError guarded(const char* func, F&& body) noexcept {
   }
 }
 
+// The tensor of a handle; throws for a null handle and for an undefined tensor (no storage: made by
+// aoti_torch_new_uninitialized_tensor), which only the handle functions accept.
 Tensor& deref(AtenTensorHandle h, const char* what = "tensor");
 void require_cpu(const Tensor& t, const char* op);
 

@@ -25,6 +25,10 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_create_cuda_stream_guard(void* str
                                                                        CUDAStreamGuardHandle* ret_guard);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_delete_cuda_stream_guard(CUDAStreamGuardHandle guard);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index, void** ret_stream);
+/* Raw device memory from the tensors' stream-ordered pool, on the current device and stream (nbytes 0 gives null);
+ * delete frees it on the stream it was made on, and accepts null. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_caching_allocator_raw_alloc(uint64_t nbytes, void** ret_ptr);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_caching_allocator_raw_delete(void* ptr);
 
 /* Fallback ops. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_addmm_out(AtenTensorHandle out, AtenTensorHandle self,

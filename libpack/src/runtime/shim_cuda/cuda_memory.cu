@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace mpspack::shim::cuda {
@@ -264,6 +265,56 @@ AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index, void** r
   return guarded(__func__, [&] {
     if (ret_stream == nullptr) fail("ret_stream is null");
     *ret_stream = current_stream();
+  });
+}
+
+// Raw device memory for AOTInductor's constants (its RAII_gpuMalloc when built with the caching allocator): the
+// tensors' pool, on the current device and stream. The pointer is all the caller keeps, so each block's device
+// and stream are remembered here until its delete, which frees it on the stream it was made on, as torch's
+// caching allocator does.
+namespace {
+struct RawBlock {
+  int device;
+  void* context;
+};
+std::mutex g_raw_mutex;
+std::unordered_map<void*, RawBlock> g_raw_blocks;
+}  // namespace
+
+AOTITorchError aoti_torch_cuda_caching_allocator_raw_alloc(uint64_t nbytes, void** ret_ptr) {
+  return guarded(__func__, [&] {
+    if (ret_ptr == nullptr) fail("ret_ptr is null");
+    *ret_ptr = nullptr;
+    if (nbytes == 0) return;  // torch hands back null for no bytes
+    int device = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    DeviceMemory* memory = device_memory(kCuda);
+    if (memory == nullptr) fail("the CUDA device memory is not registered");
+    RawBlock block{device, nullptr};
+    void* p = memory->allocate(std::size_t(nbytes), device, &block.context);
+    try {
+      std::lock_guard lock(g_raw_mutex);
+      g_raw_blocks.emplace(p, block);
+    } catch (...) {
+      memory->release(p, device, block.context);
+      throw;
+    }
+    *ret_ptr = p;
+  });
+}
+
+AOTITorchError aoti_torch_cuda_caching_allocator_raw_delete(void* ptr) {
+  return guarded(__func__, [&] {
+    if (ptr == nullptr) return;  // as torch's allocator, freeing null does nothing
+    RawBlock block{};
+    {
+      std::lock_guard lock(g_raw_mutex);
+      const auto it = g_raw_blocks.find(ptr);
+      if (it == g_raw_blocks.end()) fail("invalid device pointer: " + std::to_string(reinterpret_cast<uintptr_t>(ptr)));
+      block = it->second;
+      g_raw_blocks.erase(it);
+    }
+    device_memory(kCuda)->release(ptr, block.device, block.context);
   });
 }
 

@@ -20,6 +20,8 @@ constexpr std::string_view kNames[] = {
     "aoti_torch_cuda_addmm_out",
     "aoti_torch_cuda_baddbmm_out",
     "aoti_torch_cuda_bmm_out",
+    "aoti_torch_cuda_caching_allocator_raw_alloc",
+    "aoti_torch_cuda_caching_allocator_raw_delete",
     "aoti_torch_cuda_convolution",
     "aoti_torch_cuda_cumsum",
     "aoti_torch_cuda_guard_set_index",
