@@ -167,7 +167,9 @@ TensorPtr randperm_op(int64_t n, const int32_t* dtype, const int32_t* layout, co
     if (n > limit)
       fail("randperm: n cannot be greater than " + std::to_string(limit) + " for " + dtype_name(dt) + " type.");
   } else if (n > 0) {
-    check_int_range("randperm", 0, n, dt);
+    double top = 0;
+    visit_dtype(dt, [&](auto tag) { top = double(std::numeric_limits<typename decltype(tag)::type>::max()); });
+    if (double(n - 1) > top) fail("randperm: n " + std::to_string(n) + " is too large for " + dtype_name(dt));
   }
   std::vector<int64_t> perm(static_cast<std::size_t>(n));
   std::iota(perm.begin(), perm.end(), int64_t(0));
