@@ -168,7 +168,11 @@ TensorPtr randperm_op(int64_t n, const int32_t* dtype, const int32_t* layout, co
       fail("randperm: n cannot be greater than " + std::to_string(limit) + " for " + dtype_name(dt) + " type.");
   } else if (n > 0) {
     double top = 0;
-    visit_dtype(dt, [&](auto tag) { top = double(std::numeric_limits<typename decltype(tag)::type>::max()); });
+    visit_dtype(dt, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<T>) top = double(std::numeric_limits<T>::max());
+      else top = 0x1p53;  // float64: every integer below 2^53 is exact
+    });
     if (double(n - 1) > top) fail("randperm: n " + std::to_string(n) + " is too large for " + dtype_name(dt));
   }
   std::vector<int64_t> perm(static_cast<std::size_t>(n));
