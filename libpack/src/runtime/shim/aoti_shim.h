@@ -28,6 +28,7 @@ extern "C" {
 /* Opaque to the model; defined by the shim (libpack/src/runtime/shim/tensor.hpp). */
 struct AtenTensorOpaque;
 typedef struct AtenTensorOpaque* AtenTensorHandle;
+typedef struct AtenGeneratorOpaque* AtenGeneratorHandle; /* torch's generators: always null here */
 typedef int32_t AOTITorchError;
 /* torch's random generators; the shim's random ops accept a pointer to one and ignore it (random.cpp). */
 struct AtenGeneratorOpaque;
