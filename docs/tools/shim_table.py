@@ -121,6 +121,11 @@ def render(names_dir, provided):
         "the real model fixtures that import it, which `test_shim_models.cpp` runs), and its cases in the op",
         "conformance suite (`tests/ops/`: each case is called here and compared with what torch gave for it).",
         "",
+        "The random ops (`rand`, `randn`, `randint`, `randperm`, `normal_functional`, `uniform`, `exponential`,",
+        "`bernoulli_`, `native_dropout`) draw torch's distributions from one engine per process, seeded from",
+        "`std::random_device`, not torch's values: torch's generators cannot be reproduced outside torch, so",
+        "their `generator` arguments are accepted and ignored, and their cases compare the distribution.",
+        "",
         "| header | what | declared | provided | provided and named by a test | provided with conformance cases |",
         "|---|---|---|---|---|---|",
     ]

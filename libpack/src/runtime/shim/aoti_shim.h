@@ -30,9 +30,6 @@ struct AtenTensorOpaque;
 typedef struct AtenTensorOpaque* AtenTensorHandle;
 typedef struct AtenGeneratorOpaque* AtenGeneratorHandle; /* torch's generators: always null here */
 typedef int32_t AOTITorchError;
-/* torch's random generators; the shim's random ops accept a pointer to one and ignore it (random.cpp). */
-struct AtenGeneratorOpaque;
-typedef struct AtenGeneratorOpaque* AtenGeneratorHandle;
 
 #define AOTI_TORCH_SUCCESS 0
 #define AOTI_TORCH_FAILURE 1
