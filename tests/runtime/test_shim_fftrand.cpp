@@ -131,7 +131,7 @@ TEST_CASE("hann_window is torch's periodic window", "[shim][fft]") {
 TEST_CASE("rand is U[0, 1) and randn N(0, 1), in float32 unless a dtype is given", "[shim][random]") {
   const int64_t size[] = {kN};
   Handle u, g;
-  REQUIRE(aoti_torch_cpu_rand(size, 1, nullptr, nullptr, nullptr, 0, nullptr, u.out()) == 0);
+  REQUIRE(aoti_torch_cpu_rand_generator(size, 1, nullptr, nullptr, nullptr, nullptr, 0, nullptr, u.out()) == 0);
   REQUIRE(dtype_of(u.get()) == kF32);
   const auto uv = read_values(u.get());
   const Moments um = moments(uv);
@@ -142,6 +142,9 @@ TEST_CASE("rand is U[0, 1) and randn N(0, 1), in float32 unless a dtype is given
   REQUIRE(aoti_torch_cpu_randn_generator(size, 1, nullptr, &f64, nullptr, nullptr, 0, nullptr, g.out()) == 0);
   REQUIRE(dtype_of(g.get()) == kF64);
   require_moments(read_values(g.get()), 0.0, 1.0, 3.0);
+  Handle plain;
+  REQUIRE(aoti_torch_cpu_rand(size, 1, nullptr, nullptr, nullptr, 0, nullptr, plain.out()) == 0);
+  REQUIRE(dtype_of(plain.get()) == kF32);
   int32_t i64 = kI64;
   Handle bad;
   REQUIRE(aoti_torch_cpu_rand(size, 1, &i64, nullptr, nullptr, 0, nullptr, bad.out()) == 1);
@@ -151,9 +154,13 @@ TEST_CASE("rand is U[0, 1) and randn N(0, 1), in float32 unless a dtype is given
 
 TEST_CASE("randint gives every integer of [low, high) and none outside it", "[shim][random]") {
   const int64_t size[] = {kN};
-  Handle r;
-  REQUIRE(aoti_torch_cpu_randint_low(-3, 7, size, 1, nullptr, nullptr, nullptr, 0, nullptr, r.out()) == 0);
+  Handle r, f;
+  int32_t i64 = kI64;
+  REQUIRE(aoti_torch_cpu_randint_low(-3, 7, size, 1, &i64, nullptr, nullptr, 0, nullptr, r.out()) == 0);
   REQUIRE(dtype_of(r.get()) == kI64);
+  // A null dtype is torch's default dtype, as torch's own shim gives it.
+  REQUIRE(aoti_torch_cpu_randint_generator(5, size, 1, nullptr, nullptr, nullptr, nullptr, 0, nullptr, f.out()) == 0);
+  REQUIRE(dtype_of(f.get()) == kF32);
   const auto v = read_values(r.get());
   REQUIRE(std::set<double>(v.begin(), v.end()) == std::set<double>{-3, -2, -1, 0, 1, 2, 3, 4, 5, 6});
   // Discrete uniform on 10 values: variance (10^2 - 1) / 12, fourth central moment (3 * 10^2 - 7)(10^2 - 1) / 240.

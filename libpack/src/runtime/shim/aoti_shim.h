@@ -273,8 +273,8 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_hann_window(int64_t window_len
 
 /* ---- random ops (random.cpp) -------------------------------------------------------------------------------
  * Values from torch's distributions drawn from one per-process engine seeded from std::random_device; not torch's
- * values, and generator arguments are ignored. Factory options: null dtype is torch's default (float32 for rand/
- * randn, int64 for randint/randperm); layout strided and device CPU only; pin_memory ignored. */
+ * values, and generator arguments are ignored. Factory options: null dtype is torch's default (int64 for randperm,
+ * float32 for the others, randint included, as torch's C shim gives it); layout strided and device CPU only; pin_memory ignored. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_rand(const int64_t* size, int64_t size_len_, int32_t* dtype,
                                                       int32_t* layout, int32_t* device, int32_t device_index_,
                                                       int32_t* pin_memory, AtenTensorHandle* ret0);

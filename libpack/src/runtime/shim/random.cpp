@@ -133,9 +133,11 @@ void check_int_range(const char* op, int64_t low, int64_t high, int32_t dt) {
   if (double(high - 1) > hi) fail(std::string(op) + ": to - 1 is out of bounds for " + dtype_name(dt));
 }
 
+// randint: a null dtype is torch's default dtype, float32, not the schema's int64 default: torch's C shim passes
+// null through as an empty optional, which at::randint builds its result from.
 TensorPtr random_integers(const char* op, int64_t low, int64_t high, const int64_t* size, int64_t size_len,
                           const int32_t* dtype, const int32_t* layout, const int32_t* device) {
-  const int32_t dt = factory_dtype(op, dtype, int32_t(DType::i64), layout, device);
+  const int32_t dt = factory_dtype(op, dtype, int32_t(DType::f32), layout, device);
   const std::vector<int64_t> sizes = factory_sizes(op, size, size_len);
   check_int_range(op, low, high, dt);
   TensorPtr out(new_contiguous(sizes, dt));
