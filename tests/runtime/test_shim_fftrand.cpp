@@ -42,13 +42,17 @@ void require_moments(const std::vector<double>& v, double mean, double var, doub
   REQUIRE(std::abs(m.var - var) <= 6 * std::sqrt((mu4 - var * var) / n));
 }
 
-// complex64 elements of t (contiguous) as complex<double>.
+// complex64 elements of t in logical (row-major) order, as complex<double>.
 std::vector<std::complex<double>> read_c64(AtenTensorHandle t) {
   void* p = nullptr;
   REQUIRE(aoti_torch_get_data_ptr(t, &p) == 0);
   const float* f = static_cast<const float*>(p);
-  std::vector<std::complex<double>> out(size_t(numel(sizes_of(t))));
-  for (size_t i = 0; i < out.size(); ++i) out[i] = {f[2 * i], f[2 * i + 1]};
+  const auto strides = strides_of(t);
+  std::vector<std::complex<double>> out;
+  for_each_index(sizes_of(t), [&](std::span<const int64_t> idx) {
+    const int64_t at = 2 * offset_of(idx, strides);
+    out.emplace_back(f[at], f[at + 1]);
+  });
   return out;
 }
 
@@ -63,7 +67,8 @@ TEST_CASE("_fft_r2c over dims 0 and 2 equals a plain DFT, onesided and scaled by
   Handle y;
   REQUIRE(aoti_torch_cpu__fft_r2c(x.h.get(), dims, 2, 1, 1, y.out()) == 0);
   REQUIRE(sizes_of(y.get()) == std::vector<int64_t>{3, 4, 3});
-  REQUIRE(strides_of(y.get()) == std::vector<int64_t>{12, 3, 1});
+  // torch's (MKL's) layout: batch dim 1 outermost, then signal dim 0, then the halved last signal dim 2.
+  REQUIRE(strides_of(y.get()) == std::vector<int64_t>{3, 9, 1});
   REQUIRE(dtype_of(y.get()) == kC64);
   const auto got = read_c64(y.get());
   const double pi = std::acos(-1.0), scale = 1.0 / std::sqrt(15.0);
@@ -108,6 +113,8 @@ TEST_CASE("_fft_r2c refuses complex, integer and repeated-dim inputs and bad nor
   REQUIRE(aoti_torch_cpu__fft_r2c(x.h.get(), far, 1, 0, 1, y.out()) == 1);
   REQUIRE(aoti_torch_cpu__fft_r2c(x.h.get(), d1, 1, 3, 1, y.out()) == 1);
   REQUIRE(aoti_torch_cpu__fft_r2c(x.h.get(), d1, 0, 0, 1, y.out()) == 1);
+  TypedTensor empty_signal({3, 0}, kF32, {});
+  REQUIRE(aoti_torch_cpu__fft_r2c(empty_signal.h.get(), d1, 1, 0, 1, y.out()) == 1);
   REQUIRE(aoti_torch_cpu__fft_c2c(x.h.get(), d1, 1, 0, 1, y.out()) == 1);
 }
 

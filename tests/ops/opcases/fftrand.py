@@ -1,5 +1,10 @@
 """FFT (_fft_r2c, _fft_c2c), hann_window, the random ops and the fused moving-average fake-quant helper.
 
+FFT results have the strides of torch's x86 CPU FFT (MKL, torch 2.x); torch 1.13's pocketfft made them contiguous,
+so the cases whose layouts differ come from torch 2.11 only. Left out, as the two torches disagree and neither is
+a meaning to copy: an empty batch (1.13 transforms it, 2.11's MKL fails), a repeated dim or normalization 3 (1.13
+refuses them, 2.11 returns a result); the shim transforms an empty batch and refuses the other two.
+
 The random ops give values from torch's distributions, not torch's values (its generators cannot be reproduced
 outside torch): their cases compare sizes, dtype, strides and the mean and standard deviation (check="moments",
 10000+ elements), randperm's a permutation; only their deterministic corners (p = 0 or 1, train=False) compare
@@ -20,17 +25,15 @@ DEFAULTS = [None, None, None, None]  # dtype, layout, device, pin_memory
 def fft_r2c(g):
     for dt in FLOATS:
         yield Case(f"{dt} last dim onesided", [g.randn(3, 8, dtype=dt), [1], 0, True])
-    yield Case("dims 0 and 2, 1/sqrt(n), onesided", [g.randn(3, 4, 5), [0, 2], 1, True])
+    yield Case("dims 0 and 2, 1/sqrt(n), onesided", [g.randn(3, 4, 5), [0, 2], 1, True], min_torch="2.1")
     yield Case("all dims two-sided, 1/n", [g.randn(2, 3, 6), [0, 1, 2], 2, False])
     yield Case("odd prime length", [g.randn(2, 13), [1], 0, True])
     yield Case("non-contiguous", [g.randn(6, 4).t(), [1], 0, True])
-    yield Case("strided", [g.strided(g.randn(4, 10)), [0], 1, False])
-    yield Case("empty batch", [torch.empty(0, 8), [1], 0, True])
+    yield Case("strided, dim 0 two-sided", [g.strided(g.randn(4, 10)), [0], 1, False], min_torch="2.1")
     yield err("integer input", [g.randint(0, 5, (4, 4)), [1], 0, True])
     yield err("complex input", [g.randn(4, 4).to(torch.complex64), [1], 0, True])
-    yield err("dim repeated", [g.randn(4, 4), [1, 1], 0, True])
     yield err("dim out of range", [g.randn(4, 4), [2], 0, True])
-    yield err("normalization 3", [g.randn(4, 4), [1], 3, True])
+    yield err("a transformed dim of size 0", [torch.empty(4, 0), [1], 0, True], min_torch="2.1")
 
 
 @op("_fft_c2c", torch_op="aten._fft_c2c.default", devices=("cpu",))
@@ -38,9 +41,11 @@ def fft_c2c(g):
     for dt in (torch.complex64, torch.complex128):
         yield Case(f"{dt} forward", [torch.complex(g.randn(4, 6), g.randn(4, 6)).to(dt), [1], 0, True])
     yield Case("inverse over both dims, 1/n", [torch.complex(g.randn(5, 6), g.randn(5, 6)), [0, 1], 2, False])
-    yield Case("dims 2 then 0, 1/sqrt(n)", [torch.complex(g.randn(3, 2, 7), g.randn(3, 2, 7)), [2, 0], 1, True])
-    yield Case("non-contiguous", [torch.complex(g.randn(6, 5), g.randn(6, 5)).t(), [0], 0, False])
-    yield Case("empty", [torch.empty(0, 4, dtype=torch.complex64), [1], 0, True])
+    yield Case("dims 2 then 0, 1/sqrt(n)", [torch.complex(g.randn(3, 2, 7), g.randn(3, 2, 7)), [2, 0], 1, True],
+               min_torch="2.1")
+    yield Case("non-contiguous, dim 0", [torch.complex(g.randn(6, 5), g.randn(6, 5)).t(), [0], 0, False],
+               min_torch="2.1")
+    yield Case("non-contiguous, dim 1", [torch.complex(g.randn(6, 5), g.randn(6, 5)).t(), [1], 0, True])
     yield err("real input", [g.randn(4, 4), [1], 0, True])
 
 
@@ -51,6 +56,7 @@ def hann_window(g):
     yield Case("1", [1, *DEFAULTS])
     yield Case("0", [0, *DEFAULTS])
     yield Case("float16", [9, torch.float16, None, None, None], min_torch="2.1")
+    yield Case("bfloat16", [10, torch.bfloat16, None, None, None], min_torch="2.1")
     yield err("integer dtype", [8, torch.int64, None, None, None])
     yield err("negative length", [-1, *DEFAULTS])
 

@@ -6,7 +6,7 @@
 // A transform over several dims is a 1-D transform along each of them in turn (the DFT is separable), on a
 // contiguous complex<double> copy of the input; the result is scaled once (normalization 0: none, 1: 1/sqrt(n),
 // 2: 1/n, n the product of the signal sizes) and stored as complex64 (float32 input or complex64) or complex128.
-// Outputs are contiguous, as torch's CPU kernels make them.
+// Outputs get the strides of torch's x86 CPU FFT (MKL; fft_out_strides), which AOTInductor's code relies on.
 #include "aoti_shim.h"
 #include "element.hpp"
 #include "factory.hpp"
@@ -15,6 +15,7 @@
 
 #include <kissfft.hh>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -42,6 +43,8 @@ std::vector<int64_t> signal_dims(const char* op, const Tensor& self, const int64
            "-d tensor");
     for (int64_t seen : dims)
       if (seen == d) fail(std::string(op) + ": axis specified repeatedly: " + std::to_string(d));
+    if (self.sizes[static_cast<std::size_t>(d)] == 0)  // torch's MKL path fails there too
+      fail(std::string(op) + ": cannot transform dim " + std::to_string(d) + " of size 0");
     dims.push_back(d);
   }
   return dims;
@@ -99,23 +102,45 @@ void transform_along(std::vector<cpx>& buf, const std::vector<int64_t>& sizes, i
   }
 }
 
-// A new contiguous complex tensor (complex64 when `single`, else complex128) of `out_sizes`, each element the
-// element of `buf` (of `sizes`, which are at least as large in every dim) at the same index, times `scale`.
+// The strides torch's MKL FFT gives its result (aten/src/ATen/native/mkl/SpectralOps.cpp, _exec_fft): the
+// signal dims sorted by the input's strides, largest first (r2c keeps its last dim last: it is the halved one),
+// after the other (batch) dims, also sorted by the input's strides; the result is contiguous in that order.
+std::vector<int64_t> fft_out_strides(const Tensor& self, const std::vector<int64_t>& dims,
+                                     const std::vector<int64_t>& out_sizes, bool keep_last) {
+  const auto by_stride = [&](int64_t a, int64_t b) {
+    return self.strides[static_cast<std::size_t>(a)] > self.strides[static_cast<std::size_t>(b)];
+  };
+  std::vector<int64_t> order;  // batch dims, then signal dims: outermost first
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), by_stride);
+  const std::size_t batch = order.size();
+  order.insert(order.end(), dims.begin(), dims.end());
+  std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(batch), order.end() - (keep_last ? 1 : 0), by_stride);
+  std::vector<int64_t> strides(out_sizes.size());
+  int64_t acc = 1;
+  for (std::size_t i = order.size(); i-- > 0;) {
+    strides[static_cast<std::size_t>(order[i])] = acc;
+    acc *= out_sizes[static_cast<std::size_t>(order[i])];
+  }
+  return strides;
+}
+
+// A new complex tensor (complex64 when `single`, else complex128) of `out_sizes` and `out_strides`, each element
+// the element of `buf` (of `sizes`, which are at least as large in every dim) at the same index, times `scale`.
 TensorPtr store_complex(const std::vector<cpx>& buf, const std::vector<int64_t>& sizes,
-                        const std::vector<int64_t>& out_sizes, double scale, bool single) {
-  TensorPtr out(new_contiguous(out_sizes, single ? mpspack::dtype::complex64 : mpspack::dtype::complex128));
+                        const std::vector<int64_t>& out_sizes, const std::vector<int64_t>& out_strides, double scale,
+                        bool single) {
+  TensorPtr out(new_tensor(out_sizes, out_strides, single ? mpspack::dtype::complex64 : mpspack::dtype::complex128));
   const std::vector<int64_t> buf_strides = contiguous_strides(sizes);
   const auto write = [&](auto tag) {
     using S = typename decltype(tag)::type;
     S* dst = reinterpret_cast<S*>(out->data());
-    if (buf.empty()) {  // a zero-length signal dim: torch leaves the one onesided bin unset; here it is 0
-      std::fill_n(dst, 2 * out->numel(), S(0));
-      return;
-    }
     for_each_index(out_sizes, [&](std::span<const int64_t> idx) {
       const cpx v = buf[static_cast<std::size_t>(offset_of(idx, buf_strides))] * scale;
-      *dst++ = S(v.real());
-      *dst++ = S(v.imag());
+      S* p = dst + 2 * offset_of(idx, out_strides);
+      p[0] = S(v.real());
+      p[1] = S(v.imag());
     });
   };
   if (single) write(Tag<float>{});
@@ -136,7 +161,8 @@ TensorPtr fft_r2c(const Tensor& self, const int64_t* dim, int64_t dim_len, int64
   std::vector<int64_t> out_sizes = self.sizes;
   // onesided: the last signal dim keeps bins 0..n/2, the rest being their conjugates
   if (onesided) out_sizes[static_cast<std::size_t>(dims.back())] = self.sizes[static_cast<std::size_t>(dims.back())] / 2 + 1;
-  return store_complex(buf, self.sizes, out_sizes, scale, self.dtype == mpspack::dtype::float32);
+  return store_complex(buf, self.sizes, out_sizes, fft_out_strides(self, dims, out_sizes, true), scale,
+                       self.dtype == mpspack::dtype::float32);
 }
 
 TensorPtr fft_c2c(const Tensor& self, const int64_t* dim, int64_t dim_len, int64_t normalization, bool forward) {
@@ -149,11 +175,13 @@ TensorPtr fft_c2c(const Tensor& self, const int64_t* dim, int64_t dim_len, int64
   const double scale = norm_scale("_fft_c2c", normalization, n);
   std::vector<cpx> buf = load_complex(self);
   for (int64_t d : dims) transform_along(buf, self.sizes, d, forward);
-  return store_complex(buf, self.sizes, self.sizes, scale, self.dtype == mpspack::dtype::complex64);
+  return store_complex(buf, self.sizes, self.sizes, fft_out_strides(self, dims, self.sizes, false), scale,
+                       self.dtype == mpspack::dtype::complex64);
 }
 
-// torch's periodic Hann window: w[k] = 0.5 - 0.5 cos(2 pi k / L), computed in float for all but float64 as torch
-// does (its window is an arange in the result dtype, scaled, cos'ed and shifted); [1] for L = 1.
+// torch's periodic Hann window: w[k] = 0.5 - 0.5 cos(2 pi k / L); [1] for L = 1. torch builds it as an arange in
+// the result dtype, then multiplies, takes the cosine, scales and shifts it in place: each step is computed in
+// float (double for float64) and rounded to the dtype, and so it is here.
 TensorPtr hann_window_op(int64_t length, int32_t dtype) {
   if (length < 0)
     fail("hann_window: hann_window requires non-negative window_length, got window_length=" + std::to_string(length));
@@ -166,7 +194,15 @@ TensorPtr hann_window_op(int64_t length, int32_t dtype) {
     using V = std::conditional_t<std::is_same_v<T, double>, double, float>;
     T* dst = reinterpret_cast<T*>(out->data());
     const V step = V(2.0 * std::numbers::pi / double(length));
-    for (int64_t k = 0; k < length; ++k) store(dst + k, length == 1 ? V(1) : V(0.5) - V(0.5) * std::cos(V(k) * step));
+    const auto rounded = [](V v) {  // v as the dtype holds it
+      T t;
+      store(&t, v);
+      return V(load(&t));
+    };
+    for (int64_t k = 0; k < length; ++k) {
+      const V angle = rounded(V(k) * step), c = rounded(std::cos(angle));
+      store(dst + k, length == 1 ? V(1) : rounded(c * V(-0.5)) + V(0.5));
+    }
   });
   return out;
 }
