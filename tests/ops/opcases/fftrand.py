@@ -9,6 +9,9 @@ The random ops give values from torch's distributions, not torch's values (its g
 outside torch): their cases compare sizes, dtype, strides and the mean and standard deviation (check="moments",
 10000+ elements), randperm's a permutation; only their deterministic corners (p = 0 or 1, train=False) compare
 values. Factory arguments after size/n are dtype, layout, device, pin_memory (None: torch's defaults).
+
+CPU only: the factory functions (their cases name no device), the FFTs (their strides are MKL's; cuFFT's may
+differ) and the fused fake-quant helper (torch's CUDA kernel computes its qparams differently).
 """
 
 import torch
@@ -133,7 +136,7 @@ def randperm(g):
     yield err("bool", [4, torch.bool, None, None, None])
 
 
-@op("normal_functional", torch_op="aten.normal_functional.default", devices=("cpu",))
+@op("normal_functional", torch_op="aten.normal_functional.default")
 def normal_functional(g):
     yield moments("mean 2 std 3", [torch.empty(100, 200), 2.0, 3.0, None])
     yield moments("f64 transposed", [torch.empty(200, 100, dtype=torch.float64).t(), -1.0, 0.5, None])
@@ -142,7 +145,7 @@ def normal_functional(g):
     yield err("integer self", [torch.empty(4, dtype=torch.int64), 0.0, 1.0, None])
 
 
-@op("uniform", torch_op="aten.uniform.default", devices=("cpu",))
+@op("uniform", torch_op="aten.uniform.default")
 def uniform(g):
     yield moments("[-2, 5)", [torch.empty(100, 200), -2.0, 5.0, None])
     yield moments("bf16 [0, 1)", [torch.empty(N, dtype=torch.bfloat16), 0.0, 1.0, None])
@@ -150,14 +153,14 @@ def uniform(g):
     yield err("from > to", [torch.empty(4), 2.0, 1.0, None])
 
 
-@op("exponential", torch_op="aten.exponential.default", devices=("cpu",))
+@op("exponential", torch_op="aten.exponential.default")
 def exponential(g):
     yield moments("lambda 2", [torch.empty(100, 200), 2.0, None])
     yield moments("f64 lambda 0.5", [torch.empty(N, dtype=torch.float64), 0.5, None])
     yield err("lambda -1", [torch.empty(4), -1.0, None])
 
 
-@op("bernoulli__float", torch_op="aten.bernoulli_.float", devices=("cpu",))
+@op("bernoulli__float", torch_op="aten.bernoulli_.float")
 def bernoulli_float(g):
     yield Case("p 0.3", [torch.empty(100, 200), 0.3, None], mutated=[0], check="moments")
     yield Case("p 0 int64", [torch.ones(4, 5, dtype=torch.int64), 0.0, None], mutated=[0])
@@ -166,7 +169,7 @@ def bernoulli_float(g):
     yield err("p 2", [torch.zeros(4), 2.0, None])
 
 
-@op("native_dropout", torch_op="aten.native_dropout.default", devices=("cpu",))
+@op("native_dropout", torch_op="aten.native_dropout.default")
 def native_dropout(g):
     x = g.randn(100, 200)
     yield moments("p 0.25 train", [x, 0.25, True])
