@@ -135,7 +135,7 @@ TEST_CASE("hann_window is torch's periodic window", "[shim][fft]") {
   REQUIRE(aoti_torch_cpu_hann_window(-1, nullptr, nullptr, nullptr, 0, nullptr, bad.out()) == 1);
 }
 
-TEST_CASE("rand is U[0, 1) and randn N(0, 1), in float32 unless a dtype is given", "[shim][random]") {
+TEST_CASE("rand is uniform on 0 to 1 (1 left out) and randn standard normal, float32 unless a dtype is given", "[shim][random]") {
   const int64_t size[] = {kN};
   Handle u, g;
   REQUIRE(aoti_torch_cpu_rand_generator(size, 1, nullptr, nullptr, nullptr, nullptr, 0, nullptr, u.out()) == 0);
@@ -159,7 +159,7 @@ TEST_CASE("rand is U[0, 1) and randn N(0, 1), in float32 unless a dtype is given
   REQUIRE(aoti_torch_cpu_randn(negative, 2, nullptr, nullptr, nullptr, 0, nullptr, bad.out()) == 1);
 }
 
-TEST_CASE("randint gives every integer of [low, high) and none outside it", "[shim][random]") {
+TEST_CASE("randint gives every integer from low to high - 1 and none outside them", "[shim][random]") {
   const int64_t size[] = {kN};
   Handle r, f;
   int32_t i64 = kI64;
@@ -246,7 +246,7 @@ TEST_CASE("bernoulli_ with p = 0 and p = 1 is exact, and p = 0.3 keeps 30%", "[s
   REQUIRE(aoti_torch_cpu_bernoulli__float(t.get(), 1.5, nullptr) == 1);
 }
 
-TEST_CASE("native_dropout zeroes with probability p and scales the rest by 1/(1-p); train false is the identity",
+TEST_CASE("native_dropout zeroes with probability p and scales the rest by 1/(1-p), and train false is the identity",
           "[shim][random]") {
   std::vector<double> values(static_cast<size_t>(kN));
   for (size_t i = 0; i < values.size(); ++i) values[i] = double(int(i % 17) - 8) / 4;
