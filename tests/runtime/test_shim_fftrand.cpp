@@ -78,7 +78,8 @@ TEST_CASE("_fft_r2c over dims 0 and 2 equals a plain DFT, onesided and scaled by
         std::complex<double> want = 0;
         for (int64_t i = 0; i < 3; ++i)
           for (int64_t k = 0; k < 5; ++k)
-            want += values[size_t(i * 20 + b * 5 + k)] * std::polar(1.0, -2 * pi * (double(a * i) / 3 + double(c * k) / 5));
+            want += values[size_t(i * 20 + b * 5 + k)] *
+                    std::polar(1.0, -2 * pi * (double(a * i) / 3 + double(c * k) / 5));
         const auto g = got[size_t(a * 12 + b * 3 + c)];
         REQUIRE(std::abs(g - want * scale) <= 1e-5);
       }
@@ -135,7 +136,8 @@ TEST_CASE("hann_window is torch's periodic window", "[shim][fft]") {
   REQUIRE(aoti_torch_cpu_hann_window(-1, nullptr, nullptr, nullptr, 0, nullptr, bad.out()) == 1);
 }
 
-TEST_CASE("rand is uniform on 0 to 1 (1 left out) and randn standard normal, float32 unless a dtype is given", "[shim][random]") {
+TEST_CASE("rand is uniform on 0 to 1 (1 left out) and randn standard normal, float32 unless a dtype is given",
+          "[shim][random]") {
   const int64_t size[] = {kN};
   Handle u, g;
   REQUIRE(aoti_torch_cpu_rand_generator(size, 1, nullptr, nullptr, nullptr, nullptr, 0, nullptr, u.out()) == 0);

@@ -259,7 +259,7 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__embedding_bag_forward_only(
 /* ---- FFT and windows (fft.cpp) ----------------------------------------------------------------------------
  * _fft_r2c: float32/float64 input, complex64/complex128 result; _fft_c2c: complex in, same dtype out. Over the
  * dims given (negative ones count from the end); normalization 0 none, 1 by 1/sqrt(n), 2 by 1/n; onesided keeps
- * bins 0..n/2 of the last dim; forward 0 is the inverse transform. Contiguous results. */
+ * bins 0..n/2 of the last dim; forward 0 is the inverse transform. Results have the strides torch's MKL FFT gives. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__fft_r2c(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
                                                           int64_t normalization, int32_t onesided,
                                                           AtenTensorHandle* ret0);
@@ -274,7 +274,8 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_hann_window(int64_t window_len
 /* ---- random ops (random.cpp) -------------------------------------------------------------------------------
  * Values from torch's distributions drawn from one per-process engine seeded from std::random_device; not torch's
  * values, and generator arguments are ignored. Factory options: null dtype is torch's default (int64 for randperm,
- * float32 for the others, randint included, as torch's C shim gives it); layout strided and device CPU only; pin_memory ignored. */
+ * float32 for the others, randint included, as torch's C shim gives it); layout strided and device CPU only;
+ * pin_memory ignored. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_rand(const int64_t* size, int64_t size_len_, int32_t* dtype,
                                                       int32_t* layout, int32_t* device, int32_t device_index_,
                                                       int32_t* pin_memory, AtenTensorHandle* ret0);

@@ -29,7 +29,8 @@ constexpr const char* kOp = "_fused_moving_avg_obs_fq_helper";
 // A float32 tensor's elements in row-major order, and back.
 std::vector<float> read_floats(const Tensor& t, const char* what) {
   require_cpu(t, kOp);
-  if (t.dtype != int32_t(DType::f32)) fail(std::string(kOp) + ": " + what + " must be float32, got " + dtype_name(t.dtype));
+  if (t.dtype != int32_t(DType::f32))
+    fail(std::string(kOp) + ": " + what + " must be float32, got " + dtype_name(t.dtype));
   std::vector<float> v;
   const float* base = reinterpret_cast<const float*>(t.data());
   for_each_index(t.sizes, [&](std::span<const int64_t> idx) { v.push_back(base[offset_of(idx, t.strides)]); });
@@ -63,7 +64,8 @@ void observe(const Tensor& self, Tensor& running_min, Tensor& running_max, float
   std::vector<float> lo, hi;
   if (per_row) {
     if (ch_axis != 0)
-      fail(std::string(kOp) + ": Per-channel FakeQuant in fused_moving_avg_obs_fake_quant is only supported on axis == 0");
+      fail(std::string(kOp) +
+           ": Per-channel FakeQuant in fused_moving_avg_obs_fake_quant is only supported on axis == 0");
     if (self.dim() < 2) fail(std::string(kOp) + ": per-row observation needs an input of at least 2 dims");
     const int64_t rows = self.sizes[0], cols = self.sizes[1], inner = self.numel() / (rows * cols);
     lo.assign(std::size_t(rows * inner), std::numeric_limits<float>::infinity());
@@ -206,7 +208,8 @@ void choose_and_fake_quant(const Tensor& self, const Tensor& running_min, const 
                            Tensor& zero_point, const Params& p, std::vector<float>& out, std::vector<bool>& mask) {
   require_cpu(scale, kOp);
   require_cpu(zero_point, kOp);
-  const std::vector<float> rmin = read_floats(running_min, "running_min"), rmax = read_floats(running_max, "running_max");
+  const std::vector<float> rmin = read_floats(running_min, "running_min");
+  const std::vector<float> rmax = read_floats(running_max, "running_max");
   std::vector<float> sc = read_floats(scale, "scale");
   std::vector<int64_t> zp = read_ints(zero_point);
   const std::size_t count = p.per_row ? rmin.size() : 1;
@@ -238,7 +241,8 @@ void fused_helper(const Tensor& self, const Tensor& observer_on, const Tensor& f
                   AtenTensorHandle* ret1) {
   require_cpu(self, kOp);
   if (ret0 == nullptr || ret1 == nullptr) fail(std::string(kOp) + ": ret0/ret1 is null");
-  if (self.dtype != int32_t(DType::f32)) fail(std::string(kOp) + ": self must be float32, got " + dtype_name(self.dtype));
+  if (self.dtype != int32_t(DType::f32))
+    fail(std::string(kOp) + ": self must be float32, got " + dtype_name(self.dtype));
   if (flag(observer_on, "observer_on") != 0)
     observe(self, running_min, running_max, float(p.averaging_const), p.per_row, p.ch_axis);
   const std::vector<int64_t> strides = empty_like_strides(self);

@@ -160,7 +160,8 @@ TensorPtr fft_r2c(const Tensor& self, const int64_t* dim, int64_t dim_len, int64
   for (int64_t d : dims) transform_along(buf, self.sizes, d, true);
   std::vector<int64_t> out_sizes = self.sizes;
   // onesided: the last signal dim keeps bins 0..n/2, the rest being their conjugates
-  if (onesided) out_sizes[static_cast<std::size_t>(dims.back())] = self.sizes[static_cast<std::size_t>(dims.back())] / 2 + 1;
+  const auto last = static_cast<std::size_t>(dims.back());
+  if (onesided) out_sizes[last] = self.sizes[last] / 2 + 1;
   return store_complex(buf, self.sizes, out_sizes, fft_out_strides(self, dims, out_sizes, true), scale,
                        self.dtype == mpspack::dtype::float32);
 }
