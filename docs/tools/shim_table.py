@@ -162,6 +162,11 @@ def render(names_dir, provided):
         "torch's results, at the cost of the copies and a synchronised stream.",
         f"A function mpspack cannot provide, because it needs torch itself, says why (`{NOT_PROVIDED}`).",
         "",
+        "The random ops (`rand`, `randn`, `randint`, `randperm`, `normal_functional`, `uniform`, `exponential`,",
+        "`bernoulli_`, `native_dropout`) draw torch's distributions from one engine per process, seeded from",
+        "`std::random_device`, not torch's values: torch's generators cannot be reproduced outside torch, so",
+        "their `generator` arguments are accepted and ignored, and their cases compare the distribution.",
+        "",
         "| header | what | declared | provided | provided and named by a test | provided with conformance cases |",
         "|---|---|---|---|---|---|",
     ]

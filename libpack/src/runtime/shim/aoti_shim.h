@@ -408,6 +408,89 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__wrapped_linear_prepack(AtenTe
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__wrapped_quantized_linear_prepacked(
     AtenTensorHandle input, AtenTensorHandle input_scale, AtenTensorHandle input_zero_point, AtenTensorHandle weight,
     AtenTensorHandle out_scale, AtenTensorHandle out_zeropoint, int64_t out_channel, AtenTensorHandle* out);
+/* ---- FFT and windows (fft.cpp) ----------------------------------------------------------------------------
+ * _fft_r2c: float32/float64 input, complex64/complex128 result; _fft_c2c: complex in, same dtype out. Over the
+ * dims given (negative ones count from the end); normalization 0 none, 1 by 1/sqrt(n), 2 by 1/n; onesided keeps
+ * bins 0..n/2 of the last dim; forward 0 is the inverse transform. Results have the strides torch's MKL FFT gives. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__fft_r2c(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
+                                                          int64_t normalization, int32_t onesided,
+                                                          AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__fft_c2c(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
+                                                          int64_t normalization, int32_t forward,
+                                                          AtenTensorHandle* ret0);
+/* The periodic Hann window of window_length, float32 unless dtype says otherwise (a floating dtype). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_hann_window(int64_t window_length, int32_t* dtype, int32_t* layout,
+                                                             int32_t* device, int32_t device_index_,
+                                                             int32_t* pin_memory, AtenTensorHandle* ret0);
+/* ---- random ops (random.cpp) -------------------------------------------------------------------------------
+ * Values from torch's distributions drawn from one per-process engine seeded from std::random_device; not torch's
+ * values, and generator arguments are ignored. Factory options: null dtype is torch's default (int64 for randperm,
+ * float32 for the others, randint included, as torch's C shim gives it); layout strided and device CPU only;
+ * pin_memory ignored. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_rand(const int64_t* size, int64_t size_len_, int32_t* dtype,
+                                                      int32_t* layout, int32_t* device, int32_t device_index_,
+                                                      int32_t* pin_memory, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_rand_generator(const int64_t* size, int64_t size_len_,
+                                                                AtenGeneratorHandle* generator, int32_t* dtype,
+                                                                int32_t* layout, int32_t* device,
+                                                                int32_t device_index_, int32_t* pin_memory,
+                                                                AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_randn(const int64_t* size, int64_t size_len_, int32_t* dtype,
+                                                       int32_t* layout, int32_t* device, int32_t device_index_,
+                                                       int32_t* pin_memory, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_randn_generator(const int64_t* size, int64_t size_len_,
+                                                                 AtenGeneratorHandle* generator, int32_t* dtype,
+                                                                 int32_t* layout, int32_t* device,
+                                                                 int32_t device_index_, int32_t* pin_memory,
+                                                                 AtenTensorHandle* ret0);
+/* Integers uniform in [0, high) / [low, high). randint_low_out resizes out to size (as torch's resize_). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_randint(int64_t high, const int64_t* size, int64_t size_len_,
+                                                         int32_t* dtype, int32_t* layout, int32_t* device,
+                                                         int32_t device_index_, int32_t* pin_memory,
+                                                         AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_randint_generator(int64_t high, const int64_t* size,
+                                                                   int64_t size_len_, AtenGeneratorHandle* generator,
+                                                                   int32_t* dtype, int32_t* layout, int32_t* device,
+                                                                   int32_t device_index_, int32_t* pin_memory,
+                                                                   AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_randint_low(int64_t low, int64_t high, const int64_t* size,
+                                                             int64_t size_len_, int32_t* dtype, int32_t* layout,
+                                                             int32_t* device, int32_t device_index_,
+                                                             int32_t* pin_memory, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_randint_low_out(AtenTensorHandle out, int64_t low, int64_t high,
+                                                                 const int64_t* size, int64_t size_len_);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_randperm(int64_t n, int32_t* dtype, int32_t* layout,
+                                                          int32_t* device, int32_t device_index_,
+                                                          int32_t* pin_memory, AtenTensorHandle* ret0);
+/* New tensors shaped like self (empty_like's strides, floating dtypes) of N(mean, std), U[from, to), Exp(lambd). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_normal_functional(AtenTensorHandle self, double mean, double std,
+                                                                   AtenGeneratorHandle* generator,
+                                                                   AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_uniform(AtenTensorHandle self, double from, double to,
+                                                         AtenGeneratorHandle* generator, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_exponential(AtenTensorHandle self, double lambd,
+                                                             AtenGeneratorHandle* generator, AtenTensorHandle* ret0);
+/* self <- 1 with probability p, else 0 (any dtype), in place. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_bernoulli__float(AtenTensorHandle self, double p,
+                                                                  AtenGeneratorHandle* generator);
+/* ret0: input with each element zeroed with probability p, the rest scaled by 1/(1-p); ret1: the bool mask of the
+ * kept ones. train false (not null): a copy and an all-true mask. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_native_dropout(AtenTensorHandle input, double p, int32_t* train,
+                                                                AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* ---- fused observer and fake quantization (fake_quant.cpp) ----------------------------------------------------
+ * torch's moving-average min/max observer and fake quantization: running_min/max, scale and zero_point updated in
+ * place (the _functional form returns updated copies as ret2..ret5); ret0 the fake-quantized input, ret1 the mask. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__fused_moving_avg_obs_fq_helper(
+    AtenTensorHandle self, AtenTensorHandle observer_on, AtenTensorHandle fake_quant_on, AtenTensorHandle running_min,
+    AtenTensorHandle running_max, AtenTensorHandle scale, AtenTensorHandle zero_point, double averaging_const,
+    int64_t quant_min, int64_t quant_max, int64_t ch_axis, int32_t per_row_fake_quant, int32_t symmetric_quant,
+    AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__fused_moving_avg_obs_fq_helper_functional(
+    AtenTensorHandle self, AtenTensorHandle observer_on, AtenTensorHandle fake_quant_on, AtenTensorHandle running_min,
+    AtenTensorHandle running_max, AtenTensorHandle scale, AtenTensorHandle zero_point, double averaging_const,
+    int64_t quant_min, int64_t quant_max, int64_t ch_axis, int32_t per_row_fake_quant, int32_t symmetric_quant,
+    AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3,
+    AtenTensorHandle* ret4, AtenTensorHandle* ret5);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -32,6 +32,10 @@ CPU_ONLY = {"_dyn_quant_matmul_4bit", "_dyn_quant_pack_4bit_weight", "_histogram
             "_scaled_dot_product_flash_attention_for_cpu", "histogram_bin_ct"}
 
 
+# Ops that also write tensors other than `out` and an in-place op's first one, by parameter name.
+WRITTEN = {"_fused_moving_avg_obs_fq_helper": {"running_min", "running_max", "scale", "zero_point"}}
+
+
 def declarations(text: str) -> dict[str, list[tuple[str, str]]]:
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
@@ -55,7 +59,7 @@ def bridged() -> dict[str, list[tuple[str, str]]]:
 def argument(op: str, index: int, ctype: str, name: str, params, first_tensor: int) -> str:
     in_place = op.endswith("_") or "__" in op
     if ctype == "AtenTensorHandle":
-        if name == "out" or (in_place and index == first_tensor):
+        if name == "out" or (in_place and index == first_tensor) or name in WRITTEN.get(op, ()):
             return f"b.in_out({name})"
         return f"b.in({name})"
     if ctype == "AtenTensorHandle*":
