@@ -227,8 +227,9 @@ std::vector<int64_t> elementwise_strides(std::span<const int64_t> shape, std::sp
       if (s[d0] == 0 || s[d1] == 0) continue;
       if (s[d0] < s[d1]) return -1;
       if (s[d0] > s[d1]) return 1;
+      if (shape[d0] > shape[d1]) return 1;  // equal strides: the smaller size goes inside
     }
-    return shape[d0] > shape[d1] ? 1 : 0;
+    return 0;
   };
   std::vector<std::size_t> perm(nd);  // innermost first
   for (std::size_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
