@@ -129,6 +129,7 @@ def view_as_real(g):
     yield Case("complex128", [cplx(g, 2, 3, dtype=torch.complex128)])
     yield Case("non-contiguous", [cplx(g, 4, 3).t()])
     yield Case("0-d", [cplx(g, 1).reshape(())])
+    yield Case("complex32", [cplx(g, 2, 2).to(torch.complex32)], min_torch="2.1")
     yield Case("empty", [torch.empty(0, 2, dtype=torch.complex64)])
     yield err("float32", [g.randn(3, 4)])
 
@@ -146,6 +147,7 @@ def view_as_complex(g):
     yield err("0-d", [g.randn(())])
     yield Case("empty", [torch.empty(0, 2)])
     yield err("stride not divisible by 2", [g.randn(10).as_strided((3, 2), (3, 1))])
+    yield Case("float16 to complex32", [g.randn(2, 2, dtype=torch.float16)])
 
 
 @op("cat", torch_op="aten.cat.default")
@@ -205,6 +207,19 @@ def pad_cases(g):
     yield Case("circular 3-d", [g.randn(2, 2, 4), [2, 3], "circular", None])
     yield Case("circular 4-d", [g.randn(1, 2, 3, 4), [1, 2, 3, 0], "circular", None])
     yield Case("circular 2-d (no batch)", [g.randn(2, 4), [1, 3], "circular", None], min_torch="2.1")
+    # torch 2.x: reflect and replicate keep a channels-last layout and take half types, integers and complex.
+    yield Case("reflect channels-last", [g.randn(1, 3, 4, 5).to(memory_format=torch.channels_last), [1, 1, 2, 1],
+                                         "reflect", None], min_torch="2.1")
+    yield Case("replicate channels-last 3d", [g.randn(1, 2, 3, 3, 4).to(memory_format=torch.channels_last_3d),
+                                              [1, 1, 1, 0, 0, 2], "replicate", None], min_torch="2.1")
+    yield Case("circular channels-last: contiguous", [g.randn(1, 3, 4, 5).to(memory_format=torch.channels_last),
+                                                      [1, 1, 2, 1], "circular", None], min_torch="2.1")
+    for dt in (torch.float16, torch.bfloat16, torch.int32, torch.complex64):
+        for mode in ("reflect", "replicate", "circular"):
+            x3 = cplx(g, 2, 2, 4) if dt == torch.complex64 else typed(g, (2, 2, 4), dt)
+            yield Case(f"{mode} {dt}", [x3, [2, 1], mode, None], min_torch="2.1")
+    yield Case("circular bool", [g.randint(0, 2, (1, 2, 4)).bool(), [1, 2], "circular", None], min_torch="2.1")
+    yield err("reflect bool", [g.randint(0, 2, (1, 2, 4)).bool(), [1, 2], "reflect", None], min_torch="2.1")
     yield err("odd pad length", [x, [1, 2, 3], "constant", None])
     yield err("pad longer than the dims", [x, [1, 1, 1, 1, 1, 1], "constant", None])
     yield err("negative output size", [x, [-2, -2], "constant", None])
@@ -297,7 +312,6 @@ def aten_new_zeros(g):
     yield Case("self's dtype", [g.randn(3, 4).t(), [2, 3], None, None, None, None])
     yield Case("int32", [g.randn(2), [3, 2], torch.int32, None, None, None])
     yield Case("bf16 0-d", [g.randint(0, 4, (2,)), [], torch.bfloat16, None, None, None])
-    yield Case("complex64", [g.randn(2), [2], torch.complex64, None, None, None])
     yield err("negative size", [g.randn(2), [-3], None, None, None, None])
 
 
@@ -334,6 +348,7 @@ def abs_(g):
     yield Case("0-d", [g.randn(())])
     yield Case("complex64: magnitude", [cplx(g, 3, 3)])
     yield Case("complex128: magnitude", [cplx(g, 4, dtype=torch.complex128)])
+    yield Case("complex32: magnitude", [cplx(g, 4).to(torch.complex32)], min_torch="2.1")
     yield err("bool", [g.randint(0, 2, (3,)).bool()])
 
 
@@ -350,6 +365,7 @@ def angle(g):
                                                  dtype=torch.complex128)])
     yield Case("non-contiguous", [g.randn(4, 3).t()])
     yield Case("empty", [torch.empty(2, 0)])
+    yield err("complex32", [torch.ones(3, dtype=torch.complex32)], min_torch="2.1")
 
 
 @op("polar", torch_op="aten.polar.default")

@@ -1,7 +1,7 @@
 // aten::cat and aten::pad. cat promotes the inputs' dtypes as torch does and skips legacy empty 1-d inputs (shape
 // [0]) in the shape checks; its output is channels-last when every input suggests it. pad takes the modes of
 // aten.pad: constant (negative pads crop; any device, through views and the device's copy), reflect, replicate
-// and circular (CPU, any dtype: elements are moved as bytes).
+// and circular (CPU, any dtype but bool for reflect and replicate, as in torch: elements are moved as bytes).
 #include "aoti_shim.h"
 #include "index_walk.hpp"
 #include "tensor.hpp"
@@ -66,7 +66,7 @@ TensorPtr cat(const AtenTensorHandle* tensors, int64_t n, int64_t dim) {
   std::vector<const Tensor*> in;
   int32_t dtype = -1;
   for (int64_t i = 0; i < n; ++i) {
-    const Tensor& t = deref(tensors[i], "tensors[i]");
+    const Tensor& t = deref(tensors[i], ("tensors[" + std::to_string(i) + "]").c_str());
     if (t.dim() == 0)
       fail("cat: zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
     if (!in.empty() && t.device_type() != in.front()->device_type())
@@ -172,6 +172,9 @@ void check_pad_dim(PadMode mode, const Tensor& self, std::size_t d, int64_t befo
 // reflect, replicate, circular over the last pad.size() / 2 dims: each output element copied from its source.
 TensorPtr index_pad(const Tensor& self, std::span<const int64_t> pad, PadMode mode) {
   require_cpu(self, "pad");
+  if (mode != PadMode::circular && self.dtype == mpspack::dtype::bool_)
+    fail(std::string("pad: \"") + (mode == PadMode::reflect ? "reflection" : "replication") +
+         "_pad\" not implemented for 'Bool'");
   const auto nd = static_cast<std::size_t>(self.dim()), k = pad.size() / 2, first = nd - k;
   if (mode != PadMode::circular)
     for (std::size_t d = (nd == k + 2 ? 1 : 0); d < nd; ++d)  // every dim but the batch dim must be non-empty

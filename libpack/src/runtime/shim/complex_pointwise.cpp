@@ -89,6 +89,7 @@ TensorPtr abs_op(const Tensor& self) {
 
 TensorPtr angle_op(const Tensor& self) {
   require_cpu(self, "angle");
+  if (self.dtype == mpspack::dtype::complex32) fail("angle: \"angle_cpu\" not implemented for 'ComplexHalf'");
   if (is_complex(self.dtype)) {
     TensorPtr out = unary_output(self, complex_part(self.dtype));
     complex_to_real(*out, self, [](std::complex<double> z) { return std::arg(z); });
