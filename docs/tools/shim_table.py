@@ -50,10 +50,23 @@ def read_names(path):
     return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
+BRIDGE_GENERATOR = "libpack/src/runtime/shim_cuda/host_bridge_gen.py"
+
+
+def host_bridged():
+    """The CUDA functions that run the CPU shim's function on host copies (generated at build time)."""
+    run = subprocess.run(["/usr/bin/python3", str(REPO / BRIDGE_GENERATOR), "--list"], capture_output=True,
+                         text=True, check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    return set(run.stdout.split())
+
+
 def provided_lists():
-    """The aoti_torch_* names of each provided-name list, by source file."""
-    return {rel: set(re.findall(r'"(aoti_torch_[A-Za-z0-9_]+)"', (REPO / rel).read_text()))
-            for rel in PROVIDED_SOURCES}
+    """The aoti_torch_* names of each provided-name list, by source file (the host-bridged CUDA functions with
+    the CUDA list: the CUDA plugin registers both)."""
+    lists = {rel: set(re.findall(r'"(aoti_torch_[A-Za-z0-9_]+)"', (REPO / rel).read_text()))
+             for rel in PROVIDED_SOURCES}
+    lists["libpack/src/runtime/shim_cuda/cuda_provided.cpp"] |= host_bridged()
+    return lists
 
 
 def check_against_build(lists, built_tool):
@@ -96,11 +109,12 @@ def case_counts():
     return counts
 
 
-def table(declared, provided, files, cases):
+def table(declared, provided, files, cases, bridged):
     rows = ["| function | provided | conformance cases | tests naming it |", "|---|---|---|---|"]
     for name in declared:
         tests = tests_naming(name, files)
-        rows.append(f"| `{name}` | {'yes' if name in provided else 'no'} | {cases.get(name, 0)} | "
+        how = "host" if name in bridged else "yes" if name in provided else "no"
+        rows.append(f"| `{name}` | {how} | {cases.get(name, 0)} | "
                     f"{', '.join(f'`{t}`' for t in tests) if tests else 'none'} |")
     return rows
 
@@ -108,6 +122,7 @@ def table(declared, provided, files, cases):
 def render(names_dir, provided):
     files = test_files()
     cases = case_counts()
+    bridged = host_bridged()
     out = [
         "# The AOTInductor C shim: what mpspack provides",
         "",
@@ -120,6 +135,9 @@ def render(names_dir, provided):
         "files under `tests/` that name it (\"none\": no test names it; a function can still be exercised by",
         "the real model fixtures that import it, which `test_shim_models.cpp` runs), and its cases in the op",
         "conformance suite (`tests/ops/`: each case is called here and compared with what torch gave for it).",
+        "\"host\": a CUDA function without a kernel of its own, which runs the CPU shim's function on host copies",
+        "of its tensors and puts the results back on the GPU (`libpack/src/runtime/shim_cuda/host_bridge.hpp`):",
+        "torch's results, at the cost of the copies and a synchronised stream.",
         "",
         "| header | what | declared | provided | provided and named by a test | provided with conformance cases |",
         "|---|---|---|---|---|---|",
@@ -133,7 +151,7 @@ def render(names_dir, provided):
         tested = [n for n in have if tests_naming(n, files)]
         with_cases = [n for n in have if cases.get(n, 0) > 0]
         out.append(f"| `{header}` | {what} | {len(declared)} | {len(have)} | {len(tested)} | {len(with_cases)} |")
-        sections += ["", f"## `{header}`", ""] + table(declared, provided, files, cases)
+        sections += ["", f"## `{header}`", ""] + table(declared, provided, files, cases, bridged)
     mps = names_dir / "c_shim_mps.names"
     mps_count = len(read_names(mps)) if mps.exists() else 0
     out.append(f"| `generated/c_shim_mps.h` | MPS fallback ops | {mps_count} | 0 | 0 | 0 |")
@@ -142,7 +160,7 @@ def render(names_dir, provided):
     extra = sorted(provided - declared_all)
     out += ["", "## Provided by mpspack, declared in none of those headers", ""]
     if extra:
-        out += table(extra, provided, files, cases)
+        out += table(extra, provided, files, cases, bridged)
     else:
         out.append("None.")
     return "\n".join(out) + "\n"

@@ -47,7 +47,7 @@ def encode_tensor(x: torch.Tensor, with_data: bool = True) -> dict:
     out = {"dtype": dtype_name(x.dtype), "sizes": list(x.shape), "strides": list(x.stride())}
     if with_data:
         n = extent(x)
-        flat = torch.as_strided(x, (n,), (1,), x.storage_offset()).contiguous() if n else x.new_empty(0)
+        flat = torch.as_strided(x, (n,), (1,), x.storage_offset()).contiguous().cpu() if n else x.new_empty(0).cpu()
         out["data"] = base64.b64encode(flat.view(torch.uint8).numpy().tobytes()).decode()
     return out
 
@@ -75,7 +75,7 @@ def encode_arg(a):
 
 
 def moments(x: torch.Tensor) -> dict:
-    d = x.detach().to(torch.float64).flatten()
+    d = x.detach().cpu().to(torch.float64).flatten()
     return {"n": d.numel(), "mean": d.mean().item() if d.numel() else 0.0,
             "std": d.std().item() if d.numel() > 1 else 0.0}
 
@@ -95,11 +95,15 @@ def encode_result(r, check: str):
     raise TypeError(f"cannot encode a result of type {type(r).__name__}")
 
 
+DEVICE = "cpu"
+
+
 def clone_args(args: list) -> list:
-    """Fresh copies (strides kept), so in-place calls leave the recorded inputs as they were."""
+    """Fresh copies (strides kept) on the device torch runs the op on, so in-place calls leave the recorded
+    inputs as they were."""
     def one(a):
         if isinstance(a, torch.Tensor):
-            return torch.empty_strided(a.shape, a.stride(), dtype=a.dtype).copy_(a) if a.numel() else a.clone()
+            return torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=DEVICE).copy_(a)
         if isinstance(a, (list, tuple)):
             return type(a)(one(x) for x in a)
         return a
@@ -133,7 +137,7 @@ def make_case(spec: OpSpec, case: Case) -> dict:
         raise RuntimeError(f"{spec.name}: case '{case.name}' is marked as an error but torch returned a result")
     # Out and in-place functions return nothing in C: their result is the mutated arguments.
     results = [] if case.mutated else list(result) if isinstance(result, (tuple, list)) else [result]
-    entry["results"] = [encode_result(r, case.check) for r in results]
+    entry["results"] = [None if i in case.ignore else encode_result(r, case.check) for i, r in enumerate(results)]
     entry["mutated"] = {str(i): encode_result(args[i], case.check) for i in case.mutated}
     entry["check"] = case.check
     entry["strides"] = case.strides
@@ -154,7 +158,11 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--seed", type=int, default=20261206)
     ap.add_argument("--count", action="store_true", help="print the number of cases per function as JSON")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="where torch runs each op (cuda: the cases the CUDA functions are checked on)")
     ns = ap.parse_args()
+    global DEVICE
+    DEVICE = ns.device
     unknown = [n for n in ns.only if n not in OPS]
     if unknown:
         print(f"make_cases.py: no cases are defined for {' '.join(unknown)}", file=sys.stderr)
@@ -171,6 +179,8 @@ def main() -> int:
     skipped, written = {}, []
     for name in names:
         spec = OPS[name]
+        if ns.device not in spec.devices:
+            continue
         if spec.min_torch and have < version_tuple(spec.min_torch):
             skipped[name] = f"needs torch >= {spec.min_torch} (this is {torch.__version__})"
             continue
@@ -178,7 +188,8 @@ def main() -> int:
                "devices": list(spec.devices), "cases": [make_case(spec, c) for c in cases_of(spec, ns.seed, have)]}
         (ns.out / f"{name}.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n")
         written.append(name)
-    index = {"format": FORMAT, "torch": torch.__version__, "written": written, "skipped": skipped}
+    index = {"format": FORMAT, "torch": torch.__version__, "device": ns.device, "written": written,
+             "skipped": skipped}
     (ns.out / "index.json").write_text(json.dumps(index, indent=1) + "\n")
     print(f"make_cases.py: {len(written)} functions' cases written to {ns.out}, {len(skipped)} skipped "
           f"(torch {torch.__version__})")

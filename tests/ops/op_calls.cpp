@@ -2,6 +2,8 @@
 
 #include "mpspack/dtype.hpp"
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -56,6 +58,21 @@ void check(AOTITorchError e, const char* what) {
 }
 
 }  // namespace
+
+namespace {
+int32_t g_device = 0;
+}
+
+void set_op_device(int32_t device_type) { g_device = device_type; }
+int32_t op_device() { return g_device; }
+
+void* cuda_function(std::string_view cpu_name) {
+  std::string name(cpu_name);
+  name.replace(0, std::string_view("aoti_torch_cpu_").size(), "aoti_torch_cuda_");
+  void* fn = dlsym(RTLD_DEFAULT, name.c_str());
+  if (fn == nullptr) throw std::runtime_error(name + " is not provided");
+  return fn;
+}
 
 int32_t dtype_code(std::string_view name) {
   for (const DtypeInfo& d : kDtypes)

@@ -87,6 +87,23 @@ class CallArgs {
 
 using OpCall = std::function<AOTITorchError(CallArgs&)>;
 
+// The device the runner calls functions for: 0 (CPU) or 1 (CUDA).
+void set_op_device(int32_t device_type);
+int32_t op_device();
+// The CUDA twin of a CPU function (aoti_torch_cuda_X for aoti_torch_cpu_X, the same parameters), looked up in
+// the process (op_conformance_cuda links the CUDA shim); throws when it is not there.
+void* cuda_function(std::string_view cpu_name);
+
+// `fn` for the runner's device: SHIM(topk)(...) calls aoti_torch_cpu_topk, or aoti_torch_cuda_topk under --device cuda.
+template <class Fn>
+Fn device_function(Fn cpu, std::string_view cpu_name) {
+  return op_device() == 0 ? cpu : reinterpret_cast<Fn>(cuda_function(cpu_name));
+}
+#define SHIM(op) (::mpspack::test::device_function(&aoti_torch_cpu_##op, "aoti_torch_cpu_" #op))
+// A CUDA function without a CPU twin (aoti_shim_cuda.h declares it), looked up the same way.
+#define CUDA_SHIM(op) \
+  (reinterpret_cast<decltype(&aoti_torch_cuda_##op)>(::mpspack::test::cuda_function("aoti_torch_cpu_" #op)))
+
 // Adds adapters by C function name; returns true (to initialise a static in each calls_*.cpp).
 bool register_op_calls(std::initializer_list<std::pair<std::string_view, OpCall>> calls);
 const std::map<std::string, OpCall, std::less<>>& op_calls();

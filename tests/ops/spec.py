@@ -26,6 +26,7 @@ class Case:
     atol: Optional[float] = None
     error: bool = False         # torch must raise, and so must the shim
     min_torch: Optional[str] = None  # the case only from this torch on (older ones lack the dtype or behaviour)
+    ignore: list = dataclasses.field(default_factory=list)  # results not compared (a random seed torch returns)
 
 
 def err(name: str, args: list, **kw) -> Case:
