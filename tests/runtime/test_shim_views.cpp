@@ -2,9 +2,11 @@
 // through one is seen through the other), reshape copies only where torch does, resize_ grows the storage in
 // place for every handle over it and refuses a borrowed one, and null arguments fail instead of crashing.
 #include "provided.hpp"
+#include "tensor.hpp"
 #include "shim_test_util.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -175,4 +177,77 @@ TEST_CASE("new_zeros and _efficientzerotensor of complex64 are zeros", "[shim][v
     const auto* bytes = static_cast<const unsigned char*>(data_of(h));
     CHECK(std::all_of(bytes, bytes + 3 * 8, [](unsigned char b) { return b == 0; }));
   }
+}
+
+namespace {
+
+// A device whose memory is host memory, so the device-generic paths (host copies, in-place growth, views) run
+// without a GPU: registered for a device type code no backend uses.
+constexpr int32_t kFakeDevice = 30;
+
+struct HostBackedDevice : mpspack::shim::DeviceMemory {
+  void* allocate(std::size_t nbytes, int32_t, void** context) override {
+    *context = nullptr;
+    return std::malloc(nbytes);
+  }
+  void release(void* data, int32_t, void*) noexcept override { std::free(data); }
+  // The same copy as the CPU's, over CPU-tagged handles on the same bytes.
+  void copy(mpspack::shim::Tensor& dst, const mpspack::shim::Tensor& src) override {
+    mpspack::shim::Tensor d = on_cpu(dst), s = on_cpu(src);
+    mpspack::shim::copy_into(d, s);
+  }
+  static mpspack::shim::Tensor on_cpu(const mpspack::shim::Tensor& t) {
+    mpspack::shim::Tensor c = t;
+    c.storage = mpspack::shim::Storage::borrow(t.storage->data, t.storage->nbytes, mpspack::shim::kCpu, 0);
+    return c;
+  }
+};
+
+HostBackedDevice g_fake_device;
+const bool g_fake_registered = mpspack::shim::register_device_memory(kFakeDevice, &g_fake_device);
+
+Handle on_fake_device(AtenTensorHandle cpu) {
+  Handle t;
+  const auto sizes = sizes_of(cpu), strides = strides_of(cpu);
+  int32_t dtype = 0;
+  REQUIRE(aoti_torch_get_dtype(cpu, &dtype) == 0);
+  REQUIRE(aoti_torch_empty_strided(int64_t(sizes.size()), sizes.data(), strides.data(), dtype, kFakeDevice, 0,
+                                   t.out()) == 0);
+  REQUIRE(aoti_torch_copy_(t.get(), cpu, 0) == 0);
+  return t;
+}
+
+int32_t device_of(AtenTensorHandle t) {
+  int32_t d = -1;
+  REQUIRE(aoti_torch_get_device_type(t, &d) == 0);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("the c_shim_aten functions and resize_ work on a device through its registered memory", "[shim][views]") {
+  REQUIRE(g_fake_registered);
+  Handle cpu = iota({2, 3});
+  Handle x = on_fake_device(cpu.get());
+  const int64_t pads[] = {1, 1}, dims[] = {1}, size[] = {2};
+  Handle padded, reflected, maxed, zeros, narrowed;
+  REQUIRE(aoti_torch_aten_pad(x.get(), pads, 2, "constant", nullptr, padded.out()) == 0);
+  REQUIRE(aoti_torch_aten_pad(x.get(), pads, 2, "reflect", nullptr, reflected.out()) == 0);
+  REQUIRE(aoti_torch_aten_amax(x.get(), dims, 1, 0, maxed.out()) == 0);
+  REQUIRE(aoti_torch_aten_new_zeros(x.get(), size, 1, nullptr, nullptr, nullptr, 0, nullptr, zeros.out()) == 0);
+  REQUIRE(aoti_torch_aten_narrow(x.get(), 1, 1, 2, narrowed.out()) == 0);
+  for (AtenTensorHandle h : {padded.get(), reflected.get(), maxed.get(), zeros.get(), narrowed.get()})
+    CHECK(device_of(h) == kFakeDevice);
+  // The fake device's memory is host memory: its values can be read in place.
+  CHECK(read_f32(padded.get()) == std::vector<float>{0, 0, 1, 2, 0, 0, 3, 4, 5, 0});
+  CHECK(read_f32(reflected.get()) == std::vector<float>{1, 0, 1, 2, 1, 4, 3, 4, 5, 4});
+  CHECK(read_f32(maxed.get()) == std::vector<float>{2, 5});
+  CHECK(read_f32(zeros.get()) == std::vector<float>{0, 0});
+  CHECK(read_f32(narrowed.get()) == std::vector<float>{1, 2, 4, 5});
+  const int64_t larger[] = {3, 4};
+  REQUIRE(aoti_torch_cpu_resize_(x.get(), larger, 2, nullptr) == 0);
+  CHECK(device_of(x.get()) == kFakeDevice);
+  const auto grown = read_f32(x.get());
+  CHECK(std::vector<float>(grown.begin(), grown.begin() + 6) == std::vector<float>{0, 1, 2, 3, 4, 5});
+  CHECK(read_f32(narrowed.get()) == std::vector<float>{1, 2, 4, 5});  // the view follows the storage
 }

@@ -236,7 +236,7 @@ def pad(g):
     yield from pad_cases(g)
 
 
-@op("aten_pad", torch_op="aten.pad.default", devices=("cpu",))
+@op("aten_pad", torch_op="aten.pad.default")
 def aten_pad(g):
     yield from pad_cases(g)
 
@@ -315,7 +315,7 @@ def aten_new_zeros(g):
     yield err("negative size", [g.randn(2), [-3], None, None, None, None])
 
 
-@op("aten_amax", torch_op="aten.amax.default", devices=("cpu",))
+@op("aten_amax", torch_op="aten.amax.default")
 def aten_amax(g):
     x = g.distinct(3, 4, 5)
     yield Case("one dim", [x, [1], False])

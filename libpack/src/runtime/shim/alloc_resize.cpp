@@ -1,14 +1,15 @@
 // aten's allocating ops (full, new_empty, new_zeros, _efficientzerotensor) and the in-place resizes (resize_,
 // resize_as_). The allocations work on any device whose memory is registered: they are filled from a CPU scalar
 // through the device's copy. A resize that must grow the storage does it in place, as torch does, so every
-// handle over that Storage sees the new memory; it works on CPU storages the shim owns.
+// handle over that Storage sees the new memory; it works on storages the shim owns, on any device (not on
+// borrowed memory).
 #include "aoti_shim.h"
 #include "tensor.hpp"
 #include "view_helpers.hpp"
 
-#include <cstdlib>
-#include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 
 using namespace mpspack::shim;
 using namespace mpspack::shim::viewops;
@@ -51,23 +52,28 @@ TensorPtr allocate(std::span<const int64_t> size, const Options& o, const Tensor
   return TensorPtr(new_tensor_on(device, index, size, contiguous_strides(size), dtype));
 }
 
-// Replaces the bytes of an owned CPU storage by a larger block holding the old bytes first, for every handle.
-void grow_storage(Storage& s, std::size_t nbytes, const char* op) {
-  if (!s.owned || s.device_type != kCpu)
-    fail(std::string(op) + ": Trying to resize storage that is not resizable");
-  const std::size_t rounded = (nbytes + 63) / 64 * 64;
-  void* data = std::aligned_alloc(64, rounded);
-  if (data == nullptr) fail(std::string(op) + ": out of memory allocating " + std::to_string(nbytes) + " bytes");
-  if (s.nbytes > 0) std::memcpy(data, s.data, s.nbytes);
-  std::free(s.data);
-  s.data = data;
-  s.nbytes = nbytes;
+// Moves an owned storage (CPU, or a device with registered memory) to a larger block holding the old bytes
+// first; every handle over it sees the new block. The old one is freed as the storage would free it.
+void grow_storage(const std::shared_ptr<Storage>& s, std::size_t nbytes, const char* op) {
+  if (!s->owned) fail(std::string(op) + ": Trying to resize storage that is not resizable");
+  const std::shared_ptr<Storage> fresh = Storage::allocate_on(s->device_type, s->device_index, nbytes);
+  if (s->nbytes > 0) {
+    Tensor from, to;  // the old bytes, and where they go
+    from.storage = s;
+    to.storage = fresh;
+    from.dtype = to.dtype = static_cast<int32_t>(DType::u8);
+    from.sizes = to.sizes = {static_cast<int64_t>(s->nbytes)};
+    from.strides = to.strides = {1};
+    copy_any(to, from);
+  }
+  std::swap(s->data, fresh->data);
+  std::swap(s->nbytes, fresh->nbytes);
+  std::swap(s->device_context, fresh->device_context);
 }
 
 // torch's resize_: the new sizes, dense strides in `format` (0 contiguous, 2/3 channels-last), the offset kept,
 // the storage grown when the new extent does not fit. Same sizes and no format: nothing changes.
 void resize(Tensor& self, std::span<const int64_t> new_size, const int32_t* format, const char* op) {
-  require_cpu(self, op);
   const std::vector<int64_t> size(new_size.begin(), new_size.end());  // new_size may be self's own sizes
   if (format != nullptr && *format == 1) fail(std::string(op) + ": Unsupported memory format Preserve");
   const bool same = std::equal(size.begin(), size.end(), self.sizes.begin(), self.sizes.end());
@@ -75,7 +81,7 @@ void resize(Tensor& self, std::span<const int64_t> new_size, const int32_t* form
   std::vector<int64_t> strides = strides_for_format(size, format ? *format : 0, op);
   const std::size_t extent = storage_nbytes(size, strides, self.itemsize());
   const std::size_t needed = extent == 0 ? 0 : extent + static_cast<std::size_t>(self.storage_offset) * self.itemsize();
-  if (needed > self.storage->nbytes) grow_storage(*self.storage, needed, op);
+  if (needed > self.storage->nbytes) grow_storage(self.storage, needed, op);
   self.sizes.assign(size.begin(), size.end());
   self.strides = std::move(strides);
 }

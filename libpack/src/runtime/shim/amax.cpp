@@ -1,6 +1,7 @@
-// aten::amax (c_shim_aten.h's device-generic aoti_torch_aten_amax), on the CPU: the largest value over the dims
-// listed (all of them for an empty list), NaN winning as in torch, into a contiguous tensor (keepdim keeps the
-// reduced dims as size 1). Values are compared in their own type (int64 exactly, half types as float).
+// aten::amax (c_shim_aten.h's device-generic aoti_torch_aten_amax): the largest value over the dims listed (all
+// of them for an empty list), NaN winning as in torch, into a contiguous tensor (keepdim keeps the reduced dims as
+// size 1). Values are compared in their own type (int64 exactly, half types as float). A device tensor is reduced
+// on a host copy, through its registered memory.
 #include "aoti_shim.h"
 #include "element.hpp"
 #include "index_walk.hpp"
@@ -64,7 +65,6 @@ void reduce_max(const Tensor& self, const std::vector<bool>& reduced, Tensor& ou
 }
 
 TensorPtr amax(const Tensor& self, std::span<const int64_t> dims, bool keepdim) {
-  require_cpu(self, "amax");
   if (is_complex(self.dtype))
     fail(std::string("amax: \"max_values_cpu\" not implemented for '") + dtype_name(self.dtype) + "'");
   const std::vector<bool> reduced = reduced_dims(self, dims);
@@ -89,7 +89,9 @@ AOTITorchError aoti_torch_aten_amax(AtenTensorHandle self, const int64_t* dim, i
   return guarded(__func__, [&] {
     if (dim_len_ < 0 || (dim_len_ > 0 && dim == nullptr)) fail("amax: dim is null or of negative length");
     require_ret(ret0, "amax");
-    set_result(ret0, amax(deref(self, "self"), {dim, static_cast<std::size_t>(dim_len_)}, keepdim != 0), "amax");
+    const std::span<const int64_t> dims(dim, static_cast<std::size_t>(dim_len_));
+    const auto on = [&](const Tensor& t) { return amax(t, dims, keepdim != 0); };
+    set_result(ret0, via_host(deref(self, "self"), on, "amax"), "amax");
   });
 }
 

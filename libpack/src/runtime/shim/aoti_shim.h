@@ -281,7 +281,7 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cat(const AtenTensorHandle* te
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_pad(AtenTensorHandle self, const int64_t* pad, int64_t pad_len_,
                                                      const char* mode, double* value, AtenTensorHandle* ret0);
 /* In place: new sizes with dense strides (memory_format 0 contiguous, 2/3 channels-last, null: unchanged when
- * the sizes are), the owned CPU storage grown when needed (new elements are uninitialised). */
+ * the sizes are), the owned storage (any device) grown when needed (new elements are uninitialised). */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_resize_(AtenTensorHandle self, const int64_t* size,
                                                          int64_t size_len_, int32_t* memory_format);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_resize_as_(AtenTensorHandle self, AtenTensorHandle the_template,
@@ -301,9 +301,9 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_gcd(AtenTensorHandle self, Ate
                                                      AtenTensorHandle* ret0);
 
 /* ---- device-generic ops (generated/c_shim_aten.h) -------------------------------------------------------- */
-/* amax: CPU tensors. full, new_empty, new_zeros: any device with registered memory (null device: self's, or the
- * CPU); null dtype: self's, or float32. narrow: a view on any device. pad: constant mode on any device, the
- * other modes on the CPU. */
+/* Any device with registered memory. amax and pad's reflect/replicate/circular: computed on a host copy of a
+ * device tensor. full, new_empty, new_zeros: null device: self's, or the CPU; null dtype: self's, or float32.
+ * narrow: a view. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
                                                        int32_t keepdim, AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_full(const int64_t* size, int64_t size_len_, double fill_value,

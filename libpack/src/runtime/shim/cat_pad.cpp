@@ -1,7 +1,8 @@
 // aten::cat and aten::pad. cat promotes the inputs' dtypes as torch does and skips legacy empty 1-d inputs (shape
 // [0]) in the shape checks; its output is channels-last when every input suggests it. pad takes the modes of
-// aten.pad: constant (negative pads crop; any device, through views and the device's copy), reflect, replicate
-// and circular (CPU, any dtype but bool for reflect and replicate, as in torch: elements are moved as bytes).
+// aten.pad: constant (negative pads crop; through views and the device's copy), reflect, replicate and circular
+// (any dtype but bool for reflect and replicate, as in torch: elements are moved as bytes; a device tensor is
+// padded on a host copy). Both work on tensors of any device with registered memory.
 #include "aoti_shim.h"
 #include "index_walk.hpp"
 #include "tensor.hpp"
@@ -169,6 +170,39 @@ void check_pad_dim(PadMode mode, const Tensor& self, std::size_t d, int64_t befo
     fail("pad: input (W: " + std::to_string(size) + ") is too small. Calculated output W: " + std::to_string(out));
 }
 
+// out[idx] = self[src(idx)], where src maps each padded dim's position (dims from `first`) and leaves the others.
+// Row by row along the last dim, elements moved as `N`-byte blocks (any dtype of that size).
+template <std::size_t N>
+void gather_rows_of(const Tensor& self, const std::vector<std::vector<int64_t>>& src, std::size_t first, Tensor& out) {
+  const std::size_t nd = out.sizes.size(), last = nd - 1;
+  const std::vector<int64_t> outer(out.sizes.begin(), out.sizes.end() - 1);
+  const int64_t width = out.sizes[last], in_step = self.strides[last], out_step = out.strides[last];
+  const std::vector<int64_t>& cols = src[last];
+  const char* from = self.data();
+  char* to = out.data();
+  for_each_index(outer, [&](std::span<const int64_t> idx) {
+    int64_t in_off = 0, out_off = 0;
+    for (std::size_t d = 0; d < last; ++d) {
+      in_off += (d < first ? idx[d] : src[d][static_cast<std::size_t>(idx[d])]) * self.strides[d];
+      out_off += idx[d] * out.strides[d];
+    }
+    for (int64_t w = 0; w < width; ++w)
+      std::memcpy(to + (out_off + w * out_step) * int64_t(N),
+                  from + (in_off + cols[static_cast<std::size_t>(w)] * in_step) * int64_t(N), N);
+  });
+}
+
+void gather_rows(const Tensor& self, const std::vector<std::vector<int64_t>>& src, std::size_t first, Tensor& out) {
+  switch (self.itemsize()) {
+    case 1: return gather_rows_of<1>(self, src, first, out);
+    case 2: return gather_rows_of<2>(self, src, first, out);
+    case 4: return gather_rows_of<4>(self, src, first, out);
+    case 8: return gather_rows_of<8>(self, src, first, out);
+    case 16: return gather_rows_of<16>(self, src, first, out);
+    default: fail("pad: elements of " + std::to_string(self.itemsize()) + " bytes are not supported");
+  }
+}
+
 // reflect, replicate, circular over the last pad.size() / 2 dims: each output element copied from its source.
 TensorPtr index_pad(const Tensor& self, std::span<const int64_t> pad, PadMode mode) {
   require_cpu(self, "pad");
@@ -192,18 +226,7 @@ TensorPtr index_pad(const Tensor& self, std::span<const int64_t> pad, PadMode mo
   }
   const int32_t format = mode == PadMode::circular ? 0 : suggest_memory_format(self);
   TensorPtr out(new_tensor(shape, strides_for_format(shape, format, "pad"), self.dtype));
-  const std::size_t item = self.itemsize();
-  const char* from = self.data();
-  char* to = out->data();
-  for_each_index(shape, [&](std::span<const int64_t> idx) {
-    int64_t in_off = 0, out_off = 0;
-    for (std::size_t d = 0; d < nd; ++d) {
-      const int64_t i = d < first ? idx[d] : src[d][static_cast<std::size_t>(idx[d])];
-      in_off += i * self.strides[d];
-      out_off += idx[d] * out->strides[d];
-    }
-    std::memcpy(to + out_off * static_cast<int64_t>(item), from + in_off * static_cast<int64_t>(item), item);
-  });
+  if (out->numel() > 0) gather_rows(self, src, first, *out);
   return out;
 }
 
@@ -219,7 +242,7 @@ TensorPtr pad(const Tensor& self, std::span<const int64_t> pad, const char* mode
   const int64_t k = static_cast<int64_t>(pad.size()) / 2, nd = self.dim();
   if (k < 1 || k > 3 || (nd != k + 1 && nd != k + 2))
     fail("pad: Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
-  return index_pad(self, pad, mode);
+  return via_host(self, [&](const Tensor& t) { return index_pad(t, pad, mode); }, "pad");
 }
 
 AOTITorchError pad_entry(const char* func, AtenTensorHandle self, const int64_t* pad_list, int64_t pad_len,

@@ -176,6 +176,17 @@ void fill(Tensor& dst, double value, const char* op) {
   copy_any(dst, *scalar);
 }
 
+TensorPtr via_host(const Tensor& t, const std::function<TensorPtr(const Tensor&)>& op, const char* name) {
+  if (t.device_type() == kCpu) return op(t);
+  TensorPtr host(new_tensor(t.sizes, empty_like_strides(t), t.dtype));
+  copy_values(*host, t, name);
+  const TensorPtr result = op(*host);
+  TensorPtr back(new_tensor_on(t.device_type(), t.storage->device_index, result->sizes, result->strides,
+                               result->dtype));
+  copy_values(*back, *result, name);
+  return back;
+}
+
 std::vector<int64_t> broadcast_shape(const Tensor& a, const Tensor& b, const char* op) {
   const std::size_t nd = std::max(a.sizes.size(), b.sizes.size());
   std::vector<int64_t> out(nd, 1);

@@ -6,6 +6,7 @@
 #include "tensor.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,11 @@ void copy_values(Tensor& dst, const Tensor& src, const char* op);
 // Every element of dst (CPU or registered device) set to `value`, converted to dst's dtype (a complex dtype
 // gets value + 0i).
 void fill(Tensor& dst, double value, const char* op);
+
+// op(t) for a CPU tensor; for a tensor on a device with registered memory, op on a CPU copy of it, its result
+// copied back to that device with the same sizes and strides (for the device-generic aten functions that have
+// no device kernel here: the device's copies only, no GPU API).
+TensorPtr via_host(const Tensor& t, const std::function<TensorPtr(const Tensor&)>& op, const char* name);
 
 // The strides TensorIterator gives the output of an element-wise op over `inputs` broadcast to `shape`: the
 // inputs' strides when all agree and are dense, else dense strides in the order of the inputs' strides (the
