@@ -491,6 +491,71 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__fused_moving_avg_obs_fq_helpe
     int64_t quant_min, int64_t quant_max, int64_t ch_axis, int32_t per_row_fake_quant, int32_t symmetric_quant,
     AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3,
     AtenTensorHandle* ret4, AtenTensorHandle* ret5);
+/* ---- views, concatenation, padding, complex parts (views group) ----------------------------------------- */
+/* Views: a new handle over self's storage (reshape copies, into a contiguous tensor, only where no strides
+ * can express the new shape, as torch's). Negative dims count from the end. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_reshape(AtenTensorHandle self, const int64_t* shape,
+                                                         int64_t shape_len_, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_permute(AtenTensorHandle self, const int64_t* dims,
+                                                         int64_t dims_len_, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_narrow(AtenTensorHandle self, int64_t dim, int64_t start,
+                                                        int64_t length, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_squeeze_dim(AtenTensorHandle self, int64_t dim,
+                                                             AtenTensorHandle* ret0);
+/* The same bytes as `dtype`: with another element size the last dim (stride 1) splits or joins elements. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_view_dtype(AtenTensorHandle self, int32_t dtype,
+                                                            AtenTensorHandle* ret0);
+/* complex32/64/128 <-> float16/32/64 with a last dim of 2 (real, imaginary). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_view_as_real(AtenTensorHandle self, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_view_as_complex(AtenTensorHandle self, AtenTensorHandle* ret0);
+/* Concatenation along dim in the promoted dtype; legacy empty 1-d tensors ([0]) are skipped. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cat(const AtenTensorHandle* tensors, int64_t tensors_len_,
+                                                     int64_t dim, AtenTensorHandle* ret0);
+/* aten.pad: pairs from the last dim; mode "constant" (value, default 0; negative pads crop), "reflect",
+ * "replicate", "circular". */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_pad(AtenTensorHandle self, const int64_t* pad, int64_t pad_len_,
+                                                     const char* mode, double* value, AtenTensorHandle* ret0);
+/* In place: new sizes with dense strides (memory_format 0 contiguous, 2/3 channels-last, null: unchanged when
+ * the sizes are), the owned storage (any device) grown when needed (new elements are uninitialised). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_resize_(AtenTensorHandle self, const int64_t* size,
+                                                         int64_t size_len_, int32_t* memory_format);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_resize_as_(AtenTensorHandle self, AtenTensorHandle the_template,
+                                                            int32_t* memory_format);
+/* A contiguous tensor of zeros (torch's zero tensor has no memory; this one reads the same). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__efficientzerotensor(const int64_t* size, int64_t size_len_,
+                                                                      int32_t* dtype, int32_t* layout, int32_t* device,
+                                                                      int32_t device_index_, int32_t* pin_memory,
+                                                                      AtenTensorHandle* ret0);
+/* abs (complex: the real magnitude), angle (real: pi below 0, else 0; integers give float32), polar (float32 or
+ * float64 magnitudes and angles to complex), gcd (integers). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_abs(AtenTensorHandle self, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_angle(AtenTensorHandle self, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_polar(AtenTensorHandle abs, AtenTensorHandle angle,
+                                                       AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_gcd(AtenTensorHandle self, AtenTensorHandle other,
+                                                     AtenTensorHandle* ret0);
+/* ---- device-generic ops (generated/c_shim_aten.h) -------------------------------------------------------- */
+/* Any device with registered memory. amax and pad's reflect/replicate/circular: computed on a host copy of a
+ * device tensor. full, new_empty, new_zeros: null device: self's, or the CPU; null dtype: self's, or float32.
+ * narrow: a view. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
+                                                       int32_t keepdim, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_full(const int64_t* size, int64_t size_len_, double fill_value,
+                                                       int32_t* dtype, int32_t* layout, int32_t* device,
+                                                       int32_t device_index_, int32_t* pin_memory,
+                                                       AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_narrow(AtenTensorHandle self, int64_t dim, int64_t start,
+                                                         int64_t length, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_new_empty(AtenTensorHandle self, const int64_t* size,
+                                                            int64_t size_len_, int32_t* dtype, int32_t* layout,
+                                                            int32_t* device, int32_t device_index_,
+                                                            int32_t* pin_memory, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_new_zeros(AtenTensorHandle self, const int64_t* size,
+                                                            int64_t size_len_, int32_t* dtype, int32_t* layout,
+                                                            int32_t* device, int32_t device_index_,
+                                                            int32_t* pin_memory, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_pad(AtenTensorHandle self, const int64_t* pad, int64_t pad_len_,
+                                                      const char* mode, double* value, AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }  // extern "C"

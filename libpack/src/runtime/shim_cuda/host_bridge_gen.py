@@ -27,6 +27,8 @@ NATIVE = HERE / "cuda_provided.cpp"
 # Views share their input's storage; the CPU shim makes them for a tensor on any device, so the CUDA function is
 # the same function (a host copy would break the aliasing a model may rely on).
 VIEWS = {"reshape", "permute", "narrow", "squeeze_dim", "view_dtype", "view_as_real", "view_as_complex"}
+# The resizes change the handle and grow its own storage in place, on any device, so they are forwarded too.
+FORWARDED = VIEWS | {"resize_", "resize_as_"}
 # The CPU fallbacks torch 2.11's c_shim_cuda.h has no CUDA twin of.
 CPU_ONLY = {"_dyn_quant_matmul_4bit", "_dyn_quant_pack_4bit_weight", "_histogramdd_from_bin_cts",
             "_scaled_dot_product_flash_attention_for_cpu", "histogram_bin_ct"}
@@ -78,7 +80,7 @@ def argument(op: str, index: int, ctype: str, name: str, params, first_tensor: i
 def function(op: str, params) -> str:
     sig = ", ".join(f"{t} {n}" for t, n in params)
     first_tensor = next((i for i, (t, _) in enumerate(params) if t == "AtenTensorHandle"), -1)
-    if op in VIEWS:
+    if op in FORWARDED:
         body = f"  return aoti_torch_cpu_{op}({', '.join(n for _, n in params)});\n"
     else:
         args = ", ".join(argument(op, i, t, n, params, first_tensor) for i, (t, n) in enumerate(params))
