@@ -167,6 +167,11 @@ void select_outer_edges(HistJob& job, const double* range, int64_t range_len) {
            std::to_string(2 * job.n) + " elements, but got " + std::to_string(range_len));
     for (std::size_t d = 0; d < job.left.size(); ++d) job.left[d] = range[2 * d], job.right[d] = range[2 * d + 1];
   } else if (job.m > 0) {
+    // torch finds the data's range for float32 and float64 only (its kernel takes the half types)
+    const auto dt = static_cast<DType>(job.points->dtype);
+    if (dt != DType::f32 && dt != DType::f64)
+      fail(std::string("histogramdd: finding the range is not implemented for ") + dtype_name(job.points->dtype) +
+           ": give a range");
     data_range(job, job.left, job.right);
   }
   for (std::size_t d = 0; d < job.left.size(); ++d) {

@@ -103,11 +103,11 @@ void check_index_reduce(const Tensor& self, int64_t dim, const Tensor& source, i
   if (count != size_at(source, dim))
     fail("index_reduce_(): Number of indices (" + std::to_string(count) + ") should be equal to source.size(dim): (" +
          std::to_string(size_at(source, dim)) + "), for dim: " + std::to_string(dim));
-  const bool same_rank = std::max<int64_t>(self.dim(), 1) == std::max<int64_t>(source.dim(), 1);
-  bool slices_match = same_rank;
+  bool slices_match = self.dim() == source.dim();
   for (int64_t d = 0; slices_match && d < self.dim(); ++d)
     slices_match = d == dim || self.sizes[static_cast<std::size_t>(d)] == source.sizes[static_cast<std::size_t>(d)];
-  if (!slices_match) fail("index_reduce_(): source's slices do not have self's slice shape");
+  if (!slices_match)
+    fail("index_reduce_(): source tensor shape must match self tensor shape, excluding the specified dimension");
 }
 
 template <class T>
@@ -261,7 +261,6 @@ Tensor* segment_reduce(const Tensor& data, const char* reduce, AtenTensorHandle*
   }
   if (data.dim() == 0) fail("segment_reduce: data must have at least one dim");
   const int64_t ax = wrap_scan_dim(data, axis, "segment_reduce");
-  if (data.numel() == 0) fail("segment_reduce: Expected data.numel() > 0");
   const Tensor* off = offsets ? &deref(*offsets, "offsets") : nullptr;
   const Tensor* len = lengths ? &deref(*lengths, "lengths") : nullptr;
   const Segments s = segments_of(data, ax, len, off, unsafe);
