@@ -28,7 +28,13 @@ constexpr std::string_view kNames[] = {
 #include "cudart_symbols.inc"
 };
 
-const bool g_registered = register_provided_symbols(kNames, std::size(kNames));
+// The fallbacks run on the CPU shim through host copies (host_bridge.hpp), generated in sorted order.
+constexpr std::string_view kHostBridged[] = {
+#include "cuda_host_bridge_names.inc"
+};
+
+const bool g_registered = register_provided_symbols(kNames, std::size(kNames)) &&
+                          register_provided_symbols(kHostBridged, std::size(kHostBridged));
 
 }  // namespace
 
