@@ -6,6 +6,9 @@ import torch
 
 from ..spec import Case, err, op
 
+# CPU only for now: the CUDA twins run these same CPU functions on host copies, but torch's CUDA kernels answer
+# some of these cases otherwise (mode's index among ties) or stop the process (out-of-range indices are device
+# asserts there), so recording them on a GPU needs cases of their own.
 CPU = ("cpu",)
 NAN, INF = float("nan"), float("inf")
 

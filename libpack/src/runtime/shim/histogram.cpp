@@ -80,7 +80,8 @@ int64_t bin_of(V x, const std::vector<V>& edges, bool local_search) {
     const int64_t from = std::max<int64_t>(0, pos - 1), to = std::min<int64_t>(pos + 2, n_edges);
     pos = std::upper_bound(edges.begin() + from, edges.begin() + to, x) - edges.begin() - 1;
   }
-  return pos == n_edges - 1 ? pos - 1 : pos;
+  if (pos == n_edges - 1) pos -= 1;
+  return std::clamp<int64_t>(pos, 0, n_edges - 2);  // never outside the histogram, whatever the rounding did
 }
 
 // Fills `hist` (contiguous, shape bins, T's dtype) and, when given, each dim's edges into `edges_out[d]`.
