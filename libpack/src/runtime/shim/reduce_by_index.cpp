@@ -118,7 +118,10 @@ void index_reduce_into(Tensor& out, const Tensor& src, int64_t dim, const std::v
   const ScanLines lo = scan_lines(out.sizes, dim), ls = scan_lines(src.sizes, dim);
   T* o = reinterpret_cast<T*>(out.data());
   const T* s = reinterpret_cast<const T*>(src.data());
-  const auto slice = [&](T* base, ScanLines l, int64_t outer, int64_t at) { return base + (outer * l.length + at) * l.inner; };
+  // The first element of slice `at` along dim in block `outer` of a contiguous tensor laid out as `l`.
+  const auto slice = [](auto* base, ScanLines l, int64_t outer, int64_t at) {
+    return base + (outer * l.length + at) * l.inner;
+  };
   std::vector<int64_t> count(static_cast<std::size_t>(lo.length), include_self ? 1 : 0);
   for (int64_t outer = 0; outer < lo.outer; ++outer) {
     if (!include_self)
@@ -126,7 +129,7 @@ void index_reduce_into(Tensor& out, const Tensor& src, int64_t dim, const std::v
         for (int64_t e = 0; e < lo.inner; ++e) store(slice(o, lo, outer, j) + e, identity<C, T>(r));
     for (std::size_t i = 0; i < idx.size(); ++i) {
       T* to = slice(o, lo, outer, idx[i]);
-      const T* from = slice(const_cast<T*>(s), ls, outer, static_cast<int64_t>(i));
+      const T* from = slice(s, ls, outer, static_cast<int64_t>(i));
       for (int64_t e = 0; e < lo.inner; ++e)
         store(to + e, combine<C>(r, static_cast<C>(load(to + e)), static_cast<C>(load(from + e))));
       if (outer == 0) ++count[static_cast<std::size_t>(idx[i])];
