@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Gathers what a run on the device machine needs into .device/ (git-ignored), to be named in the device tool's
 # `carry` (64 MiB in all with the working tree):
-#   .device/bin/   mpspack, test_cuda_shim, direct_load (bench/zero_copy.sh), cuda_conv_host, attention_cpu,
+#   .device/bin/   mpspack, test_cuda_shim, op_conformance_cuda (tests/ops), direct_load (bench/zero_copy.sh), cuda_conv_host, attention_cpu,
 #                  attention_cuda and matmul_cpu (bench/device/attention_torch.py, attention_cuda_torch.py,
 #                  matmul_torch.py), h2d_copies, stripped
 #   .device/lib/   the libraries mpspack carries beside itself (RUNPATH $ORIGIN/../lib)
@@ -21,7 +21,8 @@ fi
 build="${1:-$root/build}"
 out="$root/.device"
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/fixtures"
-for exe in mpspack test_cuda_shim direct_load cuda_conv_host attention_cpu attention_cuda matmul_cpu h2d_copies; do
+for exe in mpspack test_cuda_shim op_conformance_cuda direct_load cuda_conv_host attention_cpu attention_cuda matmul_cpu \
+           h2d_copies; do
   [ -x "$build/bin/$exe" ] && strip -o "$out/bin/$exe" "$build/bin/$exe"
 done
 cp -a "$build/lib/." "$out/lib/"

@@ -33,7 +33,9 @@ fi
 # Every CUDA fallback on the op conformance cases torch 2.11 recorded on a GPU (tests/ops/README.md).
 ops_cases="$here/../ops/cases/torch-2.11-cuda"
 if [ -x "$(dirname "$mpspack")/op_conformance_cuda" ] && [ -d "$ops_cases" ]; then
-  "$(dirname "$mpspack")/op_conformance_cuda" --device cuda --cases "$ops_cases" | grep -v '^ok' || status=1
+  ops_log="$(mktemp)"
+  "$(dirname "$mpspack")/op_conformance_cuda" --device cuda --cases "$ops_cases" > "$ops_log" 2>&1 || status=1
+  grep -v '^ok' "$ops_log"  # the failures and the summary line
 fi
 "$here/run_cases.sh" cuda "$mpspack" "$@" || status=1
 exit $status

@@ -100,6 +100,9 @@ Fn device_function(Fn cpu, std::string_view cpu_name) {
   return op_device() == 0 ? cpu : reinterpret_cast<Fn>(cuda_function(cpu_name));
 }
 #define SHIM(op) (::mpspack::test::device_function(&aoti_torch_cpu_##op, "aoti_torch_cpu_" #op))
+// A CUDA function without a CPU twin (aoti_shim_cuda.h declares it), looked up the same way.
+#define CUDA_SHIM(op) \
+  (reinterpret_cast<decltype(&aoti_torch_cuda_##op)>(::mpspack::test::cuda_function("aoti_torch_cpu_" #op)))
 
 // Adds adapters by C function name; returns true (to initialise a static in each calls_*.cpp).
 bool register_op_calls(std::initializer_list<std::pair<std::string_view, OpCall>> calls);

@@ -26,6 +26,7 @@ class Case:
     atol: Optional[float] = None
     error: bool = False         # torch must raise, and so must the shim
     min_torch: Optional[str] = None  # the case only from this torch on (older ones lack the dtype or behaviour)
+    ignore: list = dataclasses.field(default_factory=list)  # results not compared (a random seed torch returns)
 
 
 def err(name: str, args: list, **kw) -> Case:
@@ -64,8 +65,9 @@ def op(name: str, torch_op: Optional[str] = None, call: Optional[Callable] = Non
 class Gen:
     """Seeded inputs: the same cases on every run of one torch version."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, device: str = "cpu"):
         self.g = torch.Generator().manual_seed(seed)
+        self.device = device  # where torch runs the op: inputs only some device can make (packed weights) use it
 
     def randn(self, *shape, dtype=torch.float32) -> torch.Tensor:
         return torch.randn(*shape, generator=self.g, dtype=torch.float64).to(dtype)
