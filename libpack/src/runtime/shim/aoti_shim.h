@@ -556,6 +556,53 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_new_zeros(AtenTensorHandle se
                                                             int32_t* pin_memory, AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_pad(AtenTensorHandle self, const int64_t* pad, int64_t pad_len_,
                                                       const char* mode, double* value, AtenTensorHandle* ret0);
+/* Order statistics. median / nanmedian: the lower middle of all elements (a 0-d tensor): NaN when self holds
+ * NaN (median) or holds nothing else (nanmedian). kthvalue: each line's k-th smallest (k from 1), NaN largest;
+ * mode: each line's most frequent value, the smallest on a tie, with its last position. Contiguous results. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_median(AtenTensorHandle self, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_nanmedian(AtenTensorHandle self, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_kthvalue(AtenTensorHandle self, int64_t k, int64_t dim,
+                                                          int32_t keepdim, AtenTensorHandle* ret0,
+                                                          AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mode(AtenTensorHandle self, int64_t dim, int32_t keepdim,
+                                                      AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+/* Running max / min along dim with the position of the last element equal to it (NaN propagates), and
+ * log(cumsum(exp(x))) (floating dtypes); contiguous results. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cummax(AtenTensorHandle self, int64_t dim, AtenTensorHandle* ret0,
+                                                        AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cummin(AtenTensorHandle self, int64_t dim, AtenTensorHandle* ret0,
+                                                        AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_logcumsumexp(AtenTensorHandle self, int64_t dim,
+/* Histograms of floating inputs in their dtype. histc: bins between min and max (min == max: the data's range).
+ * histogram_bin_ct: ret0 counts, ret1 the bins + 1 edges; range (2 doubles) or null. _histogramdd_from_bin_cts:
+ * self [..., N] as points of N coordinates, bins and range (2 per dim) per coordinate. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_histc(AtenTensorHandle self, int64_t bins, double min, double max,
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_histogram_bin_ct(AtenTensorHandle self, int64_t bins,
+                                                                  const double** range, int64_t range_len_,
+                                                                  AtenTensorHandle* weight, int32_t density,
+                                                                  AtenTensorHandle* ret0, AtenTensorHandle* ret1);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__histogramdd_from_bin_cts(
+    AtenTensorHandle self, const int64_t* bins, int64_t bins_len_, const double** range, int64_t range_len_,
+    AtenTensorHandle* weight, int32_t density, AtenTensorHandle* ret0);
+/* index_reduce: a contiguous copy of self whose slice index[i] along dim is reduced ("prod", "mean", "amax",
+ * "amin") with source's slice i. segment_reduce: runs along axis given by lengths or offsets ("sum", "mean",
+ * "max", "min", "prod"), starting from *initial when given; floating data; indices must be null. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_index_reduce(AtenTensorHandle self, int64_t dim,
+                                                              AtenTensorHandle index, AtenTensorHandle source,
+                                                              const char* reduce, int32_t include_self,
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_segment_reduce(AtenTensorHandle data, const char* reduce,
+                                                                AtenTensorHandle* lengths, AtenTensorHandle* indices,
+                                                                AtenTensorHandle* offsets, int64_t axis,
+                                                                int32_t unsafe, double* initial,
+/* masked_select: 1-D, the elements where mask (bool) holds, self and mask broadcast together.
+ * masked_scatter: self broadcast with mask, masked elements taken from source in order. nonzero_static:
+ * int64 [size, self.dim()], nonzero's rows cut to size or padded with fill_value. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_masked_select(AtenTensorHandle self, AtenTensorHandle mask,
+                                                               AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_masked_scatter(AtenTensorHandle self, AtenTensorHandle mask,
+                                                                AtenTensorHandle source, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_nonzero_static(AtenTensorHandle self, int64_t size,
+                                                                int64_t fill_value, AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }  // extern "C"
