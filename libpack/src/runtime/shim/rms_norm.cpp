@@ -1,0 +1,115 @@
+// aten::_fused_rms_norm on the CPU, torch's rms_norm_composite: over the trailing normalized_shape dims,
+// rstd = 1 / sqrt(mean(x^2) + eps) in x's compute type (float for float16/bfloat16), output = x * rstd rounded to
+// x's dtype, then times weight when given (rounded again, as torch multiplies the rounded result). eps left out is
+// the compute type's machine epsilon. Returns (output [x's shape, x's dtype, contiguous], rstd [x's shape with the
+// normalized dims 1, the compute type, contiguous]).
+#include "aoti_shim.h"
+#include "linalg_util.hpp"
+#include "tensor.hpp"
+
+#include <cfloat>
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace mpspack::shim;
+using namespace mpspack::shim::linalg;
+
+namespace {
+
+// v rounded to dtype's precision.
+double round_to(int32_t dtype, double v) {
+  alignas(8) char buf[8];
+  store_from_double(buf, dtype, v);
+  return load_as_double(buf, dtype);
+}
+
+// torch's type promotion among the floating dtypes.
+int32_t promote(int32_t a, int32_t b) {
+  if (a == b) return a;
+  if (a == static_cast<int32_t>(DType::f64) || b == static_cast<int32_t>(DType::f64)) return static_cast<int32_t>(DType::f64);
+  return static_cast<int32_t>(DType::f32);
+}
+
+void check_rms_norm(const Tensor& x, std::span<const int64_t> shape, const Tensor* w) {
+  require_cpu(x, "_fused_rms_norm");
+  if (shape.empty())
+    fail("_fused_rms_norm: Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+         "element, but got normalized_shape = []");
+  if (w != nullptr) {
+    require_cpu(*w, "_fused_rms_norm");
+    if (!std::equal(w->sizes.begin(), w->sizes.end(), shape.begin(), shape.end()))
+      fail("_fused_rms_norm: Expected weight to be of same shape as normalized_shape, but got weight of shape " +
+           shape_str(w->sizes) + " and normalized_shape = " + shape_str(shape));
+  }
+  const auto nd = static_cast<int64_t>(shape.size());
+  bool ok = x.dim() >= nd;
+  for (int64_t i = 0; ok && i < nd; ++i) ok = x.sizes[std::size_t(x.dim() - nd + i)] == shape[std::size_t(i)];
+  if (!ok)
+    fail("_fused_rms_norm: Given normalized_shape=" + shape_str(shape) + ", expected input with shape [*, " +
+         shape_str(shape).substr(1) + ", but got input of size" + shape_str(x.sizes));
+  const auto d = static_cast<DType>(x.dtype);
+  if (d != DType::f32 && d != DType::f64 && d != DType::f16 && d != DType::bf16)
+    fail(std::string("_fused_rms_norm: dtype ") + dtype_name(x.dtype) + " is not supported (a floating type)");
+}
+
+// Long: one walk over the rows computes rstd and writes both results; splitting it would pass six values around.
+void rms_norm(const Tensor& x, std::span<const int64_t> shape, const Tensor* w, const double* eps, TensorPtr& out,
+              TensorPtr& rstd) {
+  check_rms_norm(x, shape, w);
+  const bool wide = x.dtype == static_cast<int32_t>(DType::f64);
+  const int32_t acc_dtype = wide ? x.dtype : static_cast<int32_t>(DType::f32);
+  const double e = eps ? *eps : (wide ? DBL_EPSILON : double(FLT_EPSILON));
+  const int32_t out_dtype = w ? promote(x.dtype, w->dtype) : x.dtype;
+  out.reset(new_contiguous(x.sizes, out_dtype));
+  std::vector<int64_t> rsizes = x.sizes;
+  int64_t inner = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    rsizes[rsizes.size() - 1 - i] = 1;
+    inner *= shape[shape.size() - 1 - i];
+  }
+  rstd.reset(new_contiguous(rsizes, acc_dtype));
+  TensorPtr xc = contiguous_as(x, x.dtype);
+  TensorPtr wc = w ? contiguous_as(*w, w->dtype) : nullptr;
+  const int64_t rows = inner == 0 ? rstd->numel() : x.numel() / inner;
+  const int64_t xs = int64_t(x.itemsize()), os = int64_t(out->itemsize()), rs = int64_t(rstd->itemsize());
+  for (int64_t r = 0; r < rows; ++r) {
+    const char* xr = xc->data() + r * inner * xs;
+    double sum = 0.0;
+    for (int64_t k = 0; k < inner; ++k) {
+      const double v = load_as_double(xr + k * xs, x.dtype);
+      sum += v * v;
+    }
+    // The mean and rsqrt rounded to the compute type, as torch computes them there.
+    const double mean = wide ? sum / double(inner) : double(float(sum) / float(inner));
+    const double inv = wide ? 1.0 / std::sqrt(mean + e) : double(1.0f / std::sqrt(float(mean) + float(e)));
+    store_from_double(rstd->data() + r * rs, rstd->dtype, inv);
+    for (int64_t k = 0; k < inner; ++k) {
+      const double v = load_as_double(xr + k * xs, x.dtype);
+      double y = round_to(x.dtype, wide ? v * inv : double(float(v) * float(inv)));
+      if (wc) {
+        const double wv = load_as_double(wc->data() + k * int64_t(wc->itemsize()), wc->dtype);
+        y = out_dtype == static_cast<int32_t>(DType::f64) ? y * wv : double(float(y) * float(wv));
+      }
+      store_from_double(out->data() + (r * inner + k) * os, out_dtype, y);
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" AOTITorchError aoti_torch_cpu__fused_rms_norm(AtenTensorHandle input, const int64_t* normalized_shape,
+                                                         int64_t normalized_shape_len_, AtenTensorHandle* weight,
+                                                         double* eps, AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
+  return guarded(__func__, [&] {
+    if (ret0 == nullptr || ret1 == nullptr) fail("_fused_rms_norm: ret0 or ret1 is null");
+    if (normalized_shape_len_ < 0 || (normalized_shape_len_ > 0 && normalized_shape == nullptr))
+      fail("_fused_rms_norm: normalized_shape is null");
+    const Tensor* w = weight != nullptr && *weight != nullptr ? &deref(*weight, "weight") : nullptr;
+    TensorPtr out, rstd;
+    rms_norm(deref(input, "input"), std::span<const int64_t>(normalized_shape, std::size_t(normalized_shape_len_)), w,
+             eps, out, rstd);
+    *ret0 = out.release();
+    *ret1 = rstd.release();
+  });
+}
