@@ -102,7 +102,7 @@ struct Packed {
   const float* bias;  // nullptr when the packing has none
 };
 
-// Long: the two float32 kernels and the bfloat16 one share the row quantization and differ only in scaling.
+// Each input row quantized once, then summed against every weight row: channel-wise or group-wise.
 void matmul_rows(const Tensor& inp, const Packed& p, int64_t N, int64_t K, int64_t bl, Tensor& out) {
   const bool bf16 = inp.dtype == static_cast<int32_t>(DType::bf16);
   TensorPtr xf = contiguous_as(inp, static_cast<int32_t>(DType::f32));  // bfloat16 widens exactly

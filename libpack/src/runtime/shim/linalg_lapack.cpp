@@ -286,7 +286,7 @@ TensorPtr ormqr_op(const Tensor& a, const Tensor& tau, const Tensor& c, bool lef
   return r;
 }
 
-// Long: the checks, the three results' shapes and the three fills read best as one walk over the batch.
+// P, L and U of each LU matrix of the batch; each left out is an empty [0], as torch gives it.
 void lu_unpack_op(const Tensor& lu, const Tensor& piv, bool unpack_data, bool unpack_pivots, TensorPtr& P,
                   TensorPtr& L, TensorPtr& U) {
   require_cpu(lu, "lu_unpack");

@@ -193,7 +193,8 @@ struct TrilinearArgs {
   std::vector<bool> e1, e2, e3, sum;
 };
 
-// Long: torch's output-size rule (the last input not expanded in a dim names its size) and the summed walk.
+// Each output element sums i1 * i2 * i3 over the summed dims; a dim's size is that of the last input not
+// expanded in it (torch's rule), and the summed dims are dropped from the result.
 TensorPtr trilinear(const Tensor& i1, const Tensor& i2, const Tensor& i3, const TrilinearArgs& args) {
   const auto total = static_cast<int64_t>(args.sum.size());
   require_same_dtype(i1, i2, "_trilinear");

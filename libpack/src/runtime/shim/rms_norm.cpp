@@ -53,7 +53,7 @@ void check_rms_norm(const Tensor& x, std::span<const int64_t> shape, const Tenso
     fail(std::string("_fused_rms_norm: dtype ") + dtype_name(x.dtype) + " is not supported (a floating type)");
 }
 
-// Long: one walk over the rows computes rstd and writes both results; splitting it would pass six values around.
+// rstd and the output of each row in one walk over the rows.
 void rms_norm(const Tensor& x, std::span<const int64_t> shape, const Tensor* w, const double* eps, TensorPtr& out,
               TensorPtr& rstd) {
   check_rms_norm(x, shape, w);

@@ -72,7 +72,7 @@ std::vector<float> scaled_matrix(const Tensor& m, const Tensor& scale, bool per_
   return out;
 }
 
-// Long: the product, bias, output scale and the conversion to each output dtype are one pass over out.
+// out <- the scaled product plus bias (over scale_result for float8 outputs), in out's dtype and layout.
 void scaled_mm_into(Tensor& out, const ScaledArgs& s) {
   const bool per_row = check_scaled_mm(s, out.dtype);
   const int64_t M = s.a->sizes[0], K = s.a->sizes[1], N = s.b->sizes[1];
