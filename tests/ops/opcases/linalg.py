@@ -23,7 +23,7 @@ def spd(g, *batch, n, dt):
     return (m @ m.mT + n * torch.eye(n, dtype=torch.float64)).to(dt)
 
 
-@op("addmv", torch_op="aten.addmv.default", devices=("cpu",))
+@op("addmv", call=lambda s, m, v, beta, alpha: aten.addmv(s, m, v, beta=beta, alpha=alpha), devices=("cpu",))
 def addmv(g):
     for dt in REAL:
         yield Case(f"{dt} beta 0.5 alpha 2", [g.randn(3, dtype=dt), g.randn(3, 4, dtype=dt), g.randn(4, dtype=dt), 0.5, 2.0])
@@ -39,7 +39,7 @@ def addmv(g):
     yield err("matrix is 3-D", [g.randn(3), g.randn(2, 3, 4), g.randn(4), 1.0, 1.0])
 
 
-@op("addbmm", torch_op="aten.addbmm.default", devices=("cpu",))
+@op("addbmm", call=lambda s, b1, b2, beta, alpha: aten.addbmm(s, b1, b2, beta=beta, alpha=alpha), devices=("cpu",))
 def addbmm(g):
     for dt in REAL:
         yield Case(f"{dt} bias row", [g.randn(5, dtype=dt), g.randn(3, 2, 4, dtype=dt), g.randn(3, 4, 5, dtype=dt),
@@ -48,14 +48,16 @@ def addbmm(g):
                         g.randn(2, 4, 3, dtype=torch.bfloat16), 1.0, 1.0], rtol=2e-2, atol=5e-2, min_torch="2.1")
     yield Case("int32", [g.randint(-3, 3, (2, 2), dtype=torch.int32), g.randint(-3, 3, (3, 2, 4), dtype=torch.int32),
                          g.randint(-3, 3, (3, 4, 2), dtype=torch.int32), 1, 2])
-    yield Case("transposed operands and self", [g.randn(5, 3).t(), g.randn(2, 5, 4).mT, g.randn(2, 4, 3).mT, 1.0, -1.0])
+    yield Case("transposed operands and self", [g.randn(5, 3).t(), g.randn(2, 4, 3).mT, g.randn(2, 5, 4).mT, 1.0, -1.0])
     yield Case("no batches: beta * self", [g.randn(3, 5), torch.empty(0, 3, 4), torch.empty(0, 4, 5), 0.5, 1.0])
     yield Case("beta 0 ignores NaN", [torch.full((2, 2), float("nan")), g.randn(2, 2, 3), g.randn(2, 3, 2), 0.0, 1.0])
     yield err("batch counts differ", [g.randn(3, 5), g.randn(2, 3, 4), g.randn(3, 4, 5), 1.0, 1.0])
     yield err("inner sizes differ", [g.randn(3, 5), g.randn(2, 3, 4), g.randn(2, 3, 5), 1.0, 1.0])
 
 
-@op("_addmm_activation", torch_op="aten._addmm_activation.default", devices=("cpu",))
+@op("_addmm_activation",
+    call=lambda s, a, b, beta, alpha, gelu: aten._addmm_activation(s, a, b, beta=beta, alpha=alpha, use_gelu=gelu),
+    devices=("cpu",))
 def addmm_activation(g):
     for gelu in (False, True):
         for dt in REAL:
