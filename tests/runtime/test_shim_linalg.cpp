@@ -105,12 +105,12 @@ TEST_CASE("_scaled_mm: float8 operands times their scales, plus bias, to each ou
   void* p = nullptr;
   REQUIRE(aoti_torch_get_data_ptr(f8.get(), &p) == 0);
   CHECK(*static_cast<uint8_t*>(p) == 0xC4);
-  // Row-wise: scale_a [1, 1] = 4, scale_b [1, 1] = 1: 1 * 0.5 * 4 + 2 * -1.5 * 4 = -10.
-  TypedTensor ra({1, 1}, kF32, {4.0}), rb({1, 1}, kF32, {1.0});
+  // Per-row scales ([M, 1] and [1, N] with M = 2): torch 2.11's CPU kernel takes one scale each, and refuses.
+  Fp8Tensor a2({2, 2}, {0x38, 0x40, 0x38, 0x40}, kE4M3);
+  TypedTensor ra({2, 1}, kF32, {4.0, 4.0}), rb({1, 1}, kF32, {1.0});
   Handle rows;
-  REQUIRE(aoti_torch_cpu__scaled_mm(a.h.get(), b.h.get(), ra.h.get(), rb.h.get(), nullptr, nullptr, &f32, 0,
-                                    rows.out()) == 0);
-  CHECK(read_values(rows.get()) == std::vector<double>{-10.0});
+  CHECK(aoti_torch_cpu__scaled_mm(a2.h.get(), b.h.get(), ra.h.get(), rb.h.get(), nullptr, nullptr, &f32, 0,
+                                  rows.out()) != 0);
 }
 
 TEST_CASE("_scaled_mm refuses what torch's CPU kernel refuses", "[shim][linalg][fp8]") {
@@ -120,7 +120,7 @@ TEST_CASE("_scaled_mm refuses what torch's CPU kernel refuses", "[shim][linalg][
   int32_t f32 = kF32;
   Handle out;
   CHECK(aoti_torch_cpu__scaled_mm(a.h.get(), b.h.get(), bad_rows.h.get(), one.h.get(), nullptr, nullptr, &f32, 0,
-                                  out.out()) != 0);
+                                  out.out()) != 0);  // not one element
   CHECK(aoti_torch_cpu__scaled_mm(not_fp8.h.get(), b.h.get(), one.h.get(), one.h.get(), nullptr, nullptr, &f32, 0,
                                   out.out()) != 0);
   AtenTensorHandle bias_h = wrong_bias.h.get();
@@ -155,7 +155,7 @@ TEST_CASE("_dyn_quant_*_4bit: packing concatenates, the product quantizes rows a
   REQUIRE(aoti_torch_cpu__dyn_quant_matmul_4bit(ones.h.get(), pg.get(), 32, 64, 1, yg.out()) == 0);
   CHECK(read_values(yg.get())[0] == double((8160.0f * 0.25f + 8160.0f * 0.5f) * (1.0f / 255.0f)));
 
-  // bfloat16 input: channel-wise only, the bias added, the result truncated to bfloat16.
+  // bfloat16 input: channel-wise only, the bias added last, the result truncated to bfloat16.
   TypedTensor bias({1}, kF32, {0.25});
   AtenTensorHandle bias_h = bias.h.get();
   Handle pb;
@@ -170,6 +170,9 @@ TEST_CASE("_dyn_quant_*_4bit: packing concatenates, the product quantizes rows a
   bits &= 0xFFFF0000u;
   std::memcpy(&full, &bits, 4);
   CHECK(read_values(yb.get())[0] == double(full));
+  Handle yf;  // float32 with the same packing: the bias added last, no truncation
+  REQUIRE(aoti_torch_cpu__dyn_quant_matmul_4bit(x.h.get(), pb.get(), 2, 2, 1, yf.out()) == 0);
+  CHECK(read_values(yf.get())[0] == double(637.0f * 0.5f * (1.0f / 127.5f) + 0.25f));
   // Refusals: a block size that is neither K nor a multiple of 32 dividing K; group-wise bfloat16.
   Handle bad;
   CHECK(aoti_torch_cpu__dyn_quant_matmul_4bit(ones.h.get(), pg.get(), 16, 64, 1, bad.out()) != 0);

@@ -7,9 +7,9 @@
 // The product quantizes each input row to int8 with its own scale and zero point (asymmetric, over the row's
 // range and 0), sums int8 x int4 products in int32 per block, and scales back in float: channel-wise (block_size
 // == K) or group-wise (block_size a multiple of 32 dividing K) for float32 inputs, channel-wise only for bfloat16,
-// whose output is truncated to bfloat16 (not rounded) and gets the bias added, as torch's bfloat16 kernel does;
-// its float32 kernels leave the bias out. Every float step is written in float, in torch's order, so results
-// agree to the last bit where the compiler keeps float arithmetic (no fast-math here).
+// whose output is truncated to bfloat16 (not rounded). The bias, when packed, is added last. Every float step is
+// written in float, in torch's order, so results agree to the last bit where the compiler keeps float arithmetic
+// (no fast-math here).
 #include "aoti_shim.h"
 #include "linalg_util.hpp"
 #include "tensor.hpp"
@@ -115,12 +115,12 @@ void matmul_rows(const Tensor& inp, const Packed& p, int64_t N, int64_t K, int64
       float acc;
       if (bl == K) {
         acc = float(block_dot(r, wrow, 0, K)) * p.scales[n] * r.recip_scale;
-        if (bf16 && p.bias) acc += p.bias[n];
       } else {
         acc = 0.0f;
         for (int64_t b = 0; b < blocks; ++b) acc += float(block_dot(r, wrow, b * bl, (b + 1) * bl)) * p.scales[b + n * blocks];
         acc = acc * r.recip_scale;
       }
+      if (p.bias) acc += p.bias[n];
       if (bf16) {
         acc = std::clamp(acc, -3.38953139e+38f, 3.38953139e+38f);
         uint32_t bits;
@@ -145,14 +145,14 @@ TensorPtr matmul(const Tensor& inp, const Tensor& packed, int64_t bl, int64_t K,
   if (N < 0 || K % 2 != 0) fail(std::string(op) + ": in_features must be even and out_features non-negative");
   const int64_t wsize = N * K / 2, nscales = N * (K / bl);
   if (packed.dim() != 1 || packed.numel() < wsize + nscales)
-    fail(std::string(op) + ": packed_weights has " + std::to_string(packed.numel()) + " elements, expected at least " +
-         std::to_string(wsize + nscales) + " (weights and scales)");
+    fail(std::string(op) + ": Invalid packed weight tensor size: " + std::to_string(packed.numel()) +
+         " elements, expected at least " + std::to_string(wsize + nscales) + " (weights and scales)");
   TensorPtr pf = contiguous_as(packed, static_cast<int32_t>(DType::f32));
   const auto* pv = reinterpret_cast<const float*>(pf->data());
   Packed p{std::vector<uint8_t>(static_cast<std::size_t>(wsize)), pv + wsize, nullptr};
   for (int64_t i = 0; i < wsize; ++i) p.weights[std::size_t(i)] = static_cast<uint8_t>(pv[i]);
   if (packed.numel() > wsize + nscales) {
-    if (packed.numel() - wsize - nscales != N) fail(std::string(op) + ": Expected bias length to match output dim N");
+    if (packed.numel() - wsize - nscales != N) fail(std::string(op) + ": Expected bias length to match output dimension");
     p.bias = pv + wsize + nscales;
   }
   const int64_t sizes[2] = {inp.sizes[0], N};

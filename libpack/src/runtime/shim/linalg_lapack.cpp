@@ -236,11 +236,9 @@ void check_ormqr(const Tensor& a, const Tensor& tau, const Tensor& c, bool left)
   if (c.dim() < 2) fail("torch.ormqr: other must have at least 2 dimensions.");
   const int64_t cond = left ? c.sizes[c.sizes.size() - 2] : c.sizes.back();
   const std::string which = left ? "-2" : "-1";
-  if (tau.dim() == 0) fail("torch.ormqr: Expected tau to have one dimension less than input");
-  if (cond < tau.sizes.back())
-    fail("torch.ormqr: other.shape[" + which + "] must be greater than or equal to tau.shape[-1]");
   if (cond != a.sizes[a.sizes.size() - 2]) fail("torch.ormqr: other.shape[" + which + "] must be equal to input.shape[-2]");
-  if (tau.sizes.back() > a.sizes.back()) fail("torch.ormqr: tau.shape[-1] must be less than or equal to input.shape[-1]");
+  if (tau.dim() == 0 || tau.sizes.back() != std::min(cond, a.sizes.back()))
+    fail("torch.ormqr: tau.shape[-1] must be equal to min(other.shape[" + which + "], input.shape[-1])");
   if (a.dim() - tau.dim() != 1)
     fail("torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim equal to " +
          std::to_string(tau.dim()) + " and input.ndim is equal to " + std::to_string(a.dim()));

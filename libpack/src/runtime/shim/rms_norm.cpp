@@ -31,26 +31,30 @@ int32_t promote(int32_t a, int32_t b) {
   return static_cast<int32_t>(DType::f32);
 }
 
+// torch 2.11's CPU kernel reduces over the last len(normalized_shape) dims without comparing their sizes with
+// normalized_shape, and multiplies by weight with broadcasting; the weight may not grow the result's shape here.
 void check_rms_norm(const Tensor& x, std::span<const int64_t> shape, const Tensor* w) {
   require_cpu(x, "_fused_rms_norm");
   if (shape.empty())
     fail("_fused_rms_norm: Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
          "element, but got normalized_shape = []");
-  if (w != nullptr) {
-    require_cpu(*w, "_fused_rms_norm");
-    if (!std::equal(w->sizes.begin(), w->sizes.end(), shape.begin(), shape.end()))
-      fail("_fused_rms_norm: Expected weight to be of same shape as normalized_shape, but got weight of shape " +
-           shape_str(w->sizes) + " and normalized_shape = " + shape_str(shape));
-  }
-  const auto nd = static_cast<int64_t>(shape.size());
-  bool ok = x.dim() >= nd;
-  for (int64_t i = 0; ok && i < nd; ++i) ok = x.sizes[std::size_t(x.dim() - nd + i)] == shape[std::size_t(i)];
-  if (!ok)
-    fail("_fused_rms_norm: Given normalized_shape=" + shape_str(shape) + ", expected input with shape [*, " +
-         shape_str(shape).substr(1) + ", but got input of size" + shape_str(x.sizes));
+  if (x.dim() < static_cast<int64_t>(shape.size()))
+    fail("_fused_rms_norm: Given normalized_shape=" + shape_str(shape) + ", expected input with at least " +
+         std::to_string(shape.size()) + " dims, but got input of size" + shape_str(x.sizes));
   const auto d = static_cast<DType>(x.dtype);
   if (d != DType::f32 && d != DType::f64 && d != DType::f16 && d != DType::bf16)
     fail(std::string("_fused_rms_norm: dtype ") + dtype_name(x.dtype) + " is not supported (a floating type)");
+  if (w != nullptr) {
+    require_cpu(*w, "_fused_rms_norm");
+    bool ok = w->dim() <= x.dim();
+    for (int64_t i = 1; ok && i <= w->dim(); ++i) {
+      const int64_t ws = w->sizes[std::size_t(w->dim() - i)], xs = x.sizes[std::size_t(x.dim() - i)];
+      ok = ws == xs || ws == 1;
+    }
+    if (!ok)
+      fail("_fused_rms_norm: weight of shape " + shape_str(w->sizes) + " does not broadcast to the input's shape " +
+           shape_str(x.sizes));
+  }
 }
 
 // rstd and the output of each row in one walk over the rows.
@@ -66,13 +70,13 @@ void rms_norm(const Tensor& x, std::span<const int64_t> shape, const Tensor* w, 
   int64_t inner = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     rsizes[rsizes.size() - 1 - i] = 1;
-    inner *= shape[shape.size() - 1 - i];
+    inner *= x.sizes[x.sizes.size() - 1 - i];
   }
   rstd.reset(new_contiguous(rsizes, acc_dtype));
   TensorPtr xc = contiguous_as(x, x.dtype);
-  TensorPtr wc = w ? contiguous_as(*w, w->dtype) : nullptr;
   const int64_t rows = inner == 0 ? rstd->numel() : x.numel() / inner;
-  const int64_t xs = int64_t(x.itemsize()), os = int64_t(out->itemsize()), rs = int64_t(rstd->itemsize());
+  const int64_t xs = int64_t(x.itemsize()), rs = int64_t(rstd->itemsize());
+  std::vector<double> y(static_cast<std::size_t>(x.numel()));
   for (int64_t r = 0; r < rows; ++r) {
     const char* xr = xc->data() + r * inner * xs;
     double sum = 0.0;
@@ -86,14 +90,21 @@ void rms_norm(const Tensor& x, std::span<const int64_t> shape, const Tensor* w, 
     store_from_double(rstd->data() + r * rs, rstd->dtype, inv);
     for (int64_t k = 0; k < inner; ++k) {
       const double v = load_as_double(xr + k * xs, x.dtype);
-      double y = round_to(x.dtype, wide ? v * inv : double(float(v) * float(inv)));
-      if (wc) {
-        const double wv = load_as_double(wc->data() + k * int64_t(wc->itemsize()), wc->dtype);
-        y = out_dtype == static_cast<int32_t>(DType::f64) ? y * wv : double(float(y) * float(wv));
-      }
-      store_from_double(out->data() + (r * inner + k) * os, out_dtype, y);
+      y[std::size_t(r * inner + k)] = round_to(x.dtype, wide ? v * inv : double(float(v) * float(inv)));
     }
   }
+  // times weight (broadcast), in the result's compute type
+  const std::vector<int64_t> wst = w ? broadcast_strides(*out, *w) : std::vector<int64_t>{};
+  const int64_t os = int64_t(out->itemsize());
+  std::size_t e_ = 0;
+  for_each_index(out->sizes, [&](std::span<const int64_t> idx) {
+    double v = y[e_];
+    if (w) {
+      const double wv = load_as_double(w->data() + offset_of(idx, wst) * int64_t(w->itemsize()), w->dtype);
+      v = out_dtype == static_cast<int32_t>(DType::f64) ? v * wv : double(float(v) * float(wv));
+    }
+    store_from_double(out->data() + int64_t(e_++) * os, out_dtype, v);
+  });
 }
 
 }  // namespace

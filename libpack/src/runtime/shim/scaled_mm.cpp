@@ -1,8 +1,9 @@
-// aten::_scaled_mm and _scaled_mm.out on the CPU, as torch's emulated CPU kernel computes them: float8 mat_a
-// [M, K] and mat_b [K, N] decoded to float (fp8.hpp), multiplied by their scales (tensor-wise: one float each;
-// row-wise: scale_a [M, 1] and scale_b [1, N]), one float32 product, plus bias, divided by scale_result when the
-// output is float8, then converted to the output dtype (out_dtype, else mat_a's). torch takes oneDNN's kernel
-// instead only on CPUs with AMX, where its values agree within float32 rounding.
+// aten::_scaled_mm and _scaled_mm.out on the CPU, as torch 2.11's emulated CPU kernel computes them: float8 mat_a
+// [M, K] and mat_b [K, N] decoded to float (fp8.hpp), each multiplied by its one-element scale, one float32
+// product, plus bias, divided by scale_result when the output is float8, then converted to the output dtype
+// (out_dtype, else mat_a's). torch 2.11 refuses per-row scales on the CPU, and so does this (later torch adds
+// them). On CPUs with AMX torch runs oneDNN's kernel instead; on an AMX host its results matched these within
+// float32 rounding (the conformance cases).
 #include "aoti_shim.h"
 #include "blas.hpp"
 #include "fp8.hpp"
@@ -17,72 +18,57 @@ using namespace mpspack::shim::linalg;
 
 namespace {
 
-bool is_float_scalar(const Tensor& s) { return s.dtype == static_cast<int32_t>(DType::f32) && s.numel() == 1; }
-
-// torch's is_rowwise_scaling: a float [rows, 1] column (scale_b comes transposed: [1, N]), contiguous along it.
-bool rowwise(const Tensor& scale, int64_t rows, int64_t along) {
-  const auto other = 1 - along;
-  return scale.dtype == static_cast<int32_t>(DType::f32) && scale.dim() == 2 && scale.sizes[std::size_t(along)] == rows &&
-         scale.sizes[std::size_t(other)] == 1 && (rows <= 1 || scale.strides[std::size_t(along)] == 1);
-}
+bool is_scalar(const Tensor& s) { return s.numel() == 1; }
 
 struct ScaledArgs {
   const Tensor *a, *b, *sa, *sb, *bias, *scale_result;
 };
 
-// Which scaling the scales describe: true for row-wise, false for tensor-wise; fails for anything else.
-bool check_scaled_mm(const ScaledArgs& s, int32_t out_dtype) {
-  const Tensor &a = *s.a, &b = *s.b, &sa = *s.sa, &sb = *s.sb;
+// torch 2.11's checks, in its order and words.
+void check_scaled_mm(const ScaledArgs& s, int32_t out_dtype) {
+  const Tensor &a = *s.a, &b = *s.b;
   for (const Tensor* t : {s.a, s.b, s.sa, s.sb}) require_cpu(*t, "_scaled_mm");
-  if (a.dim() != 2) fail("_scaled_mm: mat_a must be a matrix");
-  if (b.dim() != 2) fail("_scaled_mm: mat_b must be a matrix");
+  if (a.dim() != 2) fail("_scaled_mm: mat1 must be a matrix");
+  if (b.dim() != 2) fail("_scaled_mm: mat2 must be a matrix");
   if (a.sizes[1] != b.sizes[0])
-    fail("_scaled_mm: mat_a and mat_b shapes cannot be multiplied (" + std::to_string(a.sizes[0]) + "x" +
+    fail("_scaled_mm: mat1 and mat2 shapes cannot be multiplied (" + std::to_string(a.sizes[0]) + "x" +
          std::to_string(a.sizes[1]) + " and " + std::to_string(b.sizes[0]) + "x" + std::to_string(b.sizes[1]) + ")");
-  const bool f8 = fp8::is_fp8(a.dtype) && fp8::is_fp8(b.dtype);
-  const bool tensorwise = f8 && is_float_scalar(sa) && is_float_scalar(sb);
-  const bool rows = f8 && !tensorwise && rowwise(sa, a.sizes[0], 0) && rowwise(sb, b.sizes[1], 1);
-  if (!tensorwise && !rows)
-    fail("_scaled_mm: Invalid scaling configuration. For TensorWise scaling, a and b should be float8, scales should "
-         "be float and singletons. For RowWise scaling, a and b should be float8, scales should be float, scale_a "
-         "should be (" + std::to_string(a.sizes[0]) + ", 1) and scale_b should be (1, " + std::to_string(b.sizes[1]) +
-         "), and both should be contiguous. Got a.dtype()=" + dtype_name(a.dtype) + ", scale_a.size()=" +
-         shape_str(sa.sizes) + ", b.dtype()=" + dtype_name(b.dtype) + ", scale_b.size()=" + shape_str(sb.sizes));
-  if (s.scale_result && !is_float_scalar(*s.scale_result)) fail("_scaled_mm: scale_result must be a float scalar");
+  if (!is_scalar(*s.sa) || !is_scalar(*s.sb))
+    fail("_scaled_mm: Now _scaled_mm only supports per-tensor scaling for CPU backend.");
+  if (s.scale_result && !is_scalar(*s.scale_result)) fail("_scaled_mm: scale_result must be a float scalar");
   if (s.bias && s.bias->numel() != b.sizes[1])
     fail("_scaled_mm: Bias must be size " + std::to_string(b.sizes[1]) + " but got " + std::to_string(s.bias->numel()));
+  if (!fp8::is_fp8(a.dtype)) fail(std::string("_scaled_mm: Expected mat1 to be Float8 matrix got ") + dtype_name(a.dtype));
+  if (!fp8::is_fp8(b.dtype)) fail(std::string("_scaled_mm: Expected mat2 to be Float8 matrix got ") + dtype_name(b.dtype));
   const auto od = static_cast<DType>(out_dtype);
   if (!fp8::is_fp8(out_dtype) && od != DType::f32 && od != DType::f16 && od != DType::bf16 && od != DType::f64)
     fail(std::string("_scaled_mm: out_dtype ") + dtype_name(out_dtype) + " is not supported");
-  return rows;
 }
 
-// mat (fp8, rows x cols) decoded to a row-major float matrix, each element times its scale.
-std::vector<float> scaled_matrix(const Tensor& m, const Tensor& scale, bool per_row, bool scale_by_row) {
+// torch's scale.item<float>().
+float scalar_of(const Tensor& t) { return static_cast<float>(load_as_double(t.data(), t.dtype)); }
+
+// mat (fp8, rows x cols) decoded to a row-major float matrix, each element times the scale.
+std::vector<float> scaled_matrix(const Tensor& m, float scale) {
   const int64_t R = m.sizes[0], C = m.sizes[1];
   std::vector<float> out(static_cast<std::size_t>(R * C));
-  TensorPtr sc = contiguous_as(scale, scale.dtype);
-  const auto* sv = reinterpret_cast<const float*>(sc->data());
   const auto* p = reinterpret_cast<const uint8_t*>(m.data());
   for (int64_t i = 0; i < R; ++i)
-    for (int64_t j = 0; j < C; ++j) {
-      const float s = per_row ? sv[scale_by_row ? i : j] : sv[0];
-      out[std::size_t(i * C + j)] = fp8::decode(p[i * m.strides[0] + j * m.strides[1]], m.dtype) * s;
-    }
+    for (int64_t j = 0; j < C; ++j) out[std::size_t(i * C + j)] = fp8::decode(p[i * m.strides[0] + j * m.strides[1]], m.dtype) * scale;
   return out;
 }
 
 // out <- the scaled product plus bias (over scale_result for float8 outputs), in out's dtype and layout.
 void scaled_mm_into(Tensor& out, const ScaledArgs& s) {
-  const bool per_row = check_scaled_mm(s, out.dtype);
+  check_scaled_mm(s, out.dtype);
   const int64_t M = s.a->sizes[0], K = s.a->sizes[1], N = s.b->sizes[1];
   if (out.dim() != 2 || out.sizes[0] != M || out.sizes[1] != N)
     fail("_scaled_mm: out has shape " + shape_str(out.sizes) + ", expected [" + std::to_string(M) + ", " + std::to_string(N) + "]");
   if (M == 0 || N == 0) return;
   std::vector<float> c(static_cast<std::size_t>(M * N), 0.0f);
   if (K > 0) {
-    const std::vector<float> a = scaled_matrix(*s.a, *s.sa, per_row, true);
-    const std::vector<float> b = scaled_matrix(*s.b, *s.sb, per_row, false);
+    const std::vector<float> a = scaled_matrix(*s.a, scalar_of(*s.sa));
+    const std::vector<float> b = scaled_matrix(*s.b, scalar_of(*s.sb));
     gemm<float>(false, false, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, c.data(), N);
   }
   if (s.bias) {
@@ -93,7 +79,7 @@ void scaled_mm_into(Tensor& out, const ScaledArgs& s) {
       for (int64_t j = 0; j < N; ++j) c[std::size_t(i * N + j)] += bv[j];
   }
   const bool f8_out = fp8::is_fp8(out.dtype);
-  const float inv_scale = f8_out && s.scale_result ? 1.0f / *reinterpret_cast<const float*>(s.scale_result->data()) : 1.0f;
+  const float inv_scale = f8_out && s.scale_result ? 1.0f / scalar_of(*s.scale_result) : 1.0f;
   const auto isz = static_cast<int64_t>(out.itemsize());
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
