@@ -10,14 +10,17 @@ Inputs:
     consult. With --built-tool EXE (the test helper shim_provided_names, which prints what a build reports),
     those lists are first checked against the build, so a table from sources that disagree with it is refused;
   - the tests: every test file under tests/ (test_*; not the stub shims other tests use) is searched for
-    each name as a whole word.
+    each name as a whole word;
+  - the op conformance cases per function (tests/ops/make_cases.py --count, which needs torch: Debian's
+    python3-torch here and in CI).
 
 --check compares the result with docs/SHIM.md instead of writing it (exit 1 when stale). When the reference
 names are missing it exits 77 (a CTest skip), or 1 when the environment variable CI is set, since CI has them.
-Standard library only.
+Standard library only, besides the torch make_cases.py imports.
 """
 import argparse
 import difflib
+import json
 import os
 import re
 import subprocess
@@ -47,10 +50,23 @@ def read_names(path):
     return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
 
 
+BRIDGE_GENERATOR = "libpack/src/runtime/shim_cuda/host_bridge_gen.py"
+
+
+def host_bridged():
+    """The CUDA functions that run the CPU shim's function on host copies (generated at build time)."""
+    run = subprocess.run(["/usr/bin/python3", str(REPO / BRIDGE_GENERATOR), "--list"], capture_output=True,
+                         text=True, check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    return set(run.stdout.split())
+
+
 def provided_lists():
-    """The aoti_torch_* names of each provided-name list, by source file."""
-    return {rel: set(re.findall(r'"(aoti_torch_[A-Za-z0-9_]+)"', (REPO / rel).read_text()))
-            for rel in PROVIDED_SOURCES}
+    """The aoti_torch_* names of each provided-name list, by source file (the host-bridged CUDA functions with
+    the CUDA list: the CUDA plugin registers both)."""
+    lists = {rel: set(re.findall(r'"(aoti_torch_[A-Za-z0-9_]+)"', (REPO / rel).read_text()))
+             for rel in PROVIDED_SOURCES}
+    lists["libpack/src/runtime/shim_cuda/cuda_provided.cpp"] |= host_bridged()
+    return lists
 
 
 def check_against_build(lists, built_tool):
@@ -80,17 +96,33 @@ def tests_naming(name, files):
     return [rel for rel, text in files if pattern.search(text)]
 
 
-def table(declared, provided, files):
-    rows = ["| function | provided | tests naming it |", "|---|---|---|"]
+def case_counts():
+    """Conformance cases per C function: each op's cases apply to its CPU and its CUDA function."""
+    run = subprocess.run(["/usr/bin/python3", str(REPO / "tests" / "ops" / "make_cases.py"), "--count"],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    if run.returncode != 0:
+        sys.exit(f"shim_table.py: tests/ops/make_cases.py --count failed: {run.stderr.strip()}")
+    counts = {}
+    for function, n in json.loads(run.stdout).items():
+        for device in ("cpu", "cuda"):
+            counts[function.replace("{device}", device)] = n
+    return counts
+
+
+def table(declared, provided, files, cases, bridged):
+    rows = ["| function | provided | conformance cases | tests naming it |", "|---|---|---|---|"]
     for name in declared:
         tests = tests_naming(name, files)
-        rows.append(f"| `{name}` | {'yes' if name in provided else 'no'} | "
+        how = "host" if name in bridged else "yes" if name in provided else "no"
+        rows.append(f"| `{name}` | {how} | {cases.get(name, 0)} | "
                     f"{', '.join(f'`{t}`' for t in tests) if tests else 'none'} |")
     return rows
 
 
 def render(names_dir, provided):
     files = test_files()
+    cases = case_counts()
+    bridged = host_bridged()
     out = [
         "# The AOTInductor C shim: what mpspack provides",
         "",
@@ -101,10 +133,14 @@ def render(names_dir, provided):
         "mpspack runs it only when its shim provides every one (`mpspack inspect` names the ones it lacks). This",
         "table lists every function torch 2.11's shim headers declare, whether mpspack provides it, and the",
         "files under `tests/` that name it (\"none\": no test names it; a function can still be exercised by",
-        "the real model fixtures that import it, which `test_shim_models.cpp` runs).",
+        "the real model fixtures that import it, which `test_shim_models.cpp` runs), and its cases in the op",
+        "conformance suite (`tests/ops/`: each case is called here and compared with what torch gave for it).",
+        "\"host\": a CUDA function without a kernel of its own, which runs the CPU shim's function on host copies",
+        "of its tensors and puts the results back on the GPU (`libpack/src/runtime/shim_cuda/host_bridge.hpp`):",
+        "torch's results, at the cost of the copies and a synchronised stream.",
         "",
-        "| header | what | declared | provided | provided and named by a test |",
-        "|---|---|---|---|---|",
+        "| header | what | declared | provided | provided and named by a test | provided with conformance cases |",
+        "|---|---|---|---|---|---|",
     ]
     sections = []
     declared_all = set()
@@ -113,17 +149,18 @@ def render(names_dir, provided):
         declared_all.update(declared)
         have = [n for n in declared if n in provided]
         tested = [n for n in have if tests_naming(n, files)]
-        out.append(f"| `{header}` | {what} | {len(declared)} | {len(have)} | {len(tested)} |")
-        sections += ["", f"## `{header}`", ""] + table(declared, provided, files)
+        with_cases = [n for n in have if cases.get(n, 0) > 0]
+        out.append(f"| `{header}` | {what} | {len(declared)} | {len(have)} | {len(tested)} | {len(with_cases)} |")
+        sections += ["", f"## `{header}`", ""] + table(declared, provided, files, cases, bridged)
     mps = names_dir / "c_shim_mps.names"
     mps_count = len(read_names(mps)) if mps.exists() else 0
-    out.append(f"| `generated/c_shim_mps.h` | MPS fallback ops | {mps_count} | 0 | 0 |")
+    out.append(f"| `generated/c_shim_mps.h` | MPS fallback ops | {mps_count} | 0 | 0 | 0 |")
     out += ["", f"Not listed: {MPS_NOTE}."]
     out += sections
     extra = sorted(provided - declared_all)
     out += ["", "## Provided by mpspack, declared in none of those headers", ""]
     if extra:
-        out += table(extra, provided, files)
+        out += table(extra, provided, files, cases, bridged)
     else:
         out.append("None.")
     return "\n".join(out) + "\n"

@@ -30,5 +30,10 @@ if [ -x "$(dirname "$mpspack")/test_cuda_shim" ]; then
   "$(dirname "$mpspack")/test_cuda_shim" | tail -n 2 || status=1
   MPSPACK_CUDNN_TF32=0 "$(dirname "$mpspack")/test_cuda_shim" '[convolution]' | tail -n 2 || status=1
 fi
+# Every CUDA fallback on the op conformance cases torch 2.11 recorded on a GPU (tests/ops/README.md).
+ops_cases="$here/../ops/cases/torch-2.11-cuda"
+if [ -x "$(dirname "$mpspack")/op_conformance_cuda" ] && [ -d "$ops_cases" ]; then
+  "$(dirname "$mpspack")/op_conformance_cuda" --device cuda --cases "$ops_cases" | grep -v '^ok' || status=1
+fi
 "$here/run_cases.sh" cuda "$mpspack" "$@" || status=1
 exit $status

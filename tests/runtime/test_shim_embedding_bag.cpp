@@ -57,7 +57,9 @@ TEST_CASE("_embedding_bag sum, mean and max over bags with an empty one and a pa
             want.push_back(double(float(v)));
           }
         REQUIRE(read_values(r.out.get()) == want);
-        REQUIRE(read_values(r.offset2bag.get()) == std::vector<double>{0, 0, 2, 2, 2, 2});
+        // torch's sum fast path (float weights, no padding_idx) leaves offset2bag empty.
+        if (mode == 0 && padding < 0) REQUIRE(read_values(r.offset2bag.get()).empty());
+        else REQUIRE(read_values(r.offset2bag.get()) == std::vector<double>{0, 0, 2, 2, 2, 2});
         if (mode != 0) {
           const double third = padding == 2 ? 3 : 4;  // bag [2, 6) holds row 2 once
           REQUIRE(read_values(r.bag_size.get()) == std::vector<double>{padding == 2 ? 1.0 : 2.0, 0, third});

@@ -28,6 +28,7 @@ extern "C" {
 /* Opaque to the model; defined by the shim (libpack/src/runtime/shim/tensor.hpp). */
 struct AtenTensorOpaque;
 typedef struct AtenTensorOpaque* AtenTensorHandle;
+typedef struct AtenGeneratorOpaque* AtenGeneratorHandle; /* torch's generators: always null here */
 typedef int32_t AOTITorchError;
 
 #define AOTI_TORCH_SUCCESS 0

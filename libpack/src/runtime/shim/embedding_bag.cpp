@@ -6,13 +6,14 @@
 //
 // ret0 is the result [bags, D]. ret1-ret3 (offset2bag, bag_size, max_indices) feed only the backward pass:
 // they have the shapes torch's CPU kernel gives them without a gradient, and the values it defines: the bag of
-// each index, each bag's count for mean and max, the row each max came from (zeros where torch leaves them
-// uninitialised).
+// each index (none on the sum fast path), each bag's count for mean and max (mean mode gives it as max_indices
+// too), the row each max came from (zeros where torch leaves them uninitialised).
 #include "aoti_shim.h"
 #include "tensor.hpp"
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace mpspack::shim;
@@ -79,16 +80,28 @@ void check_embedding_bag(const Tensor& weight, const Tensor& indices, const Tens
     fail("_embedding_bag: per_sample_weights must be 1-d, one per index, of weight's dtype");
 }
 
+// torch's CPU fast path for sums (index_select_add): float, half or bfloat16 weights with unit feature stride,
+// per-sample weights (if any) likewise, no padding_idx. It never computes offset2bag, which it then gives empty.
+bool sum_fast_path(const Tensor& weight, const Tensor* per_sample_weights, int64_t padding_idx) {
+  const auto dt = static_cast<DType>(weight.dtype);
+  const bool float_type = dt == DType::f32 || dt == DType::f16 || dt == DType::bf16;
+  return float_type && weight.strides[1] == 1 && padding_idx < 0 &&
+         (per_sample_weights == nullptr || per_sample_weights->strides[0] == 1);
+}
+
 // The four outputs, with the shapes torch gives them; the index ones zeroed.
+// A sum's bag_size and max_indices have one element per offset in _embedding_bag_forward_only, one per bag in
+// _embedding_bag (they differ with include_last_offset).
 Outputs allocate_outputs(const Tensor& weight, const Tensor& offsets, int64_t mode, int64_t bags, int64_t n_indices,
-                         int32_t index_dtype) {
+                         int32_t index_dtype, bool offset2bag_empty, bool forward_only) {
   const int64_t D = weight.sizes[1];
   const int64_t result_sizes[2] = {bags, D}, max_sizes[2] = {bags, D};
-  const int64_t bag_size_len = mode == kSum ? offsets.sizes[0] : bags;
+  const int64_t bag_size_len = mode == kSum && forward_only ? offsets.sizes[0] : bags;
   const std::span<const int64_t> bag_size_shape(&bag_size_len, 1);
   Outputs o;
   o.result.reset(new_contiguous(result_sizes, weight.dtype));
-  o.offset2bag.reset(new_contiguous(std::span<const int64_t>(&n_indices, 1), index_dtype));
+  const int64_t offset2bag_len = offset2bag_empty ? 0 : n_indices;
+  o.offset2bag.reset(new_contiguous(std::span<const int64_t>(&offset2bag_len, 1), index_dtype));
   o.bag_size.reset(new_contiguous(bag_size_shape, index_dtype));
   o.max_indices.reset(mode == kMax ? new_contiguous(max_sizes, index_dtype) : new_contiguous(bag_size_shape, index_dtype));
   for (Tensor* t : {o.offset2bag.get(), o.bag_size.get(), o.max_indices.get()})
@@ -97,7 +110,8 @@ Outputs allocate_outputs(const Tensor& weight, const Tensor& offsets, int64_t mo
 }
 
 Outputs embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets, int64_t mode,
-                      const Tensor* per_sample_weights, bool include_last_offset, int64_t padding_idx) {
+                      const Tensor* per_sample_weights, bool include_last_offset, int64_t padding_idx,
+                      bool forward_only) {
   check_embedding_bag(weight, indices, offsets, mode, per_sample_weights);
   const int64_t rows = weight.sizes[0], D = weight.sizes[1];
   const Bags bags = make_bags(indices, offsets, include_last_offset, rows);
@@ -109,7 +123,8 @@ Outputs embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor&
                           weight.dtype);
   };
   const bool f64 = weight.dtype == static_cast<int32_t>(DType::f64);
-  Outputs o = allocate_outputs(weight, offsets, mode, B, static_cast<int64_t>(bags.indices.size()), idt);
+  Outputs o = allocate_outputs(weight, offsets, mode, B, static_cast<int64_t>(bags.indices.size()), idt,
+                               mode == kSum && sum_fast_path(weight, per_sample_weights, padding_idx), forward_only);
 
   const std::size_t osz = o.result->itemsize(), isz = element_size(idt);
   std::vector<double> acc(static_cast<std::size_t>(D));
@@ -118,7 +133,8 @@ Outputs embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor&
     std::fill(acc.begin(), acc.end(), 0.0);
     int64_t count = 0;
     for (int64_t i = bags.start[static_cast<std::size_t>(b)]; i < bags.end[static_cast<std::size_t>(b)]; ++i) {
-      store_from_double(o.offset2bag->data() + i * static_cast<int64_t>(isz), idt, static_cast<double>(b));
+      if (o.offset2bag->numel() > 0)
+        store_from_double(o.offset2bag->data() + i * static_cast<int64_t>(isz), idt, static_cast<double>(b));
       const int64_t row = bags.indices[static_cast<std::size_t>(i)];
       if (row == padding_idx) continue;
       const double scale = per_sample_weights ? load_as_double(per_sample_weights->data() +
@@ -140,6 +156,8 @@ Outputs embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor&
       ++count;
     }
     if (mode != kSum) store_from_double(o.bag_size->data() + b * static_cast<int64_t>(isz), idt, double(count));
+    // torch's mean mode hands its bag sizes out as max_indices too.
+    if (mode == kMean) store_from_double(o.max_indices->data() + b * static_cast<int64_t>(isz), idt, double(count));
     for (int64_t d = 0; d < D; ++d) {
       char* out = o.result->data() + (b * D + d) * static_cast<int64_t>(osz);
       store_from_double(out, weight.dtype, acc[static_cast<std::size_t>(d)]);
@@ -163,7 +181,8 @@ AOTITorchError embedding_bag_op(const char* func, AtenTensorHandle weight, AtenT
     if (!ret0 || !ret1 || !ret2 || !ret3) fail("ret0..ret3 is null");
     const Tensor* psw = (per_sample_weights && *per_sample_weights) ? *per_sample_weights : nullptr;
     Outputs o = embedding_bag(deref(weight, "weight"), deref(indices, "indices"), deref(offsets, "offsets"), mode,
-                              psw, include_last_offset != 0, padding_idx);
+                              psw, include_last_offset != 0, padding_idx,
+                              std::string_view(func).ends_with("_forward_only"));
     *ret0 = o.result.release();
     *ret1 = o.offset2bag.release();
     *ret2 = o.bag_size.release();

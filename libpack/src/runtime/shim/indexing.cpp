@@ -45,8 +45,13 @@ Tensor* nonzero(const Tensor& self) {
   require_cpu(self, "nonzero");
   const Nonzero nz = nonzero_positions(self);
   const int64_t sizes[2] = {nz.count, self.dim()};
-  TensorPtr out(new_contiguous(sizes, static_cast<int32_t>(DType::i64)));
-  std::copy(nz.coords.begin(), nz.coords.end(), reinterpret_cast<int64_t*>(out->data()));
+  // torch's CPU kernel fills a [dim, count] tensor and hands out its transpose: strides (1, count).
+  const int64_t strides[2] = {1, nz.count};
+  TensorPtr out(new_tensor(sizes, strides, static_cast<int32_t>(DType::i64)));
+  auto* dst = reinterpret_cast<int64_t*>(out->data());
+  const int64_t dims = self.dim();
+  for (int64_t i = 0; i < nz.count; ++i)
+    for (int64_t d = 0; d < dims; ++d) dst[i + d * nz.count] = nz.coords[static_cast<std::size_t>(i * dims + d)];
   return out.release();
 }
 

@@ -32,6 +32,8 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_addmm_out(AtenTensorHandle ou
                                                              double beta, double alpha);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_mm_out(AtenTensorHandle out, AtenTensorHandle self,
                                                           AtenTensorHandle mat2);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_mm_dtype_out(AtenTensorHandle out, AtenTensorHandle self,
+                                                                AtenTensorHandle mat2, int32_t out_dtype);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_bmm_out(AtenTensorHandle out, AtenTensorHandle self,
                                                            AtenTensorHandle mat2);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self,
@@ -51,6 +53,12 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_att
     int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
     AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
     int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8);
+/* The same attention as torch's flash backend names it (no mask; outputs as its meta function makes them). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7,
+    AtenTensorHandle* ret8);
 /* Running sum along dim, as aoti_torch_cpu_cumsum (aoti_shim.h), on a cuda tensor. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                          AtenTensorHandle* ret0);

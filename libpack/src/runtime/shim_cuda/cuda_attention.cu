@@ -312,6 +312,7 @@ Strides4 bias_strides(const Tensor& t, const Problem& p) {
 
 constexpr const char* kEfficient = "scaled_dot_product_efficient_attention";
 constexpr const char* kCudnn = "scaled_dot_product_cudnn_attention";
+constexpr const char* kFlash = "scaled_dot_product_flash_attention";
 
 // The problem both entry points solve, from their operands, checked (messages name `op`).
 Problem attention_problem(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, double dropout_p,
@@ -435,5 +436,44 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
     hand_out(ret6, std::move(seed));
     hand_out(ret7, std::move(offset));
     hand_out(ret8, nullptr);  // no debug mask
+  });
+}
+
+// The same attention under the name of torch's flash backend (its choice for f16/bf16 without a mask), with the
+// outputs its meta function makes: the output as empty_like(query.transpose(1, 2)).transpose(1, 2) (query's own
+// strides when query is dense, else [B, L, H, Ev] memory), logsumexp float32 [B, H, L], no cumulative sequence
+// lengths, max_q = L, max_k = S, and no debug mask.
+extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7,
+    AtenTensorHandle* ret8) {
+  return guarded(__func__, [&] {
+    const Tensor& q = deref(query, "query");
+    const Tensor& k = deref(key, "key");
+    const Tensor& v = deref(value, "value");
+    if (return_debug_mask) fail(std::string(kFlash) + ": the debug mask is not supported");
+    Problem p = attention_problem(q, k, v, nullptr, dropout_p, is_causal, scale, kFlash);
+    const int32_t device = q.storage->device_index;
+    const bool same_layout = q.is_non_overlapping_and_dense() && p.Ev == p.E;
+    const std::vector<int64_t> strides =
+        same_layout ? q.strides : std::vector<int64_t>{p.L * p.H * p.Ev, p.Ev, p.H * p.Ev, 1};
+    TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L, p.Ev}, strides, q.dtype));
+    p.out = {out->strides[0], out->strides[1], out->strides[2], out->strides[3]};
+    TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L},
+                                std::vector<int64_t>{p.H * p.L, p.L, 1}, int32_t(DType::f32)));
+    p.lse_b = p.H * p.L, p.lse_h = p.L;
+    TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
+    TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
+    if (p.B * p.H * p.L * p.Ev > 0) attend(q, k, v, nullptr, *out, reinterpret_cast<float*>(lse->data()), p);
+    hand_out(ret0, std::move(out));
+    hand_out(ret1, std::move(lse));
+    hand_out(ret2, nullptr);
+    hand_out(ret3, nullptr);
+    if (ret4 != nullptr) *ret4 = p.L;
+    if (ret5 != nullptr) *ret5 = p.S;
+    hand_out(ret6, std::move(seed));
+    hand_out(ret7, std::move(offset));
+    hand_out(ret8, nullptr);
   });
 }

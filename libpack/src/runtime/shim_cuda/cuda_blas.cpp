@@ -238,6 +238,23 @@ AOTITorchError aoti_torch_cuda_mm_out(AtenTensorHandle out, AtenTensorHandle sel
   return guarded(__func__, [&] { gemm(deref(out, "out"), deref(self, "self"), deref(mat2, "mat2"), 1.0, 0.0, "mm"); });
 }
 
+// aten::mm.dtype_out: a float16/bfloat16 product accumulated and written in float32 (out_dtype float32), or in the
+// operands' own dtype (torch's only two choices).
+AOTITorchError aoti_torch_cuda_mm_dtype_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2,
+                                            int32_t out_dtype) {
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    const Tensor& a = deref(self, "self");
+    const bool half = a.dtype == int32_t(DType::f16) || a.dtype == int32_t(DType::bf16);
+    if (out_dtype != a.dtype && !(half && out_dtype == int32_t(DType::f32)))
+      fail(std::string("mm_dtype: out_dtype ") + dtype_name(out_dtype) + " is neither self's dtype (" +
+           dtype_name(a.dtype) + ") nor float32 for float16/bfloat16 operands");
+    if (o.dtype != out_dtype)
+      fail(std::string("mm_dtype: out is ") + dtype_name(o.dtype) + ", not out_dtype " + dtype_name(out_dtype));
+    gemm(o, a, deref(mat2, "mat2"), 1.0, 0.0, "mm_dtype");
+  });
+}
+
 AOTITorchError aoti_torch_cuda_bmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
   return guarded(__func__, [&] {
     Tensor& o = deref(out, "out");

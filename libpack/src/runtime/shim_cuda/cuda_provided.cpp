@@ -14,12 +14,14 @@ constexpr std::string_view kNames[] = {
     "aoti_torch_create_cuda_stream_guard",
     "aoti_torch_cuda__scaled_dot_product_cudnn_attention",
     "aoti_torch_cuda__scaled_dot_product_efficient_attention",
+    "aoti_torch_cuda__scaled_dot_product_flash_attention",
     "aoti_torch_cuda_addmm_out",
     "aoti_torch_cuda_baddbmm_out",
     "aoti_torch_cuda_bmm_out",
     "aoti_torch_cuda_convolution",
     "aoti_torch_cuda_cumsum",
     "aoti_torch_cuda_guard_set_index",
+    "aoti_torch_cuda_mm_dtype_out",
     "aoti_torch_cuda_mm_out",
     "aoti_torch_delete_cuda_guard",
     "aoti_torch_delete_cuda_stream_guard",
@@ -28,7 +30,13 @@ constexpr std::string_view kNames[] = {
 #include "cudart_symbols.inc"
 };
 
-const bool g_registered = register_provided_symbols(kNames, std::size(kNames));
+// The fallbacks run on the CPU shim through host copies (host_bridge.hpp), generated in sorted order.
+constexpr std::string_view kHostBridged[] = {
+#include "cuda_host_bridge_names.inc"
+};
+
+const bool g_registered = register_provided_symbols(kNames, std::size(kNames)) &&
+                          register_provided_symbols(kHostBridged, std::size(kHostBridged));
 
 }  // namespace
 

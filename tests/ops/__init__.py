@@ -1,0 +1,1 @@
+"""The op conformance suite's case definitions (see README.md): torch is the reference."""

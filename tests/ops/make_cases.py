@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+"""Writes the op conformance cases: each registered function's cases (opcases/*.py) run through torch, with
+torch's results or errors, as <out>/<name>.json, plus <out>/index.json (torch's version, what was skipped and
+why). The C++ runner (op_conformance) reads them. Run with any torch: Debian's 1.13.1 here and in CI, torch 2.11
+on the device machine for tests/ops/cases/torch-2.11 (README.md).
+
+  make_cases.py --out DIR [--only NAME ...] [--seed N]
+  make_cases.py --count        # cases per function, as JSON (docs/tools/shim_table.py reads it)
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import math
+import pathlib
+import re
+import sys
+
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from ops import opcases  # noqa: E402,F401  (registers every module's cases)
+from ops.spec import OPS, Case, Gen, OpSpec  # noqa: E402
+
+FORMAT = 1
+
+
+def version_tuple(v: str) -> tuple:
+    m = re.match(r"(\d+)\.(\d+)", v)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def dtype_name(dt: torch.dtype) -> str:
+    return str(dt).removeprefix("torch.")
+
+
+def extent(x: torch.Tensor) -> int:
+    if x.numel() == 0:
+        return 0
+    return 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride()))
+
+
+def encode_tensor(x: torch.Tensor, with_data: bool = True) -> dict:
+    x = x.detach()
+    out = {"dtype": dtype_name(x.dtype), "sizes": list(x.shape), "strides": list(x.stride())}
+    if with_data:
+        n = extent(x)
+        flat = torch.as_strided(x, (n,), (1,), x.storage_offset()).contiguous().cpu() if n else x.new_empty(0).cpu()
+        out["data"] = base64.b64encode(flat.view(torch.uint8).numpy().tobytes()).decode()
+    return out
+
+
+def encode_float(v: float):
+    if math.isnan(v):
+        return {"float": "nan"}
+    if math.isinf(v):
+        return {"float": "inf" if v > 0 else "-inf"}
+    return float(v)
+
+
+def encode_arg(a):
+    if a is None or isinstance(a, (bool, int, str)):
+        return a
+    if isinstance(a, float):
+        return encode_float(a)
+    if isinstance(a, torch.Tensor):
+        return {"tensor": encode_tensor(a)}
+    if isinstance(a, torch.dtype):
+        return {"dtype": dtype_name(a)}
+    if isinstance(a, (list, tuple)):
+        return [encode_arg(x) for x in a]
+    raise TypeError(f"cannot encode an argument of type {type(a).__name__}")
+
+
+def moments(x: torch.Tensor) -> dict:
+    d = x.detach().cpu().to(torch.float64).flatten()
+    return {"n": d.numel(), "mean": d.mean().item() if d.numel() else 0.0,
+            "std": d.std().item() if d.numel() > 1 else 0.0}
+
+
+def encode_result(r, check: str):
+    if r is None:
+        return None
+    if isinstance(r, torch.Tensor):
+        t = encode_tensor(r, with_data=check == "values")
+        if check == "moments":
+            t["moments"] = moments(r)
+        return {"tensor": t}
+    if isinstance(r, bool) or isinstance(r, int):
+        return {"int": int(r)}
+    if isinstance(r, float):
+        return {"float": encode_float(r)}
+    raise TypeError(f"cannot encode a result of type {type(r).__name__}")
+
+
+DEVICE = "cpu"
+
+
+def clone_args(args: list) -> list:
+    """Fresh copies (strides kept) on the device torch runs the op on, so in-place calls leave the recorded
+    inputs as they were."""
+    def one(a):
+        if isinstance(a, torch.Tensor):
+            return torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=DEVICE).copy_(a)
+        if isinstance(a, (list, tuple)):
+            return type(a)(one(x) for x in a)
+        return a
+    return [one(a) for a in args]
+
+
+def run_torch(spec: OpSpec, args: list):
+    if spec.call is not None:
+        return spec.call(*args)
+    fn = torch.ops
+    for part in spec.torch_op.split("."):
+        fn = getattr(fn, part)
+    # The C signature is positional; the schema's keyword-only arguments are passed to torch by name.
+    params = fn._schema.arguments
+    positional = [a for p, a in zip(params, args) if not p.kwarg_only]
+    named = {p.name: a for p, a in zip(params, args) if p.kwarg_only}
+    return fn(*positional, **named)
+
+
+def make_case(spec: OpSpec, case: Case) -> dict:
+    entry = {"name": case.name, "args": encode_arg(case.args)}
+    args = clone_args(case.args)
+    try:
+        result = run_torch(spec, args)
+    except Exception as e:  # noqa: BLE001 - torch's own refusals are what an error case records
+        if not case.error:
+            raise RuntimeError(f"{spec.name}: case '{case.name}': torch raised {type(e).__name__}: {e}") from e
+        entry["error"] = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        return entry
+    if case.error:
+        raise RuntimeError(f"{spec.name}: case '{case.name}' is marked as an error but torch returned a result")
+    # Out and in-place functions return nothing in C: their result is the mutated arguments.
+    results = [] if case.mutated else list(result) if isinstance(result, (tuple, list)) else [result]
+    entry["results"] = [None if i in case.ignore else encode_result(r, case.check) for i, r in enumerate(results)]
+    entry["mutated"] = {str(i): encode_result(args[i], case.check) for i in case.mutated}
+    entry["check"] = case.check
+    entry["strides"] = case.strides
+    if case.rtol is not None:
+        entry["rtol"] = case.rtol
+    if case.atol is not None:
+        entry["atol"] = case.atol
+    return entry
+
+
+def cases_of(spec: OpSpec, seed: int, have: tuple = (99, 0)) -> list:
+    return [c for c in spec.cases(Gen(seed)) if not c.min_torch or have >= version_tuple(c.min_torch)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=pathlib.Path)
+    ap.add_argument("--only", nargs="*", default=[])
+    ap.add_argument("--seed", type=int, default=20261206)
+    ap.add_argument("--count", action="store_true", help="print the number of cases per function as JSON")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="where torch runs each op (cuda: the cases the CUDA functions are checked on)")
+    ns = ap.parse_args()
+    global DEVICE
+    DEVICE = ns.device
+    unknown = [n for n in ns.only if n not in OPS]
+    if unknown:
+        print(f"make_cases.py: no cases are defined for {' '.join(unknown)}", file=sys.stderr)
+        return 2
+    names = ns.only or sorted(OPS)
+    if ns.count:
+        print(json.dumps({OPS[n].function: len(cases_of(OPS[n], ns.seed)) for n in names}, indent=1, sort_keys=True))
+        return 0
+    if ns.out is None:
+        ap.error("--out is required")
+    ns.out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(ns.seed)  # the random ops' torch results (compared by distribution only)
+    have = version_tuple(torch.__version__)
+    skipped, written = {}, []
+    for name in names:
+        spec = OPS[name]
+        if ns.device not in spec.devices:
+            continue
+        if spec.min_torch and have < version_tuple(spec.min_torch):
+            skipped[name] = f"needs torch >= {spec.min_torch} (this is {torch.__version__})"
+            continue
+        doc = {"format": FORMAT, "torch": torch.__version__, "op": name, "function": spec.function,
+               "devices": list(spec.devices), "cases": [make_case(spec, c) for c in cases_of(spec, ns.seed, have)]}
+        (ns.out / f"{name}.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+        written.append(name)
+    index = {"format": FORMAT, "torch": torch.__version__, "device": ns.device, "written": written,
+             "skipped": skipped}
+    (ns.out / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+    print(f"make_cases.py: {len(written)} functions' cases written to {ns.out}, {len(skipped)} skipped "
+          f"(torch {torch.__version__})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
