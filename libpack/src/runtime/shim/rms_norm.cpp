@@ -1,8 +1,8 @@
 // aten::_fused_rms_norm on the CPU, torch's rms_norm_composite: over the trailing normalized_shape dims,
 // rstd = 1 / sqrt(mean(x^2) + eps) in x's compute type (float for float16/bfloat16), output = x * rstd rounded to
-// x's dtype, then times weight when given (rounded again, as torch multiplies the rounded result). eps left out is
-// the compute type's machine epsilon. Returns (output [x's shape, x's dtype, contiguous], rstd [x's shape with the
-// normalized dims 1, the compute type, contiguous]).
+// x's dtype, then times weight when given (in float, or double for float64, rounded to x's dtype again). eps left
+// out is the compute type's machine epsilon. Returns (output [x's shape, x's dtype, contiguous], rstd [x's shape with
+// the normalized dims 1, the compute type, contiguous]).
 #include "aoti_shim.h"
 #include "linalg_util.hpp"
 #include "tensor.hpp"
@@ -22,13 +22,6 @@ double round_to(int32_t dtype, double v) {
   alignas(8) char buf[8];
   store_from_double(buf, dtype, v);
   return load_as_double(buf, dtype);
-}
-
-// torch's type promotion among the floating dtypes.
-int32_t promote(int32_t a, int32_t b) {
-  if (a == b) return a;
-  if (a == static_cast<int32_t>(DType::f64) || b == static_cast<int32_t>(DType::f64)) return static_cast<int32_t>(DType::f64);
-  return static_cast<int32_t>(DType::f32);
 }
 
 // torch 2.11's CPU kernel reduces over the last len(normalized_shape) dims without comparing their sizes with
@@ -64,7 +57,7 @@ void rms_norm(const Tensor& x, std::span<const int64_t> shape, const Tensor* w, 
   const bool wide = x.dtype == static_cast<int32_t>(DType::f64);
   const int32_t acc_dtype = wide ? x.dtype : static_cast<int32_t>(DType::f32);
   const double e = eps ? *eps : (wide ? DBL_EPSILON : double(FLT_EPSILON));
-  const int32_t out_dtype = w ? promote(x.dtype, w->dtype) : x.dtype;
+  const int32_t out_dtype = x.dtype;  // torch 2.11 keeps x's dtype whatever the weight's
   out.reset(new_contiguous(x.sizes, out_dtype));
   std::vector<int64_t> rsizes = x.sizes;
   int64_t inner = 1;
