@@ -241,9 +241,16 @@ def _fp8(g, rows, cols, dt, lo=-4.0, hi=4.0):
     return (g.rand(rows, cols) * (hi - lo) + lo).to(dt)
 
 
+def _f8(name):
+    """torch's float8 dtype; uint8 in a torch without float8 (1.13), where the cases are only counted
+    (make_cases.py --count), never run."""
+    return getattr(torch, name, torch.uint8)
+
+
 @op("_scaled_mm", torch_op="aten._scaled_mm.default", min_torch="2.5", devices=("cpu",))
 def scaled_mm(g):
-    f8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+    e4m3, e5m2 = _f8("float8_e4m3fn"), _f8("float8_e5m2")
+    f8 = (e4m3, e5m2)
     one = torch.tensor(1.0)
     for dt in f8:
         a, b = _fp8(g, 3, 16, dt), _fp8(g, 16, 4, dt)
@@ -254,13 +261,13 @@ def scaled_mm(g):
         yield Case(f"{dt} bias, to bfloat16", [a, b, torch.tensor(0.5), torch.tensor(1.5),
                                                g.randn(4, dtype=torch.bfloat16), None, torch.bfloat16, False],
                    rtol=1.6e-2, atol=1e-2)
-    a, b = _fp8(g, 4, 16, torch.float8_e4m3fn), _fp8(g, 8, 16, torch.float8_e4m3fn).t()
+    a, b = _fp8(g, 4, 16, e4m3), _fp8(g, 8, 16, e4m3).t()
     yield Case("e4m3fn out with scale_result, transposed mat2", [a, b, one, one, None, torch.tensor(4.0),
-                                                                 torch.float8_e4m3fn, False])
-    yield Case("mixed e4m3fn x e5m2 to float16", [a, _fp8(g, 16, 2, torch.float8_e5m2), one, one, None, None,
+                                                                 e4m3, False])
+    yield Case("mixed e4m3fn x e5m2 to float16", [a, _fp8(g, 16, 2, e5m2), one, one, None, None,
                                                   torch.float16, False], rtol=1e-3, atol=1e-3)
     yield err("float32 operands", [g.randn(2, 3), g.randn(3, 2), one, one, None, None, torch.float32, False])
-    yield err("shapes cannot be multiplied", [a, _fp8(g, 15, 2, torch.float8_e4m3fn), one, one, None, None,
+    yield err("shapes cannot be multiplied", [a, _fp8(g, 15, 2, e4m3), one, one, None, None,
                                               torch.float32, False])
 
 
@@ -268,7 +275,8 @@ def scaled_mm(g):
     call=lambda out, a, b, sa, sb, bias, sr, od, fast: aten._scaled_mm.out(a, b, sa, sb, bias, sr, od, fast, out=out),
     min_torch="2.5", devices=("cpu",))
 def scaled_mm_out(g):
-    a, b = _fp8(g, 3, 16, torch.float8_e4m3fn), _fp8(g, 16, 5, torch.float8_e4m3fn)
+    e4m3 = _f8("float8_e4m3fn")
+    a, b = _fp8(g, 3, 16, e4m3), _fp8(g, 16, 5, e4m3)
     yield Case("tensor-wise into float32", [torch.empty(3, 5), a, b, torch.tensor(0.25), torch.tensor(3.0), g.randn(5),
                                             None, torch.float32, False], mutated=[0])
     # A contiguous out: torch 2.11's oneDNN kernel (CPUs with AMX) writes a transposed out as if it were contiguous.
@@ -286,6 +294,12 @@ def _packed(g, n, k, bs, bias=False):
     return w, s, b
 
 
+def _pack(w, s, b):
+    """What _dyn_quant_pack_4bit_weight gives on every CPU but Arm ones with KleidiAI: the weights, scales and
+    bias as one float32 vector (built here so the cases can be counted with a torch that lacks the op)."""
+    return torch.cat([w.reshape(-1).float(), s.reshape(-1).float()] + ([b.reshape(-1).float()] if b is not None else []))
+
+
 @op("_dyn_quant_pack_4bit_weight", torch_op="aten._dyn_quant_pack_4bit_weight.default", min_torch="2.6",
     devices=("cpu",))
 def dyn_quant_pack(g):
@@ -299,14 +313,12 @@ def dyn_quant_pack(g):
 
 @op("_dyn_quant_matmul_4bit", torch_op="aten._dyn_quant_matmul_4bit.default", min_torch="2.6", devices=("cpu",))
 def dyn_quant_matmul(g):
-    pack = aten._dyn_quant_pack_4bit_weight.default
     w, s, _ = _packed(g, 5, 64, 32)
-    yield Case("float32 group-wise", [g.randn(3, 64), pack(w, s, None, 32, 64, 5), 32, 64, 5], rtol=1e-5, atol=1e-5)
+    yield Case("float32 group-wise", [g.randn(3, 64), _pack(w, s, None), 32, 64, 5], rtol=1e-5, atol=1e-5)
     w, s, b = _packed(g, 3, 64, 32, bias=True)
-    yield Case("float32 group-wise with bias", [g.randn(2, 64), pack(w, s, b, 32, 64, 3), 32, 64, 3],
-               rtol=1e-5, atol=1e-5)
+    yield Case("float32 group-wise with bias", [g.randn(2, 64), _pack(w, s, b), 32, 64, 3], rtol=1e-5, atol=1e-5)
     w, s, b = _packed(g, 4, 32, 32, bias=True)
-    packed = pack(w, s, b, 32, 32, 4)
+    packed = _pack(w, s, b)
     yield Case("float32 channel-wise with bias", [g.randn(2, 32), packed, 32, 32, 4],
                rtol=1e-5, atol=1e-5)
     yield Case("bfloat16 channel-wise with bias", [g.randn(2, 32, dtype=torch.bfloat16), packed, 32, 32, 4])
