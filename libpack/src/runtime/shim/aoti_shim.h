@@ -573,10 +573,12 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cummax(AtenTensorHandle self, 
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cummin(AtenTensorHandle self, int64_t dim, AtenTensorHandle* ret0,
                                                         AtenTensorHandle* ret1);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_logcumsumexp(AtenTensorHandle self, int64_t dim,
+                                                              AtenTensorHandle* ret0);
 /* Histograms of floating inputs in their dtype. histc: bins between min and max (min == max: the data's range).
  * histogram_bin_ct: ret0 counts, ret1 the bins + 1 edges; range (2 doubles) or null. _histogramdd_from_bin_cts:
  * self [..., N] as points of N coordinates, bins and range (2 per dim) per coordinate. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_histc(AtenTensorHandle self, int64_t bins, double min, double max,
+                                                       AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_histogram_bin_ct(AtenTensorHandle self, int64_t bins,
                                                                   const double** range, int64_t range_len_,
                                                                   AtenTensorHandle* weight, int32_t density,
@@ -590,10 +592,12 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__histogramdd_from_bin_cts(
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_index_reduce(AtenTensorHandle self, int64_t dim,
                                                               AtenTensorHandle index, AtenTensorHandle source,
                                                               const char* reduce, int32_t include_self,
+                                                              AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_segment_reduce(AtenTensorHandle data, const char* reduce,
                                                                 AtenTensorHandle* lengths, AtenTensorHandle* indices,
                                                                 AtenTensorHandle* offsets, int64_t axis,
                                                                 int32_t unsafe, double* initial,
+                                                                AtenTensorHandle* ret0);
 /* masked_select: 1-D, the elements where mask (bool) holds, self and mask broadcast together.
  * masked_scatter: self broadcast with mask, masked elements taken from source in order. nonzero_static:
  * int64 [size, self.dim()], nonzero's rows cut to size or padded with fill_value. */
@@ -619,6 +623,7 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__scaled_mm(AtenTensorHandle se
                                                             AtenTensorHandle scale_a, AtenTensorHandle scale_b,
                                                             AtenTensorHandle* bias, AtenTensorHandle* scale_result,
                                                             int32_t* out_dtype, int32_t use_fast_accum,
+                                                            AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__scaled_mm_out(AtenTensorHandle out, AtenTensorHandle self,
                                                                 AtenTensorHandle mat2, AtenTensorHandle scale_a,
                                                                 AtenTensorHandle scale_b, AtenTensorHandle* bias,
@@ -633,6 +638,7 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__trilinear(AtenTensorHandle i1
                                                             int64_t expand2_len_, const int64_t* expand3,
                                                             int64_t expand3_len_, const int64_t* sumdim,
                                                             int64_t sumdim_len_, int64_t unroll_dim,
+                                                            AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cholesky_inverse(AtenTensorHandle self, int32_t upper,
                                                                   AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_cholesky_solve(AtenTensorHandle self, AtenTensorHandle input2,
@@ -645,6 +651,7 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_geqrf(AtenTensorHandle self, A
                                                        AtenTensorHandle* ret1);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_ormqr(AtenTensorHandle self, AtenTensorHandle input2,
                                                        AtenTensorHandle input3, int32_t left, int32_t transpose,
+                                                       AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_lu_unpack(AtenTensorHandle LU_data, AtenTensorHandle LU_pivots,
                                                            int32_t unpack_data, int32_t unpack_pivots,
                                                            AtenTensorHandle* ret0, AtenTensorHandle* ret1,
