@@ -63,7 +63,7 @@ def eager_runner(torch, meta, device, inputs):
     import tensors
     torch.manual_seed(models.SEED)
     module, _ = models.get(meta["model"]).build()
-    module = module.eval().to(device)
+    module = models.place(module, device)
     return (lambda: tensors.flat_outputs(module(*inputs))), "torch eager"
 
 
