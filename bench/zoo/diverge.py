@@ -9,7 +9,6 @@
 # "sequence" entry its later calls are compared with eager's fresh model (marked *), not with the sequence.
 #   python3 bench/zoo/diverge.py MODEL --device cpu|cuda [--mpspack build/bin/mpspack] [--work DIR] [--reuse]
 import argparse
-import json
 import os
 import shlex
 import subprocess
