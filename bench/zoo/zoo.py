@@ -12,7 +12,7 @@
 #      (taskset -c 0,1, OMP_NUM_THREADS=2, both sides).
 # Writes OUT/zoo.json (every row) and OUT/zoo.md (the table), and prints the table last.
 #
-#   [MODELS=a,b|all] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
+#   [MODELS=a,b|all|newops] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
 #   python3 bench/zoo/zoo.py --list
 # Environment (defaults): JOBS (6) compile workers; TIME_BUDGET_S (300) no compile starts after this many seconds;
 # COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (540) no row is
