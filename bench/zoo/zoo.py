@@ -403,6 +403,12 @@ def time_row(s, row, env):
             row["errors"].append(err)
     row["torch"] = torch_side(s, row, mpspack_out, TORCH_MODE_ORDER[s.torch_runner])
     row["errors"] += row["torch"].get("errors", [])
+    later = row["torch"].get("vs_eager_later_calls")
+    if later:
+        row.setdefault("notes", []).append(
+            f"torch's side, calls 2-{len(later) + 1} in order on one model against eager's: " +
+            ("match" if all(c.get("ok") for call in later for c in (call if isinstance(call, list) else [call]))
+             else f"DIFFER {later}"[:200]))
     if s.rounds > 1 and row.get("mpspack_p50_ms") is not None and row["torch"].get("p50_ms") is not None:
         more_rounds(s, row, meta, env)
     if s.two_core and row["device"] == "cpu":
