@@ -100,4 +100,4 @@ class CApiModel:
 
 def runner(torch, case_dir, device, inputs):
     model = CApiModel(torch, case_dir, device)
-    return (lambda: model.run(inputs)), f"{NAME}, {model.weights_note}"
+    return (lambda xs=inputs: model.run(xs)), f"{NAME}, {model.weights_note}"

@@ -7,12 +7,18 @@
 #   inputs.pt, expected.pt                     the same tensors for torch's side (time_torch.py)
 #   meta.json                                  dtypes and shapes, seconds per step, versions; or the step that
 #                                              failed and why (the exit status is then 1)
+#   call<k>_input<i>.bin, call<k>_expected<j>.bin, calls.pt
+#                                              for an entry with several input sets (models.Entry.calls): set k
+#                                              (k >= 1) and what a freshly loaded model gives for it alone;
+#                                              calls.pt: every set, eager's outputs of the sets run in order on
+#                                              one model, and the fresh ones
 #   python3 compile_one.py MODEL cpu|cuda CASE_DIR
 # Environment: ZOO_CPU_THREADS (default: torch's default thread count) is the thread count AOTInductor bakes
 # into a CPU package's OpenMP loops (inductor's cpp.threads; left alone it would take this worker's own, smaller,
 # torch thread count); ZOO_CPU_DYNAMIC_THREADS=1 makes those loops take OMP_NUM_THREADS at run time instead
 # (inductor's cpp.dynamic_threads); ZOO_WORKER_THREADS (default 2) is this process's own torch thread count;
 # ZOO_TF32=0 computes CUDA references with TF32 convolutions off (torch's default is on).
+import copy
 import json
 import os
 import sys
@@ -66,26 +72,43 @@ def make_case(name, device, case_dir, meta):
 
     meta["step"] = "build"
     torch.manual_seed(models.SEED)
-    module, inputs = entry.build()
-    module = module.eval().to(device)
-    inputs = tuple(x.to(device) for x in inputs)
+    module, built_inputs = entry.build()
+    module = models.place(module, device)
+    sets = [tuple(x.to(device) for x in s) for s in models.input_sets(entry, built_inputs)]
+    # A stateful model is exported as it was before any call: eager's calls below change its buffers.
+    pristine = copy.deepcopy(module) if entry.calls == "sequence" else module
 
     meta["step"] = "eager"
     with torch.no_grad():
-        outputs = tensors.flat_outputs(module(*inputs))
+        outputs = [tensors.flat_outputs(module(*s)) for s in sets]
+        # What a freshly loaded model gives for each later set alone, as one `mpspack run` process can check it.
+        fresh = [tensors.flat_outputs(copy.deepcopy(pristine)(*s)) if entry.calls == "sequence" else outputs[k]
+                 for k, s in enumerate(sets)]
     if device == "cuda":
         torch.cuda.synchronize()
 
     meta["step"] = "save"
-    meta["inputs"] = tensors.save_all(inputs, case_dir, "input")
-    meta["outputs"] = tensors.save_all(outputs, case_dir, "expected")
-    torch.save([x.detach().cpu() for x in inputs], os.path.join(case_dir, "inputs.pt"))
-    torch.save([y.detach().cpu() for y in outputs], os.path.join(case_dir, "expected.pt"))
+    meta["inputs"] = tensors.save_all(sets[0], case_dir, "input")
+    meta["outputs"] = tensors.save_all(outputs[0], case_dir, "expected")
+    torch.save([x.detach().cpu() for x in sets[0]], os.path.join(case_dir, "inputs.pt"))
+    torch.save([y.detach().cpu() for y in outputs[0]], os.path.join(case_dir, "expected.pt"))
+    if entry.calls:
+        meta["calls_kind"] = entry.calls
+        meta["calls"] = [{"inputs": tensors.save_all(sets[k], case_dir, f"call{k}_input"),
+                          "outputs": tensors.save_all(fresh[k], case_dir, f"call{k}_expected")}
+                         for k in range(1, len(sets))]
+        torch.save({"kind": entry.calls, "inputs": [[x.detach().cpu() for x in s] for s in sets],
+                    "outputs": [[y.detach().cpu() for y in o] for o in outputs],
+                    "fresh_outputs": [[y.detach().cpu() for y in o] for o in fresh]},
+                   os.path.join(case_dir, "calls.pt"))
 
     meta["step"] = "export"
     t = time.time()
+    # Dynamic dims are exported from the last set: an example dim of size 1 would be specialised to 1.
+    example = sets[-1] if entry.calls == "shapes" else sets[0]
+    dynamic = entry.dynamic() if entry.dynamic else None
     with torch.no_grad():
-        program = torch.export.export(module, inputs)
+        program = torch.export.export(pristine, example, dynamic_shapes=dynamic)
     meta["export_s"] = round(time.time() - t, 1)
 
     meta["step"] = "compile"

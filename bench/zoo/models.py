@@ -17,13 +17,43 @@ class Entry:
     conv: bool             # has convolutions: on CUDA torch runs them in TF32 by default
     dtype: str = "f32"     # of the weights and floating-point inputs
     note: str = ""
+    devices: tuple = ("cpu", "cuda")   # where it can run: zoo.py skips its rows on other devices, saying so
+    group: str = ""        # a name for several entries at once: MODELS=newops
+    # Several input sets: build() then returns (module, [inputs0, inputs1, ...]).
+    #   "sequence": the sets run in order on one loaded model whose buffers carry state from call to call;
+    #   "shapes":   independent calls at different shapes of a model exported with dynamic dims (`dynamic`).
+    calls: str = ""
+    dynamic: Callable = None   # () -> torch.export dynamic_shapes, for calls == "shapes"
 
 
 REGISTRY = {}
 
 
-def _add(name, source, build, conv, dtype="f32", note=""):
-    REGISTRY[name] = Entry(name, source, build, conv, dtype, note)
+def _add(name, source, build, conv, dtype="f32", note="", **more):
+    REGISTRY[name] = Entry(name, source, build, conv, dtype, note, **more)
+
+
+def groups():
+    """Group name -> its entries' names, in registry order."""
+    found = {}
+    for e in REGISTRY.values():
+        if e.group:
+            found.setdefault(e.group, []).append(e.name)
+    return found
+
+
+def input_sets(entry, built_inputs):
+    """The list of input tuples an entry's build() gave: one set, or several (entry.calls)."""
+    return [tuple(s) for s in built_inputs] if entry.calls else [tuple(built_inputs)]
+
+
+def place(module, device):
+    """The module in eval mode on DEVICE, with any weights packed for that device (own_models_ops)."""
+    module = module.eval().to(device)
+    for m in module.modules():
+        if m is not module and hasattr(m, "prepare_for_device"):
+            m.prepare_for_device(device)
+    return module
 
 
 def get(name):
@@ -177,6 +207,100 @@ _add("llama_bf16", "transformers",
      _hf("LlamaConfig", "LlamaForCausalLM", "logits", SEQ_LM, VOCAB_LM, _NO_CACHE, dtype="bfloat16",
          num_key_value_heads=4, **_LM),
      conv=False, dtype="bf16", note="the llama entry in bf16")
+
+
+# --- newops: models whose packages call the fallback ops mpspack's shim provides (own_models_ops.py) ---
+
+def _ops(cls_name, *shapes_and_dtypes, **kwargs):
+    """A builder: own_models_ops.CLS_NAME(**kwargs) and random float inputs of the given (shape, dtype)s."""
+    def build():
+        import torch
+        import own_models_ops
+        inputs = tuple(torch.randn(*shape).to(getattr(torch, dtype)) for shape, dtype in shapes_and_dtypes)
+        return getattr(own_models_ops, cls_name)(**kwargs), inputs
+    return build
+
+
+def _moe_lm():
+    import torch
+    from own_models_ops import MoELM
+    return MoELM(), (torch.randint(0, 512, (1, 16), dtype=torch.int64),)
+
+
+def _quant_mlp(bits):
+    def build():
+        import torch
+        import own_models_ops as o
+        linear = o.Int8Linear if bits == 8 else o.Int4Linear
+        x = torch.randn(1, 8, 256).to(torch.float32 if bits == 8 else torch.bfloat16)
+        return o.QuantMLP(linear), (x,)
+    return build
+
+
+def _kv_cache():
+    import torch
+    from own_models_ops import KVCacheAttention
+    sets = [(torch.randn(1, 4, 64), torch.arange(4 * i, 4 * i + 4, dtype=torch.int64)) for i in range(2)]
+    return KVCacheAttention(), sets
+
+
+def _dynamic_encoder():
+    import torch
+    from own_models_ops import DynamicEncoder
+    sets = [(torch.randint(0, 1000, (batch, seq), dtype=torch.int64),) for batch, seq in ((1, 16), (3, 40))]
+    return DynamicEncoder(), sets
+
+
+def _dynamic_dims():
+    from torch.export import Dim
+    return ({0: Dim("batch", min=1, max=8), 1: Dim("seq", min=2, max=64)},)
+
+
+def _multi_dtype_io():
+    import torch
+    from own_models_ops import MultiDtypeIO
+    mask = torch.rand(2, 6) > 0.3
+    mask[:, 0] = True
+    return MultiDtypeIO(), (torch.randn(2, 16), torch.randint(0, 100, (2, 6), dtype=torch.int64), mask)
+
+
+def _hf_vision(config_cls, model_cls, key, size=256):
+    def build():
+        import torch
+        import transformers
+        from own_models import OneOutput
+        model = getattr(transformers, model_cls)(getattr(transformers, config_cls)())
+        return OneOutput(model, key, "pixel_values"), (torch.randn(1, 3, size, size),)
+    return build
+
+
+_NEW = dict(group="newops")
+_add("detection_head", "own", _ops("DetectionHead", ((1, 3, 64, 64), "float32")), conv=True, **_NEW,
+     note="topk over 192 anchors, sort, nonzero_static; out boxes f32, labels i64, keep bool")
+_add("moe_lm", "own", _moe_lm, conv=False, **_NEW,
+     note="Mixtral-style MoE LM, 2 layers d=64, top-2 of 4 experts: softmax router, topk, scatter, gather, "
+          "index_select, index_add; seq 16, logits")
+_add("int8_mlp", "own", _quant_mlp(8), conv=False, **_NEW,
+     note="Llama MLP 256-512-256, int8 weights per-channel scales: _weight_int8pack_mm, f32 activations")
+_add("int4_mlp", "own", _quant_mlp(4), conv=False, dtype="bf16", **_NEW,
+     note="Llama MLP 256-512-256, int4 weights group 64 packed on the device: _weight_int4pack_mm (cuda), "
+          "_weight_int4pack_mm_for_cpu (cpu); bf16 activations")
+_add("fp8_linear", "own", _ops("Fp8Linear", ((16, 64), "float32")), conv=False, devices=("cuda",), **_NEW,
+     note="torch._scaled_mm: float8_e4m3fn weight buffer and per-tensor activation quantization, f32 out")
+_add("stft_classifier", "own", _ops("SpectrogramClassifier", ((2, 4000), "float32")), conv=True, **_NEW,
+     note="torch.stft(return_complex=True) n_fft 256 hop 64 -> |.| -> log1p -> Conv1d -> Linear; FFT fallback")
+_add("rotary_complex", "own", _ops("RotaryAttention", ((1, 16, 64), "float32")), conv=False, **_NEW,
+     note="Llama-1 rotary embedding: view_as_complex, complex64 freqs buffer product, view_as_real; causal SDPA")
+_add("kv_cache", "own", _kv_cache, conv=False, calls="sequence", **_NEW,
+     note="k/v cache buffers written in place (index_copy_) at int64 positions 0..3 then 4..7, masked SDPA")
+_add("dynamic_encoder", "own", _dynamic_encoder, conv=False, calls="shapes", dynamic=_dynamic_dims, **_NEW,
+     note="exported with Dim batch (1-8) and seq (2-64), run at 1x16 and 3x40")
+_add("multi_dtype_io", "own", _multi_dtype_io, conv=False, **_NEW,
+     note="f32, i64, bool in; f32 logits, i64 argmax, bool out")
+_add("segformer", "transformers", _hf_vision("SegformerConfig", "SegformerForSemanticSegmentation", "logits"),
+     conv=True, **_NEW, note="SegformerForSemanticSegmentation default config (mit-b0 sized), 256x256, logits")
+_add("convnextv2", "transformers", _hf_vision("ConvNextV2Config", "ConvNextV2Model", "last_hidden_state"),
+     conv=True, **_NEW, note="ConvNextV2Model default config, 256x256, last_hidden_state")
 
 
 # --- how closely mpspack must match torch eager ---

@@ -70,6 +70,7 @@ def table_row(row):
     notes = ["TF32 tolerance: torch convolves in TF32 by default"] if "TF32" in row.get("tolerance_note", "") else []
     if row.get("cpu_threads_baked") is not None:
         notes.append(f"package loops: {row['cpu_threads_baked']} threads")
+    notes += row.get("notes", [])
     notes += [e[:220] for e in row.get("errors", [])]
     cells = (row["model"], row["device"], _match(row), _vs_runner(row), ms(row.get("mpspack_p50_ms")),
              ms(torch_side.get("p50_ms")), _ratio(row, r),

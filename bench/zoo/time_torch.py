@@ -54,8 +54,8 @@ def package_runner(torch, case_dir, inputs):
     compiled = torch._inductor.aoti_load_package(os.path.join(case_dir, "model.pt2"))
     loader = getattr(compiled, "loader", None)
     if loader is not None and hasattr(loader, "run"):
-        return (lambda: loader.run(inputs)), "torch runner (aoti_load_package, loader.run)"
-    return (lambda: compiled(*inputs)), "torch runner (aoti_load_package)"
+        return (lambda xs=inputs: loader.run(xs)), "torch runner (aoti_load_package, loader.run)"
+    return (lambda xs=inputs: compiled(*xs)), "torch runner (aoti_load_package)"
 
 
 def eager_runner(torch, meta, device, inputs):
@@ -63,8 +63,25 @@ def eager_runner(torch, meta, device, inputs):
     import tensors
     torch.manual_seed(models.SEED)
     module, _ = models.get(meta["model"]).build()
-    module = module.eval().to(device)
-    return (lambda: tensors.flat_outputs(module(*inputs))), "torch eager"
+    module = models.place(module, device)
+    return (lambda xs=inputs: tensors.flat_outputs(module(*xs))), "torch eager"
+
+
+def run_later_calls(torch, case_dir, device, call, sync, rtol, atol):
+    """An entry with several input sets (models.Entry.calls): its later sets, in order on the model that just ran
+    the first, against eager's outputs of the same sequence (for a stateful model, what the earlier calls left in
+    its buffers counts). One comparison list per later call; none for a single-set entry."""
+    path = os.path.join(case_dir, "calls.pt")
+    if not os.path.exists(path):
+        return []
+    import tensors
+    saved = torch.load(path)
+    results = []
+    for inputs, wanted in zip(saved["inputs"][1:], saved["outputs"][1:]):
+        got = [t.detach().cpu() for t in tensors.flat_outputs(call([x.to(device) for x in inputs]))]
+        sync()
+        results.append(tensors.compare_all(got, wanted, rtol, atol))
+    return results
 
 
 def print_op_profile(torch, call, sync, iterations):
@@ -103,6 +120,7 @@ def main():
         sync()
         print(FIRST_RESULT_MARK, flush=True)
         first_done = time.perf_counter()
+        later_calls = guarded(lambda: run_later_calls(torch, case_dir, device, call, sync, rtol, atol))
         for _ in range(warmup):
             call()
             sync()
@@ -124,6 +142,8 @@ def main():
     }
     report["vs_eager"] = guarded(lambda: tensors.compare_all(
         first, torch.load(os.path.join(case_dir, "expected.pt")), rtol, atol))
+    if later_calls:
+        report["vs_eager_later_calls"] = later_calls
     if mpspack_dir:
         report["vs_mpspack"] = guarded(lambda: tensors.compare_all(
             [tensors.load_mpspack_output(mpspack_dir, i, o["shape"]) for i, o in enumerate(meta["outputs"])],

@@ -12,7 +12,7 @@
 #      (taskset -c 0,1, OMP_NUM_THREADS=2, both sides).
 # Writes OUT/zoo.json (every row) and OUT/zoo.md (the table), and prints the table last.
 #
-#   [MODELS=a,b|all] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
+#   [MODELS=a,b|all|newops] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
 #   python3 bench/zoo/zoo.py --list
 # Environment (defaults): JOBS (6) compile workers; TIME_BUDGET_S (300) no compile starts after this many seconds;
 # COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (540) no row is
@@ -57,7 +57,9 @@ class Settings:
     def __init__(self, mpspack):
         self.mpspack = mpspack
         names = os.environ.get("MODELS") or DEFAULT_MODELS
-        self.models = list(models.REGISTRY) if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+        groups = models.groups()
+        self.models = list(models.REGISTRY) if names == "all" else [
+            m for n in names.split(",") if n.strip() for m in groups.get(n.strip(), [n.strip()])]
         self.devices = [d.strip() for d in (os.environ.get("DEVICES") or "cpu,cuda").split(",") if d.strip()]
         self.jobs = env_int("JOBS", 6)
         self.compile_budget_s = env_int("TIME_BUDGET_S", 300)
@@ -207,6 +209,9 @@ def compile_all(s, rows, gpu):
             row["errors"].append(f"no model {row['model']!r} in bench/zoo/models.py")
         elif row["device"] not in ("cpu", "cuda"):
             row["errors"].append(f"unknown device {row['device']!r} (cpu or cuda)")
+        elif row["device"] not in models.get(row["model"]).devices:
+            row.setdefault("notes", []).append(
+                f"skipped: {row['model']} runs on {', '.join(models.get(row['model']).devices)} only")
         elif row["device"] == "cuda" and not gpu[0]:
             row["errors"].append(f"not run: no usable NVIDIA GPU ({gpu[1]})")
         else:
@@ -240,9 +245,9 @@ def compile_all(s, rows, gpu):
                      else row["errors"][-1][:300]))
 
 
-def mpspack_cmd(s, row, meta, *extra):
+def mpspack_cmd(s, row, meta, *extra, inputs=None):
     folder = case_dir(s, row)
-    inputs = [a for i in meta["inputs"]
+    inputs = [a for i in (inputs or meta["inputs"])
               for a in ("--input", tensors.spec(os.path.join(folder, i["file"]), i["dtype"], i["shape"]))]
     return [s.mpspack, "run", os.path.join(folder, "model.mpk"), "--device", row["device"]] + inputs + list(extra)
 
@@ -275,7 +280,47 @@ def check(s, row, meta, env):
     problems = [o["problem"] for o in outs if o.get("problem")]
     if problems:
         row["errors"].append("mpspack run: " + "; ".join(problems)[:300])
+    if meta.get("calls"):
+        check_later_calls(s, row, meta, env)
     return out_dir
+
+
+def check_later_calls(s, row, meta, env):
+    """The entry's later input sets (models.Entry.calls), each in an `mpspack run` process of its own (run takes
+    one input set per process), against what a freshly loaded model gives for that set alone: for a "shapes" entry
+    that is the whole check; for a "sequence" entry the state carried between calls is not checked by mpspack
+    (diverge.py runs torch's runtime on the sequence). The row's match and errors cover every call."""
+    folder = case_dir(s, row)
+    row["calls"] = []
+    for k, call in enumerate(meta["calls"], start=1):
+        expects = [a for o in call["outputs"]
+                   for a in ("--expect", tensors.spec(os.path.join(folder, o["file"]), o["dtype"], o["shape"]))]
+        cmd = mpspack_cmd(s, row, meta, *expects, "--rtol", str(row["rtol"]), "--atol", str(row["atol"]), "--json",
+                          inputs=call["inputs"])
+        r = proc.run(cmd, env=env, timeout_s=step_limit(s, 180))
+        got = {"call": k + 1, "shapes": [i["shape"] for i in call["inputs"]], "command": shlex.join(cmd)}
+        try:
+            outs = json.loads(r.stdout)["outputs"] if r.rc in (0, 1) else None
+        except (ValueError, KeyError):
+            outs = None
+        if outs is None:
+            row["errors"].append(f"call {k + 1}: mpspack run: " + r.why())
+            row["match"] = False
+        else:
+            got.update(match=r.rc == 0 and all(o.get("match") for o in outs),
+                       max_abs=max((o.get("max_abs_error") or 0.0) for o in outs) if outs else 0.0,
+                       max_rel=max((o.get("max_rel_error") or 0.0) for o in outs) if outs else 0.0)
+            row["match"] = bool(row.get("match")) and got["match"]
+            row["mismatches"] = (row.get("mismatches") or 0) + sum(o.get("mismatches") or 0 for o in outs)
+            row["max_abs"] = max(row.get("max_abs") or 0.0, got["max_abs"])
+            row["max_rel"] = max(row.get("max_rel") or 0.0, got["max_rel"])
+            if not got["match"]:
+                row["errors"].append(f"call {k + 1} (shapes {got['shapes']}): out of tolerance, "
+                                     f"max abs {got['max_abs']:.3g}")
+        row["calls"].append(got)
+    what = ("a fresh process each, so against eager's fresh model: the cache carried between calls is not checked "
+            "by mpspack run" if meta.get("calls_kind") == "sequence" else "each shape in its own process")
+    row.setdefault("notes", []).append(f"{len(meta['calls']) + 1} calls checked ({what}); timing and torch's side: call 1")
 
 
 def bench(s, row, meta, env, prefix=()):
@@ -358,6 +403,12 @@ def time_row(s, row, env):
             row["errors"].append(err)
     row["torch"] = torch_side(s, row, mpspack_out, TORCH_MODE_ORDER[s.torch_runner])
     row["errors"] += row["torch"].get("errors", [])
+    later = row["torch"].get("vs_eager_later_calls")
+    if later:
+        row.setdefault("notes", []).append(
+            f"torch's side, calls 2-{len(later) + 1} in order on one model against eager's: " +
+            ("match" if all(c.get("ok") for call in later for c in (call if isinstance(call, list) else [call]))
+             else f"DIFFER {later}"[:200]))
     if s.rounds > 1 and row.get("mpspack_p50_ms") is not None and row["torch"].get("p50_ms") is not None:
         more_rounds(s, row, meta, env)
     if s.two_core and row["device"] == "cpu":
@@ -419,7 +470,10 @@ def header(s):
 def main():
     if sys.argv[1:] == ["--list"]:
         for e in models.REGISTRY.values():
-            print(f"{e.name:30} {e.source:12} {e.dtype:5} {'conv' if e.conv else '':5} {e.note}")
+            only = "" if tuple(e.devices) == ("cpu", "cuda") else f"[{', '.join(e.devices)} only] "
+            print(f"{e.name:30} {e.source:12} {e.dtype:5} {'conv' if e.conv else '':5} {only}{e.note}")
+        for group, names in models.groups().items():
+            print(f"MODELS={group}: {','.join(names)}")
         return 0
     s = Settings(sys.argv[1] if len(sys.argv) > 1 else "build/bin/mpspack")
     if not (os.path.isfile(s.mpspack) and os.access(s.mpspack, os.X_OK)):
