@@ -318,3 +318,30 @@ TEST_CASE("scalars, item, zero_, _alloc_from_pool", "[shim]") {
   aoti_torch_get_data_ptr(v.get(), &pv);
   CHECK(static_cast<char*>(pv) - static_cast<char*>(pp) == 64);
 }
+
+TEST_CASE("copy_ moves complex, float8 and uint64 elements bit for bit, into any layout", "[shim]") {
+  // complex64 (8 bytes), complex128 (16), float8_e4m3fn (1), uint64 (8): dtypes the shim does not compute with.
+  for (int32_t dtype : {aoti_torch_dtype_complex64(), aoti_torch_dtype_complex128(), aoti_torch_dtype_float8_e4m3fn(),
+                        aoti_torch_dtype_uint64()}) {
+    INFO("dtype " << dtype);
+    const size_t isz = aoti_torch_dtype_element_size(dtype);
+    const int64_t sizes[2] = {3, 4}, dense[2] = {4, 1}, transposed[2] = {1, 3};
+    Handle src, dst;
+    REQUIRE(aoti_torch_empty_strided(2, sizes, dense, dtype, 0, 0, src.out()) == 0);
+    REQUIRE(aoti_torch_empty_strided(2, sizes, transposed, dtype, 0, 0, dst.out()) == 0);
+    void *s = nullptr, *d = nullptr;
+    aoti_torch_get_data_ptr(src.get(), &s);
+    aoti_torch_get_data_ptr(dst.get(), &d);
+    for (size_t i = 0; i < 12 * isz; ++i) static_cast<unsigned char*>(s)[i] = static_cast<unsigned char>(i * 7 + 1);
+    REQUIRE(aoti_torch_copy_(dst.get(), src.get(), 0) == 0);
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 0; c < 4; ++c)
+        REQUIRE(std::memcmp(static_cast<unsigned char*>(d) + (r + c * 3) * isz,
+                            static_cast<unsigned char*>(s) + (r * 4 + c) * isz, isz) == 0);
+    // Another dtype: refused with the names, not converted.
+    Handle f32;
+    REQUIRE(aoti_torch_empty_strided(2, sizes, dense, aoti_torch_dtype_float32(), 0, 0, f32.out()) == 0);
+    REQUIRE(aoti_torch_copy_(f32.get(), src.get(), 0) != 0);
+    CHECK(std::string(mpspack::shim::last_error()).find("is not supported") != std::string::npos);
+  }
+}

@@ -341,6 +341,42 @@ std::vector<int64_t> broadcast_strides(const Tensor& dst, const Tensor& src) {
   return sst;
 }
 
+namespace {
+
+// Whether visit_dtype knows `dtype` (the types the shim computes with); the others (complex, float8, uint16 and
+// wider) are copied bit for bit.
+bool computed_dtype(int32_t dtype) {
+  switch (static_cast<DType>(dtype)) {
+    case DType::u8: case DType::i8: case DType::i16: case DType::i32: case DType::i64: case DType::f16:
+    case DType::f32: case DType::f64: case DType::boolean: case DType::bf16: return true;
+  }
+  return false;
+}
+
+template <std::size_t N>
+struct Bits {
+  unsigned char b[N];
+};
+
+// dst <- src elementwise for one dtype the shim does not compute with: each element's bytes as they are.
+void copy_bits(Tensor& dst, const Tensor& src, const std::vector<int64_t>& sst) {
+  const auto run = [&](auto tag) {
+    using E = decltype(tag);
+    copy_loop(reinterpret_cast<E*>(dst.data()), dst.strides.data(), reinterpret_cast<const E*>(src.data()),
+              sst.data(), dst.sizes.data(), static_cast<int>(dst.dim()));
+  };
+  switch (dst.itemsize()) {
+    case 1: return run(Bits<1>{});
+    case 2: return run(Bits<2>{});
+    case 4: return run(Bits<4>{});
+    case 8: return run(Bits<8>{});
+    case 16: return run(Bits<16>{});
+  }
+  fail(std::string("copy_ of ") + dtype_name(dst.dtype) + " elements");
+}
+
+}  // namespace
+
 void copy_into(Tensor& dst, const Tensor& src) {
   require_cpu(dst, "copy_");
   require_cpu(src, "copy_");
@@ -362,6 +398,12 @@ void copy_into(Tensor& dst, const Tensor& src) {
     TensorPtr tmp(new_contiguous(src.sizes, src.dtype));
     copy_into(*tmp, src);
     copy_into(dst, *tmp);
+    return;
+  }
+  if (!computed_dtype(dst.dtype) || !computed_dtype(src.dtype)) {
+    if (dst.dtype != src.dtype)
+      fail(std::string("copy_ from ") + dtype_name(src.dtype) + " to " + dtype_name(dst.dtype) + " is not supported");
+    copy_bits(dst, src, sst);
     return;
   }
   visit_dtype(dst.dtype, [&](auto dtag) {
