@@ -15,6 +15,15 @@ python3 "$here/make_cases.py" --out "$work/torch-2.11" --device cpu ${1:+--only 
 python3 "$here/make_cases.py" --out "$work/torch-2.11-cuda" --device cuda ${1:+--only "$@"} || status=1
 tar czf "$out/ops-cases.tgz" -C "$work" torch-2.11 torch-2.11-cuda
 runner="$here/../../.device/bin/op_conformance_cuda"
+# cuBLAS and cuDNN as tests/device/run.sh finds them: the toolkit's, else the ones torch installed.
+sites=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null)
+for lib in cublas:libcublas.so.13 cudnn:libcudnn.so.9; do
+  var="MPSPACK_$(echo "${lib%%:*}" | tr a-z A-Z)"
+  if [ -z "${!var:-}" ] && ! ldconfig -p | grep -q "${lib#*:} "; then
+    found=$(find $sites /usr/local -name "${lib#*:}" 2>/dev/null | head -1)
+    [ -n "$found" ] && export "$var=$found"
+  fi
+done
 if [ -x "$runner" ]; then
   "$runner" --device cuda --cases "$work/torch-2.11-cuda" > "$out/cuda-conformance.txt" 2>/dev/null || status=1
   grep -v '^ok' "$out/cuda-conformance.txt"
