@@ -23,8 +23,9 @@ def efficient(g):
         yield Case(f"{dt} with logsumexp", [q, k, v, None, True, 0.0, False, None], ignore=[2, 3], **TOL[dt])
         yield Case(f"{dt} causal, scale", [q, k, v, None, False, 0.0, True, 0.3], ignore=[2, 3], **TOL[dt])
     q, k, v = qkv(g, torch.float16)
-    yield Case("f16 additive bias", [q, k, v, g.randn(2, 3, 9, 11, dtype=torch.float16), False, 0.0, False, None],
-               ignore=[2, 3], **TOL[torch.float16])
+    # torch's kernel wants the bias's batch and head strides to be multiples of 8: a padded row, sliced.
+    bias = g.randn(2, 3, 9, 16, dtype=torch.float16)[..., :11]
+    yield Case("f16 additive bias", [q, k, v, bias, False, 0.0, False, None], ignore=[2, 3], **TOL[torch.float16])
 
 
 @op("_scaled_dot_product_flash_attention", min_torch="2.1", devices=CUDA,

@@ -204,7 +204,9 @@ void gather_rows(const Tensor& self, const std::vector<std::vector<int64_t>>& sr
 }
 
 // reflect, replicate, circular over the last pad.size() / 2 dims: each output element copied from its source.
-TensorPtr index_pad(const Tensor& self, std::span<const int64_t> pad, PadMode mode) {
+// The result keeps a channels-last layout where torch's CPU kernels do (`cpu_layout`); torch's CUDA kernels give
+// contiguous results.
+TensorPtr index_pad(const Tensor& self, std::span<const int64_t> pad, PadMode mode, bool cpu_layout) {
   require_cpu(self, "pad");
   if (mode != PadMode::circular && self.dtype == mpspack::dtype::bool_)
     fail(std::string("pad: \"") + (mode == PadMode::reflect ? "reflection" : "replication") +
@@ -224,7 +226,7 @@ TensorPtr index_pad(const Tensor& self, std::span<const int64_t> pad, PadMode mo
     shape[d] = self.sizes[d] + before + after;
     src[d] = source_positions(mode, self.sizes[d], before, shape[d]);
   }
-  const int32_t format = mode == PadMode::circular ? 0 : suggest_memory_format(self);
+  const int32_t format = mode == PadMode::circular || !cpu_layout ? 0 : suggest_memory_format(self);
   TensorPtr out(new_tensor(shape, strides_for_format(shape, format, "pad"), self.dtype));
   if (out->numel() > 0) gather_rows(self, src, first, *out);
   return out;
@@ -242,7 +244,8 @@ TensorPtr pad(const Tensor& self, std::span<const int64_t> pad, const char* mode
   const int64_t k = static_cast<int64_t>(pad.size()) / 2, nd = self.dim();
   if (k < 1 || k > 3 || (nd != k + 1 && nd != k + 2))
     fail("pad: Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
-  return via_host(self, [&](const Tensor& t) { return index_pad(t, pad, mode); }, "pad");
+  const bool cpu_layout = self.device_type() == kCpu;
+  return via_host(self, [&](const Tensor& t) { return index_pad(t, pad, mode, cpu_layout); }, "pad");
 }
 
 AOTITorchError pad_entry(const char* func, AtenTensorHandle self, const int64_t* pad_list, int64_t pad_len,

@@ -72,6 +72,16 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__weight_int4pack_mm(AtenTenso
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__thnn_fused_lstm_cell(
     AtenTensorHandle input_gates, AtenTensorHandle hidden_gates, AtenTensorHandle cx, AtenTensorHandle* input_bias,
     AtenTensorHandle* hidden_bias, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2);
+/* Embedding bags as aoti_torch_cpu__embedding_bag computes them, the backward-only outputs as torch's CUDA kernel
+ * gives them. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__embedding_bag(
+    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
+    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__embedding_bag_forward_only(
+    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
+    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 /* Running sum along dim, as aoti_torch_cpu_cumsum (aoti_shim.h), on a cuda tensor. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                          AtenTensorHandle* ret0);

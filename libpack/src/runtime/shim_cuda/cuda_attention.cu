@@ -46,6 +46,7 @@ struct Problem {
   int64_t lse_b, lse_h;  // logsumexp [B, H, Lpad] strides; unused when lse is null
   float scale;
   bool causal;
+  int64_t causal_offset;  // causal: key j is masked for query i when j > i + causal_offset (0: top-left aligned)
 };
 
 constexpr int kThreads = 128;
@@ -85,7 +86,7 @@ __global__ void softmax_rows_kernel(float* scores, T* probs, const T* bias, floa
   float local_max = -INFINITY;
   for (int64_t j = threadIdx.x; j < p.S; j += blockDim.x) {
     float s = row[j];
-    if (p.causal && j > i) s = -INFINITY;
+    if (p.causal && j > i + p.causal_offset) s = -INFINITY;
     else if (bias) s += to_float(bias[b * p.bias.b + h * p.bias.h + i * p.bias.l + j * p.bias.e]);
     row[j] = s;
     local_max = fmaxf(local_max, s);
@@ -144,7 +145,8 @@ __global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const
   for (int e = lane; e < E; e += 32)
     qrow[e] = row_ok ? to_float(q[b * p.q.b + h * p.q.h + i * p.q.l + e * p.q.e]) * p.scale : 0.f;
   const int64_t last = (first + kFusedRows < p.L ? first + kFusedRows : p.L) - 1;
-  const int64_t keys_end = p.causal && last + 1 < p.S ? last + 1 : p.S;
+  const int64_t causal_end = last + 1 + p.causal_offset;
+  const int64_t keys_end = p.causal && causal_end < p.S ? (causal_end > 0 ? causal_end : 0) : p.S;
   const T* kb = k + b * p.k.b + h * p.k.h;
   const T* vb = v + b * p.v.b + h * p.v.h;
   float top = -INFINITY, sum = 0.f, acc[PER_LANE];
@@ -162,7 +164,7 @@ __global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const
     __syncthreads();
     const int64_t s = s0 + lane;
     float score = -INFINITY;
-    if (row_ok && s < p.S && !(p.causal && s > i)) {
+    if (row_ok && s < p.S && !(p.causal && s > i + p.causal_offset)) {
       float dot = 0.f;
       const float* key = keys + lane * (E + 1);
       for (int e = 0; e < E; ++e) dot = fmaf(qrow[e], key[e], dot);
@@ -310,6 +312,11 @@ Strides4 bias_strides(const Tensor& t, const Problem& p) {
 }
 
 
+__global__ void fill_kernel(float* p, int64_t n, float value) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) p[i] = value;
+}
+
 constexpr const char* kEfficient = "scaled_dot_product_efficient_attention";
 constexpr const char* kCudnn = "scaled_dot_product_cudnn_attention";
 constexpr const char* kFlash = "scaled_dot_product_flash_attention";
@@ -391,6 +398,10 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attentio
     TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, lpad},
                                 std::vector<int64_t>{p.H * lpad, lpad, 1}, int32_t(DType::f32)));
     p.lse_b = p.H * lpad, p.lse_h = lpad;
+    // torch's kernel leaves +inf in the rows' padding past L; attend writes the first L of each row.
+    if (const int64_t n = p.B * p.H * lpad; n > 0)
+      fill_kernel<<<unsigned(ceil_div(n, 256)), 256, 0, current_stream()>>>(reinterpret_cast<float*>(lse->data()), n,
+                                                                          INFINITY);
     TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     if (p.B * p.H * p.L * p.Ev > 0)
@@ -439,7 +450,8 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
   });
 }
 
-// The same attention under the name of torch's flash backend (its choice for f16/bf16 without a mask), with the
+// The same attention under the name of torch's flash backend (its choice for f16/bf16 without a mask), its causal
+// mask aligned to the bottom right as flash attention's is (query i sees keys up to i + S - L), with the
 // outputs its meta function makes: the output as empty_like(query.transpose(1, 2)).transpose(1, 2) (query's own
 // strides when query is dense, else [B, L, H, Ev] memory), logsumexp float32 [B, H, L], no cumulative sequence
 // lengths, max_q = L, max_k = S, and no debug mask.
@@ -454,6 +466,7 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
     const Tensor& v = deref(value, "value");
     if (return_debug_mask) fail(std::string(kFlash) + ": the debug mask is not supported");
     Problem p = attention_problem(q, k, v, nullptr, dropout_p, is_causal, scale, kFlash);
+    p.causal_offset = p.S - p.L;  // flash attention's causal mask is aligned to the bottom right
     const int32_t device = q.storage->device_index;
     const bool same_layout = q.is_non_overlapping_and_dense() && p.Ev == p.E;
     const std::vector<int64_t> strides =

@@ -12,6 +12,8 @@ namespace {
 constexpr std::string_view kNames[] = {
     "aoti_torch_create_cuda_guard",
     "aoti_torch_create_cuda_stream_guard",
+    "aoti_torch_cuda__embedding_bag",
+    "aoti_torch_cuda__embedding_bag_forward_only",
     "aoti_torch_cuda__scaled_dot_product_cudnn_attention",
     "aoti_torch_cuda__scaled_dot_product_efficient_attention",
     "aoti_torch_cuda__scaled_dot_product_flash_attention",
