@@ -152,7 +152,8 @@ Result<int32_t> npy_dtype(std::string_view value, const std::string& what) {
     }
   }
   return make_error(Kind::Unsupported,
-                    "{}: .npy dtype '{}' is not supported (f32 f16 f64 i64 i32 i16 i8 u8 bool)", what, descr);
+                    "{}: .npy dtype '{}' is not supported (f32 f16 f64 c64 i64 i32 i16 i8 u8 u16 u32 u64 bool)", what,
+                    descr);
 }
 
 Result<std::vector<int64_t>> npy_shape(std::string_view value, const std::string& what) {
