@@ -20,24 +20,6 @@ std::map<std::string, OpCall, std::less<>>& table() {
   return calls;
 }
 
-std::vector<uint8_t> decode_base64(std::string_view s) {
-  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::vector<uint8_t> out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : s) {
-    if (c == '=') break;
-    const size_t v = kAlphabet.find(c);
-    if (v == std::string_view::npos) throw std::runtime_error("bad base64 in a case's tensor data");
-    acc = (acc << 6) | uint32_t(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(uint8_t((acc >> bits) & 0xff));
-    }
-  }
-  return out;
-}
 
 double json_float(const nlohmann::json& v) {
   if (v.is_object() && v.contains("float")) {
@@ -72,6 +54,25 @@ void* cuda_function(std::string_view cpu_name) {
   void* fn = dlsym(RTLD_DEFAULT, name.c_str());
   if (fn == nullptr) throw std::runtime_error(name + " is not provided");
   return fn;
+}
+
+std::vector<uint8_t> decode_base64(std::string_view s) {
+  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::vector<uint8_t> out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : s) {
+    if (c == '=') break;
+    const size_t v = kAlphabet.find(c);
+    if (v == std::string_view::npos) throw std::runtime_error("bad base64 in a case's tensor data");
+    acc = (acc << 6) | uint32_t(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(uint8_t((acc >> bits) & 0xff));
+    }
+  }
+  return out;
 }
 
 int32_t dtype_code(std::string_view name) {

@@ -108,6 +108,9 @@ Fn device_function(Fn cpu, std::string_view cpu_name) {
 bool register_op_calls(std::initializer_list<std::pair<std::string_view, OpCall>> calls);
 const std::map<std::string, OpCall, std::less<>>& op_calls();
 
+// The bytes of make_cases.py's base64 text (a tensor's storage); throws on a character outside the alphabet.
+std::vector<uint8_t> decode_base64(std::string_view s);
+
 // c10 dtype code of torch's dtype name ("float32"); -1 when unknown.
 int32_t dtype_code(std::string_view name);
 

@@ -105,30 +105,13 @@ void decode_elements(Read& r, const uint8_t* base) {
   });
 }
 
-std::vector<uint8_t> base64(std::string_view s) {
-  static constexpr std::string_view kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::vector<uint8_t> out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : s) {
-    if (c == '=') break;
-    acc = (acc << 6) | uint32_t(kAlphabet.find(c));
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(uint8_t((acc >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
 Read read_expected(const json& t) {
   Read r;
   r.dtype = dtype_code(t.at("dtype").get<std::string>());
   r.sizes = t.at("sizes").get<std::vector<int64_t>>();
   r.strides = t.at("strides").get<std::vector<int64_t>>();
   if (t.contains("data")) {
-    const auto bytes = base64(t["data"].get<std::string>());
+    const auto bytes = decode_base64(t["data"].get<std::string>());
     decode_elements(r, bytes.data());
   }
   return r;

@@ -38,11 +38,6 @@ std::vector<bool> reduced_dims(const Tensor& self, std::span<const int64_t> dims
   return reduced;
 }
 
-template <class V>
-bool is_nan(V v) {
-  if constexpr (std::is_floating_point_v<V>) return std::isnan(v);
-  else return false;
-}
 
 // out (self's shape with reduced dims of size 1, contiguous) <- the maximum of each group.
 void reduce_max(const Tensor& self, const std::vector<bool>& reduced, Tensor& out) {

@@ -4,6 +4,7 @@
 
 #include "tensor.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -49,5 +50,12 @@ template <class D, class V> inline void store(D* p, V v) {
 }
 template <class V> inline void store(Half* p, V v) { p->x = float_to_half(static_cast<float>(v)); }
 template <class V> inline void store(BF16* p, V v) { p->x = float_to_bf16(static_cast<float>(v)); }
+
+// Whether a loaded value is NaN (never, for the integer types and bool).
+template <class V>
+bool is_nan(V v) {
+  if constexpr (std::is_floating_point_v<V>) return std::isnan(v);
+  else return false;
+}
 
 }  // namespace mpspack::shim::typed

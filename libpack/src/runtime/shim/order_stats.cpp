@@ -25,11 +25,6 @@ using namespace mpspack::shim::typed;
 
 namespace {
 
-template <class V>
-bool is_nan(V v) {
-  if constexpr (std::is_floating_point_v<V>) return std::isnan(v);
-  else return false;
-}
 
 // a < b with NaN above every number and equal to itself.
 template <class V>

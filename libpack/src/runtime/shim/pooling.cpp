@@ -154,11 +154,6 @@ void for_planes(int64_t planes, int64_t work_per_plane, const std::function<void
 
 namespace {
 
-template <class V>
-bool is_nan(V v) {
-  if constexpr (std::is_floating_point_v<V>) return std::isnan(v);
-  else return false;
-}
 
 template <class V>
 V lowest() {

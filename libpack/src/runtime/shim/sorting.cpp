@@ -19,11 +19,6 @@ using namespace mpspack::shim::typed;
 
 namespace {
 
-template <class V>
-bool is_nan(V v) {
-  if constexpr (std::is_floating_point_v<V>) return std::isnan(v);
-  else return false;
-}
 
 // a before b when sorting in ascending (or descending) order, NaN counting as the largest value.
 template <class V>
