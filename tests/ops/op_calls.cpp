@@ -127,7 +127,7 @@ AtenTensorHandle CallArgs::make_tensor(const nlohmann::json& j) {
   check(aoti_torch_empty_strided(1, flat, unit, dt, 0, 0, &host), "empty_strided");
   void* p = nullptr;
   check(aoti_torch_get_data_ptr(host, &p), "get_data_ptr");
-  std::memset(p, 0xA5, size_t(pad * isz));
+  if (pad > 0) std::memset(p, 0xA5, size_t(pad * isz));  // an empty tensor has no memory (p is null)
   if (!data.empty()) std::memcpy(static_cast<char*>(p) + pad * isz, data.data(), data.size());
   AtenTensorHandle storage = host;
   if (device_type_ != 0) {

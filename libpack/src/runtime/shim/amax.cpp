@@ -52,9 +52,13 @@ void reduce_max(const Tensor& self, const std::vector<bool>& reduced, Tensor& ou
     for_each_index(self.sizes, [&](std::span<const int64_t> idx) {
       const int64_t at = offset_of(idx, out_strides);
       const auto v = load(in + offset_of(idx, self.strides));
+      if (!seen[static_cast<std::size_t>(at)]) {  // the first of its group: out holds nothing yet
+        store(o + at, v);
+        seen[static_cast<std::size_t>(at)] = true;
+        return;
+      }
       const auto best = load(o + at);
-      if (!seen[static_cast<std::size_t>(at)] || (!is_nan(best) && (is_nan(v) || v > best))) store(o + at, v);
-      seen[static_cast<std::size_t>(at)] = true;
+      if (!is_nan(best) && (is_nan(v) || v > best)) store(o + at, v);
     });
   });
 }
