@@ -100,12 +100,12 @@ def encode_result(r, check: str):
 DEVICE = "cpu"
 
 
-def clone_args(args: list) -> list:
+def clone_args(args: list, device: str) -> list:
     """Fresh copies (strides kept) on the device torch runs the op on, so in-place calls leave the recorded
     inputs as they were."""
     def one(a):
         if isinstance(a, torch.Tensor):
-            return torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=DEVICE).copy_(a)
+            return torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=device).copy_(a)
         if isinstance(a, (list, tuple)):
             return type(a)(one(x) for x in a)
         return a
@@ -128,7 +128,7 @@ def run_torch(spec: OpSpec, args: list):
 def make_case(spec: OpSpec, case: Case, position: int) -> dict:
     # The runner puts every other case of the generator's list (position) at a storage offset of 3 elements.
     entry = {"name": case.name, "args": encode_arg(case.args), "offset": position % 2 == 1}
-    args = clone_args(case.args)
+    args = clone_args(case.args, spec.reference or DEVICE)
     try:
         result = run_torch(spec, args)
     except Exception as e:  # noqa: BLE001 - torch's own refusals are what an error case records

@@ -383,18 +383,27 @@ int run(const Options& o) {
   return failed_ops == 0 ? 0 : 1;
 }
 
-// Every aoti_torch_cpu_* / aoti_torch_aten_* function the shim provides has a case file in the folders.
+// Whether `name` is one of the device's op functions (aoti_torch_cpu_* or aoti_torch_cuda_*, and the
+// device-generic aoti_torch_aten_*), not a guard, stream or allocator entry of the CUDA shim.
+bool is_op_function(std::string_view name, const std::string& device) {
+  static const std::set<std::string_view> kNotOps = {"aoti_torch_cuda_caching_allocator_raw_alloc",
+                                                     "aoti_torch_cuda_caching_allocator_raw_delete",
+                                                     "aoti_torch_cuda_guard_set_index"};
+  const std::string prefix = "aoti_torch_" + device + "_";
+  return (name.rfind(prefix, 0) == 0 || name.rfind("aoti_torch_aten_", 0) == 0) && !kNotOps.count(name);
+}
+
+// Every op function of the runner's device the shim provides has a case file in the folders.
 int coverage(const Options& o) {
   std::set<std::string> covered;
   for (const json& doc : load_docs(o)) {
     const auto devices = doc.value("devices", std::vector<std::string>{"cpu", "cuda"});
-    if (std::find(devices.begin(), devices.end(), "cpu") != devices.end() && !doc.at("cases").empty())
-      covered.insert(function_for(doc, "cpu"));
+    if (std::find(devices.begin(), devices.end(), o.device) != devices.end() && !doc.at("cases").empty())
+      covered.insert(function_for(doc, o.device));
   }
   int missing = 0;
   for (std::string_view name : mpspack::shim::mpspack_shim_provided_symbols()) {
-    const bool op = name.rfind("aoti_torch_cpu_", 0) == 0 || name.rfind("aoti_torch_aten_", 0) == 0;
-    if (!op || covered.count(std::string(name))) continue;
+    if (!is_op_function(name, o.device) || covered.count(std::string(name))) continue;
     std::printf("no cases: %.*s\n", int(name.size()), name.data());
     ++missing;
   }

@@ -43,12 +43,14 @@ class OpSpec:
     call: Optional[Callable]
     min_torch: Optional[str]
     devices: tuple
+    reference: Optional[str]    # where torch computes the cases whatever the recording's device ("cpu"), or None
 
 
 def op(name: str, torch_op: Optional[str] = None, call: Optional[Callable] = None, min_torch: Optional[str] = None,
-       function: Optional[str] = None, devices: tuple = ("cpu", "cuda")):
+       function: Optional[str] = None, devices: tuple = ("cpu", "cuda"), reference: Optional[str] = None):
     """Registers the decorated generator as the cases of aoti_torch_<device>_<name>; names starting with "aten_"
-    are the device-generic aoti_torch_aten_* functions; `function` names any other (a core shim.h function)."""
+    are the device-generic aoti_torch_aten_* functions; `function` names any other (a core shim.h function).
+    reference="cpu": torch has no GPU kernel for the op, so the CUDA function's cases are torch's CPU results."""
     if (torch_op is None) == (call is None):
         raise ValueError(f"{name}: give exactly one of torch_op and call")
 
@@ -56,7 +58,7 @@ def op(name: str, torch_op: Optional[str] = None, call: Optional[Callable] = Non
         if name in OPS:
             raise ValueError(f"{name}: registered twice")
         fn = function or (f"aoti_torch_{name}" if name.startswith("aten_") else f"aoti_torch_{{device}}_{name}")
-        OPS[name] = OpSpec(name, fn, gen, torch_op, call, min_torch, devices)
+        OPS[name] = OpSpec(name, fn, gen, torch_op, call, min_torch, devices, reference)
         return gen
 
     return register

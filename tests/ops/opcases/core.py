@@ -90,7 +90,7 @@ def _pack_fp16(w):
     return w.clamp(-65504, 65504).half().contiguous()
 
 
-@op("wrapped_fbgemm_pack_gemm_matrix_fp16", devices=("cpu",), call=_pack_fp16)
+@op("wrapped_fbgemm_pack_gemm_matrix_fp16", reference="cpu", call=_pack_fp16)
 def wrapped_fbgemm_pack_gemm_matrix_fp16(g):
     yield Case("rounds to float16", [g.randn(5, 7)])
     yield Case("saturates", [torch.tensor([[70000.0, -1e6], [0.1, 65504.0]])])
@@ -104,7 +104,7 @@ def _linear_fp16(x, w16, bias, out_channel):
     return torch.ops._quantized.wrapped_fbgemm_linear_fp16_weight(x, packed, bias, out_channel)
 
 
-@op("wrapped_fbgemm_linear_fp16_weight", devices=("cpu",), min_torch="2.1", call=_linear_fp16)
+@op("wrapped_fbgemm_linear_fp16_weight", reference="cpu", min_torch="2.1", call=_linear_fp16)
 def wrapped_fbgemm_linear_fp16_weight(g):
     w = g.randn(6, 8).half()
     yield Case("2-d input", [g.randn(4, 8), w, g.randn(6), 6], rtol=1e-5, atol=1e-5)
@@ -142,7 +142,7 @@ def _unpack_int8(packed):
     return (q.float() - zero_point) * scale, scale, zero_point, bias
 
 
-@op("_wrapped_linear_prepack", devices=("cpu",), call=_prepack_int8)
+@op("_wrapped_linear_prepack", reference="cpu", call=_prepack_int8)
 def wrapped_linear_prepack(g):
     yield Case("zero point 0, bias", [g.randn(5, 7), torch.tensor(0.02), torch.tensor(0), g.randn(5)])
     yield Case("zero point 3, saturating, no bias", [g.randn(4, 6) * 5, torch.tensor(0.01), torch.tensor(3), None])
@@ -159,7 +159,7 @@ def _quantized_linear(x, x_scale, x_zero_point, packed, out_scale, out_zero_poin
                                                                     out_scale, out_zero_point, out_channel)
 
 
-@op("_wrapped_quantized_linear_prepacked", devices=("cpu",), min_torch="2.5", call=_quantized_linear)
+@op("_wrapped_quantized_linear_prepacked", reference="cpu", min_torch="2.5", call=_quantized_linear)
 def wrapped_quantized_linear_prepacked(g):
     w = g.randn(6, 8)
     for name, zp, bias in (("weight zero point 0, bias", 0, g.randn(6)), ("weight zero point 2", 2, g.randn(6))):

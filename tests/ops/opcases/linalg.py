@@ -79,6 +79,11 @@ def int_mm_out(g):
                                    g.randint(-128, 128, (3, 8), dtype=i8).t()], mutated=[0])
     yield Case("K = 0", [torch.empty(2, 3, dtype=torch.int32), torch.empty(2, 0, dtype=i8), torch.empty(0, 3, dtype=i8)],
                mutated=[0])
+    if g.device == "cuda":  # torch's CUDA kernel: more than 16 rows, sizes multiples of 8
+        yield Case("32x32 by 32x16", [torch.empty(32, 16, dtype=torch.int32), g.randint(-128, 128, (32, 32), dtype=i8),
+                                      g.randint(-128, 128, (32, 16), dtype=i8)], mutated=[0])
+        yield Case("column-major mat2", [torch.empty(24, 8, dtype=torch.int32), g.randint(-128, 128, (24, 64), dtype=i8),
+                                         g.randint(-128, 128, (8, 64), dtype=i8).t()], mutated=[0])
     yield err("self not int8", [torch.empty(2, 2, dtype=torch.int32), g.randint(-5, 5, (2, 3), dtype=torch.int32),
                                 g.randint(-5, 5, (3, 2), dtype=i8)])
     yield err("inner sizes differ", [torch.empty(2, 2, dtype=torch.int32), g.randint(-5, 5, (2, 3), dtype=i8),
@@ -265,6 +270,14 @@ def scaled_mm(g):
                                                                  e4m3, False])
     yield Case("mixed e4m3fn x e5m2 to float16", [a, _fp8(g, 16, 2, e5m2), one, one, None, None,
                                                   torch.float16, False], rtol=1e-3, atol=1e-3)
+    if g.device == "cuda":  # cuBLASLt's fp8 products: sizes multiples of 16, mat2 column-major, no e5m2 x e5m2
+        a, b = _fp8(g, 32, 32, e4m3), _fp8(g, 16, 32, e4m3).t()
+        yield Case("cuda: e4m3fn to float32", [a, b, torch.tensor(0.5), torch.tensor(2.0), None, None, torch.float32,
+                                               False], rtol=1e-5, atol=1e-4)
+        yield Case("cuda: e4m3fn bias, to bfloat16", [a, b, one, one, g.randn(16, dtype=torch.bfloat16), None,
+                                                      torch.bfloat16, False], rtol=1.6e-2, atol=1e-2)
+        yield Case("cuda: e4m3fn x e5m2 to float16", [a, _fp8(g, 16, 32, e5m2).t(), one, one, None, None,
+                                                      torch.float16, False], rtol=1e-3, atol=1e-3)
     yield err("float32 operands", [g.randn(2, 3), g.randn(3, 2), one, one, None, None, torch.float32, False])
     yield err("shapes cannot be multiplied", [a, _fp8(g, 15, 2, e4m3), one, one, None, None,
                                               torch.float32, False])
@@ -282,6 +295,10 @@ def scaled_mm_out(g):
     yield Case("into a bfloat16 out", [torch.empty(3, 5, dtype=torch.bfloat16), a, b, torch.tensor(2.0),
                                        torch.tensor(0.5), None, None, torch.bfloat16, False],
                mutated=[0], rtol=1.6e-2, atol=1e-2)
+    if g.device == "cuda":  # cuBLASLt's sizes: multiples of 16, mat2 column-major
+        a, b = _fp8(g, 16, 32, e4m3), _fp8(g, 16, 32, e4m3).t()
+        yield Case("cuda: into a float32 out", [torch.empty(16, 16), a, b, torch.tensor(0.25), torch.tensor(3.0), None,
+                                                None, torch.float32, False], mutated=[0], rtol=1e-5, atol=1e-4)
     yield err("out_dtype differs from out's", [torch.empty(3, 5), a, b, torch.tensor(1.0), torch.tensor(1.0), None,
                                                None, torch.bfloat16, False])
 
