@@ -79,6 +79,7 @@ TEST_CASE("_weight_int8pack_mm: every path of the product, split over the thread
                           {"register kernels, a few rows", 7, 1100, 150},
                           {"register kernels, small", 9, 33, 6},
                           {"register kernels, tall blocks", 40, 300, 90},
+                          {"register kernels, M split (more rows than weights)", 70, 1000, 20},
                           {"panels, N split", 90, 1100, 300},
                           {"panels, M split (more rows than weights)", 300, 200, 20},
                           {"panels, small", 81, 9, 3}};

@@ -104,8 +104,8 @@ void columns(const Product& p, bool panels, int64_t n0, int64_t n1) {
     int8mm::best_kernels().rows(p.A, p.K, p.B, p.ldb, p.S, p.C, p.N, p.M, n0, n1, p.K);
 }
 
-// The product over the threads: blocks of N (each thread streams its own weight rows), or, for the panels when A
-// has more rows than B, blocks of M (each thread widens every panel for its own rows).
+// The product over the threads: blocks of N (each thread streams its own weight rows), or, when A has more rows
+// than B, blocks of M (each thread reads every weight for its own rows).
 void multiply(const Product& p) {
   if (p.K == 0) {
     std::fill(p.C, p.C + p.M * p.N, 0.0f);
@@ -113,7 +113,7 @@ void multiply(const Product& p) {
   }
   const bool panels = use_panels(p.M);
   if (double(p.M) * double(p.N) * double(p.K) < kSplitMinMacs) return columns(p, panels, 0, p.N);
-  const bool by_rows = panels && p.M > p.N;
+  const bool by_rows = p.M > p.N;
   run_parts([&](unsigned t, unsigned parts) {
     const auto [begin, end] = part_of(by_rows ? p.M : p.N, t, parts);
     if (begin >= end) return;
