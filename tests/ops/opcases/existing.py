@@ -202,6 +202,18 @@ def weight_int8pack_mm(g):
                rtol=1e-5, atol=1e-4)
     yield Case("bf16", [g.randn(3, 32, dtype=torch.bfloat16), g.randint(-128, 128, (5, 32), dtype=torch.int8),
                         g.rand(5, dtype=torch.bfloat16)], rtol=2e-2, atol=5e-2)
+    # The shapes the shim's kernels are built around: one row (a decode step), a few, a prompt's worth (the
+    # dequantized panels); K and N whole vectors and blocks, then odd sizes that leave a tail everywhere. Scales of
+    # a quantized layer's size. float32 sums of K terms may differ by any order of summation: atol is that bound.
+    # bfloat16 only at K a multiple of 16 (torch's AVX-512 kernel reads 16 activations at a time, with no tail).
+    for m, k, n in ((1, 256, 64), (8, 192, 64), (128, 64, 32), (1, 37, 65), (8, 100, 37), (128, 33, 19)):
+        a, w, sc = g.randn(m, k), g.randint(-128, 128, (n, k), dtype=torch.int8), g.rand(n) * 0.019 + 0.001
+        bound = (a.double().abs() @ w.double().abs().t() * sc.double()).max().item() * k * 2.0 ** -24
+        yield Case(f"f32 {m}x{k} by {n}x{k}", [a, w, sc], rtol=1e-5, atol=max(2 * bound, 1e-5))
+    for m, k, n in ((1, 256, 64), (8, 64, 64), (128, 64, 32)):
+        yield Case(f"bf16 {m}x{k} by {n}x{k}", [g.randn(m, k, dtype=torch.bfloat16),
+                                                g.randint(-128, 128, (n, k), dtype=torch.int8),
+                                                (g.rand(n) * 0.019 + 0.001).to(torch.bfloat16)], rtol=2e-2, atol=5e-2)
 
 
 def _bag_cases(g):
