@@ -804,8 +804,8 @@ size_t count_far(const std::vector<double>& got, const std::vector<double>& want
 
 }  // namespace
 
-TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and windows, torch's logsumexp layouts",
-          "[cuda]") {
+TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and windows, torch's logsumexp layouts, "
+          "grouped-query attention", "[cuda]") {
   REQUIRE_GPU();
   // Three sequences in one packed batch: 5, 9 and 3 queries, 7, 9 and 6 keys.
   const int64_t H = 2, E = 16, TQ = 17, TK = 22, max_q = 9;
@@ -860,6 +860,35 @@ TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and 
                                                   -2, 0);
     CHECK(count_far(doubles(o0.get()), want.out, 2e-2) == 0);
     CHECK(count_far(doubles(o1.get()), want.lse, 1e-4) == 0);
+  }
+  SECTION("flash: grouped-query attention gives what key and value heads repeated per group give") {
+    const int64_t B = 2, Sq = 6, Sk = 8, Hq = 4, Hk = 2;
+    const std::vector<double> q4 = random_doubles(B * Sq * Hq * E, 34), k2 = random_doubles(B * Sk * Hk * E, 35),
+                              v2 = random_doubles(B * Sk * Hk * E, 36);
+    std::vector<double> k4, v4;  // [B, Sk, Hq, E]: query head h reads key/value head h / 2
+    for (int64_t i = 0; i < B * Sk; ++i)
+      for (int64_t h = 0; h < Hq; ++h)
+        for (int64_t e = 0; e < E; ++e) {
+          k4.push_back(k2[size_t((i * Hk + h / 2) * E + e)]);
+          v4.push_back(v2[size_t((i * Hk + h / 2) * E + e)]);
+        }
+    Handle q = upload(q4, {B, Sq, Hq, E}, contiguous({B, Sq, Hq, E}), kF16);
+    Handle kg = upload(k2, {B, Sk, Hk, E}, contiguous({B, Sk, Hk, E}), kF16);
+    Handle vg = upload(v2, {B, Sk, Hk, E}, contiguous({B, Sk, Hk, E}), kF16);
+    Handle kr = upload(k4, {B, Sk, Hq, E}, contiguous({B, Sk, Hq, E}), kF16);
+    Handle vr = upload(v4, {B, Sk, Hq, E}, contiguous({B, Sk, Hq, E}), kF16);
+    for (int causal : {0, 1}) {
+      INFO("causal " << causal);
+      Handle g0, g1, g2, g3, g4, r0, r1, r2, r3, r4;
+      REQUIRE(aoti_torch_cuda__flash_attention_forward(q.get(), kg.get(), vg.get(), nullptr, nullptr, Sq, Sk, 0.0,
+                                                       causal, 0, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                       g0.out(), g1.out(), g2.out(), g3.out(), g4.out()) == 0);
+      REQUIRE(aoti_torch_cuda__flash_attention_forward(q.get(), kr.get(), vr.get(), nullptr, nullptr, Sq, Sk, 0.0,
+                                                       causal, 0, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                       r0.out(), r1.out(), r2.out(), r3.out(), r4.out()) == 0);
+      CHECK(count_far(doubles(g0.get()), doubles(r0.get()), 1e-6) == 0);
+      CHECK(count_far(doubles(g1.get()), doubles(r1.get()), 1e-6) == 0);
+    }
   }
   SECTION("refusals name the op") {
     Handle q = upload(qd, {TQ, H, E}, contiguous({TQ, H, E}), kF32);

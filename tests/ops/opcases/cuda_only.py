@@ -117,6 +117,12 @@ def flash_forward(g):
     yield Case("f16 [B, H, S, E] memory (SDPA's transposed view)",
                [q.transpose(1, 2).contiguous().transpose(1, 2), k, v, None, None, 9, 11, 0.0, True, False, None,
                 None, None, None, None], ignore=[2, 3], **tol)
+    # Grouped-query attention: 4 query heads on 2 key/value heads; a single query (torch swaps its groups in).
+    q, k, v = g.randn(2, 9, 4, 16, dtype=torch.float16), *bshe(g, torch.float16, h=2)[1:]
+    yield Case("f16 grouped-query, causal", [q, k, v, None, None, 9, 11, 0.0, True, False, None, None, None, None,
+                                             None], ignore=[2, 3], **tol)
+    yield Case("f16 grouped-query, one query", [q[:, :1].contiguous(), k, v, None, None, 1, 11, 0.0, False, False,
+                                                None, None, None, None, None], ignore=[2, 3], **tol)
     for dt in (torch.float16, torch.bfloat16):
         q, k, v = (x[0] for x in bshe(g, dt, b=1, lq=TOTAL_Q, lk=TOTAL_K))
         yield Case(f"{dt} packed batch, causal", [q, k, v, i32(CU_Q), i32(CU_K), 9, 11, 0.0, True, False, None,

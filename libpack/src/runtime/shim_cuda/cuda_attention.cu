@@ -688,8 +688,8 @@ extern "C" AOTITorchError aoti_torch_cuda__efficient_attention_forward(
   });
 }
 
-// torch's flash-attention kernel: query [B, Sq, H, E], key and value [B, Sk, H, E], or, packed (cum_seq_q and
-// cum_seq_k), [total, H, E] with one sequence per pair of cumulative lengths. Its masks are aligned to the bottom
+// torch's flash-attention kernel: query [B, Sq, H, E], key and value [B, Sk, Hk, E] (Hk dividing H: grouped-query
+// attention), or, packed (cum_seq_q and cum_seq_k), [total, H, E] with one sequence per pair of cumulative lengths. Its masks are aligned to the bottom
 // right of each sequence: query i sees keys j with i + Sk - Sq - window_size_left <= j <= i + Sk - Sq +
 // window_size_right (is_causal: right 0; a missing or negative size: unbounded). Outputs as torch makes them: the
 // output as empty_like(query), logsumexp float32 [B, H, Sq] or, packed, [H, total] (+inf for a row without keys),
@@ -726,10 +726,11 @@ extern "C" AOTITorchError aoti_torch_cuda__flash_attention_forward(
       fail(op + ": query, key and value batch sizes differ");
     if (v.sizes != k.sizes || k.sizes[size_t(nd - 1)] != E)
       fail(op + ": key and value must have the query's head size and one shape");
-    if (Hk != H) {
-      if (Hk == 0 || H % Hk != 0) fail(op + ": Number of heads in key/value must divide number of heads in query");
-      fail(op + ": grouped-query attention (fewer key/value heads than query heads) is not supported");
-    }
+    if (Hk == 0 || H % Hk != 0) fail(op + ": Number of heads in key/value must divide number of heads in query");
+    // Grouped-query attention: query heads h * group .. h * group + group - 1 share key/value head h.
+    const int64_t group = H / Hk;
+    if (group > 1 && packed && max_q == 1)
+      fail(op + ": grouped-query attention on a packed batch of single queries is not supported");
     if (E % 8 != 0) fail(op + ": head_size must be a multiple of 8, this is ensured by padding!");
     if (E > 256) fail(op + ": FlashAttention forward only supports head dimension at most 256");
     if (H > 65535) fail(op + ": more than 65535 heads");
@@ -753,9 +754,12 @@ extern "C" AOTITorchError aoti_torch_cuda__flash_attention_forward(
     if (causal) right = 0;
     const int64_t od = nd - 3;  // the row dim's index is od, heads od + 1 (0 or 1 for packed or not)
 
+    // One call's problem: `heads` query heads (all of them, or one key/value head's group, which then reads its
+    // key and value head for each with a head stride of 0).
+    const int64_t heads = group == 1 ? H : group;
     auto problem = [&](int64_t batch, int64_t rows, int64_t keys, bool batched) {
       Problem p{};
-      p.B = batch, p.H = H, p.L = rows, p.S = keys, p.E = E, p.Ev = E;
+      p.B = batch, p.H = heads, p.L = rows, p.S = keys, p.E = E, p.Ev = E;
       p.q = bshe(q, batched ? q.strides[0] : 0), p.k = bshe(k, batched ? k.strides[0] : 0);
       p.v = bshe(v, batched ? v.strides[0] : 0);
       p.out = bshe(*out, batched ? out->strides[0] : 0);
@@ -765,23 +769,33 @@ extern "C" AOTITorchError aoti_torch_cuda__flash_attention_forward(
       const int64_t diagonal = keys - rows;
       if (right >= 0) p.causal = true, p.causal_offset = diagonal + right;
       if (left >= 0) p.windowed = true, p.window_lo = diagonal - left;
+      if (group > 1) p.k.h = 0, p.v.h = 0;
       return p;
     };
+    // Every query head of q (from row 0 of qs, ks, vs, os, lse): one call, or one per key/value head.
+    const std::size_t hd = std::size_t(od + 1);
+    auto run = [&](const Tensor& qs, const Tensor& ks, const Tensor& vs, Tensor& os, float* lse_at, int64_t batch,
+                   int64_t rows, int64_t keys, bool batched) {
+      for (int64_t h = 0; h < H / heads; ++h) {
+        const Problem p = problem(batch, rows, keys, batched);
+        Tensor oh = shifted(os, h * heads * os.strides[hd]);
+        attend(shifted(qs, h * heads * qs.strides[hd]), shifted(ks, h * ks.strides[hd]), shifted(vs, h * vs.strides[hd]),
+               nullptr, oh, lse_at + h * heads * p.lse_h, p);
+      }
+    };
+    float* lse_base = reinterpret_cast<float*>(lse->data());
     if (keys_bound == 0) {
       zero(*out);  // no keys: torch gives zeros and +inf
       fill(*lse, INFINITY);
     } else if (!packed) {
-      if (B * H * rows_q * E > 0)
-        attend(q, k, v, nullptr, *out, reinterpret_cast<float*>(lse->data()), problem(B, rows_q, k.sizes[1], true));
+      if (B * H * rows_q * E > 0) run(q, k, v, *out, lse_base, B, rows_q, k.sizes[1], true);
     } else {
       const std::vector<Sequence> seqs = sequences(*cu_q, *cu_k, used_k, rows_q, k.sizes[0], max_q, op);
       for (const Sequence& s : seqs) {
         if (s.nq == 0 || H * E == 0) continue;
-        const Tensor qs = shifted(q, s.q0 * q.strides[size_t(od)]);
-        const Tensor ks = shifted(k, s.k0 * k.strides[size_t(od)]);
-        const Tensor vs = shifted(v, s.k0 * v.strides[size_t(od)]);
         Tensor os = shifted(*out, s.q0 * out->strides[size_t(od)]);
-        attend(qs, ks, vs, nullptr, os, reinterpret_cast<float*>(lse->data()) + s.q0, problem(1, s.nq, s.nk, false));
+        run(shifted(q, s.q0 * q.strides[size_t(od)]), shifted(k, s.k0 * k.strides[size_t(od)]),
+            shifted(v, s.k0 * v.strides[size_t(od)]), os, lse_base + s.q0, 1, s.nq, s.nk, false);
       }
     }
     hand_out(ret0, std::move(out));
