@@ -1,8 +1,8 @@
 // The CUDA part of the shim: matrix products (transposed operands, broadcast bias, batches), attention (causal,
 // bias, strided views, several row blocks; the raw kernels' packed batches and windows), the float8 grouped
 // product and cumsum (dtypes, strided input) against the CPU shim or a double reference; convolution (cuDNN)
-// against a direct loop in double; copies between host and device and within the device. Needs an NVIDIA GPU: without one every case says why it skipped (tests/device/run.sh runs it on the
-// device machine).
+// against a direct loop in double; copies between host and device and within the device. Needs an NVIDIA GPU:
+// without one every case says why it skipped (tests/device/run.sh runs it on the device machine).
 #include "aoti_shim_cuda.h"
 #include "op_test_util.hpp"
 #include "provided.hpp"

@@ -572,8 +572,8 @@ std::vector<Sequence> sequences(const Tensor& cu_q, const Tensor& cu_k, const Te
     if (s.k0 < 0 || s.nk < 0 || s.k0 + s.nk > rows_k)
       fail(op + ": the key sequences do not lie within the key's " + std::to_string(rows_k) + " rows");
     if (s.nq > max_q)
-      fail(op + ": sequence " + std::to_string(b) + " has " + std::to_string(s.nq) + " queries, more than max_seqlen_q " +
-           std::to_string(max_q));
+      fail(op + ": sequence " + std::to_string(b) + " has " + std::to_string(s.nq) +
+           " queries, more than max_seqlen_q " + std::to_string(max_q));
     out[b] = s;
   }
   return out;
@@ -689,9 +689,10 @@ extern "C" AOTITorchError aoti_torch_cuda__efficient_attention_forward(
 }
 
 // torch's flash-attention kernel: query [B, Sq, H, E], key and value [B, Sk, Hk, E] (Hk dividing H: grouped-query
-// attention), or, packed (cum_seq_q and cum_seq_k), [total, H, E] with one sequence per pair of cumulative lengths. Its masks are aligned to the bottom
-// right of each sequence: query i sees keys j with i + Sk - Sq - window_size_left <= j <= i + Sk - Sq +
-// window_size_right (is_causal: right 0; a missing or negative size: unbounded). Outputs as torch makes them: the
+// attention), or, packed (cum_seq_q and cum_seq_k), [total, H, E] with one sequence per pair of cumulative
+// lengths. Its masks are aligned to the bottom right of each sequence: query i sees keys j with
+// i + Sk - Sq - window_size_left <= j <= i + Sk - Sq + window_size_right (is_causal: right 0; a missing or
+// negative size: unbounded). Outputs as torch makes them: the
 // output as empty_like(query), logsumexp float32 [B, H, Sq] or, packed, [H, total] (+inf for a row without keys),
 // the rng state uint64 [2] and an unused uint64 scalar (no dropout), and an empty debug mask.
 extern "C" AOTITorchError aoti_torch_cuda__flash_attention_forward(
@@ -739,9 +740,11 @@ extern "C" AOTITorchError aoti_torch_cuda__flash_attention_forward(
     TensorPtr out(new_tensor_on(kCuda, device, q.sizes, empty_like_strides(q), q.dtype));
     const int64_t rows_q = packed ? q.sizes[0] : q.sizes[1];
     const int64_t B = packed ? 1 : q.sizes[0];
-    const std::vector<int64_t> lse_sizes = packed ? std::vector<int64_t>{H, rows_q} : std::vector<int64_t>{B, H, rows_q};
+    const std::vector<int64_t> lse_sizes =
+        packed ? std::vector<int64_t>{H, rows_q} : std::vector<int64_t>{B, H, rows_q};
     TensorPtr lse(new_tensor_on(kCuda, device, lse_sizes, contiguous_strides(lse_sizes), int32_t(DType::f32)));
-    TensorPtr rng_state(new_tensor_on(kCuda, device, std::vector<int64_t>{2}, std::vector<int64_t>{1}, mpspack::dtype::uint64));
+    TensorPtr rng_state(
+        new_tensor_on(kCuda, device, std::vector<int64_t>{2}, std::vector<int64_t>{1}, mpspack::dtype::uint64));
     TensorPtr unused(new_tensor_on(kCuda, device, {}, {}, mpspack::dtype::uint64));
     TensorPtr debug_mask(new_tensor_on(kCuda, device, std::vector<int64_t>{0}, std::vector<int64_t>{1}, q.dtype));
 
@@ -779,8 +782,8 @@ extern "C" AOTITorchError aoti_torch_cuda__flash_attention_forward(
       for (int64_t h = 0; h < H / heads; ++h) {
         const Problem p = problem(batch, rows, keys, batched);
         Tensor oh = shifted(os, h * heads * os.strides[hd]);
-        attend(shifted(qs, h * heads * qs.strides[hd]), shifted(ks, h * ks.strides[hd]), shifted(vs, h * vs.strides[hd]),
-               nullptr, oh, lse_at + h * heads * p.lse_h, p);
+        attend(shifted(qs, h * heads * qs.strides[hd]), shifted(ks, h * ks.strides[hd]),
+               shifted(vs, h * vs.strides[hd]), nullptr, oh, lse_at + h * heads * p.lse_h, p);
       }
     };
     float* lse_base = reinterpret_cast<float*>(lse->data());

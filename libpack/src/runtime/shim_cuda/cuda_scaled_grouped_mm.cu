@@ -109,7 +109,8 @@ void check_scale(const Tensor& mat, const Tensor& scale, int dim, int arg, int64
       fail(std::string(kOp) + ": scale must be a 2D tensor, but got " + std::to_string(scale.dim()) + "D" + at);
     if (scale.strides[1] != 1 && scale.sizes[1] > 1)
       fail(std::string(kOp) + ": scale must be contiguous in the last dimension" + at);
-    if (scale.sizes[0] != mat.sizes[0]) fail(std::string(kOp) + ": scale must have the same batch dimension as mat" + at);
+    if (scale.sizes[0] != mat.sizes[0])
+      fail(std::string(kOp) + ": scale must have the same batch dimension as mat" + at);
     if (scale.sizes[1] != mat.sizes[std::size_t(1 + dim)])
       fail(std::string(kOp) + ": scale must have the same first dimension as mat" + at);
   }
@@ -126,6 +127,101 @@ std::vector<int64_t> group_ends(const Tensor& offs, int64_t extent) {
     previous = e;
   }
   return ends;
+}
+
+// The operands checked as torch checks them (its messages); the output's sizes.
+std::vector<int64_t> checked_output_sizes(const Tensor& a, const Tensor& b, const Tensor& sa, const Tensor& sb,
+                                          const Tensor* of, int32_t out_dtype) {
+  const std::string op = kOp;
+  for (const Tensor* t : {&a, &b, &sa, &sb}) require_cuda(*t, kOp);
+  if (a.dim() != 2 && a.dim() != 3) fail(op + ": mat_a has to be 2 or 3d");
+  if (b.dim() != 2 && b.dim() != 3) fail(op + ": mat_b has to be 2 or 3d");
+  if (transposed(a)) fail(op + ": Expected mat1 to not be transposed");
+  if (!transposed(b)) fail(op + ": Expected mat2 to be transposed");
+  const bool a2 = a.dim() == 2, b2 = b.dim() == 2;
+  const int64_t a_k = a.sizes.back(), b_k = b.sizes[b.sizes.size() - 2], b_n = b.sizes.back();
+  if ((!a2 || !b2) && a_k != b_k) fail(op + ": contraction dimension of mat_a and mat_b must match");
+  if (a_k % 16 != 0)
+    fail(op + ": Expected trailing dimension of mat_a to be divisible by 16 but got mat1 shape: (" + shape_text(a) +
+         ").");
+  if (b_k % 16 != 0 || b_n % 16 != 0)
+    fail(op + ": Expected mat_b shape to be divisible by 16 but got mat_b shape: (" + shape_text(b) + ").");
+  if ((of != nullptr) != (a2 || b2)) fail(op + ": Have to provide offsets if there is a 2d matrix");
+  if (of != nullptr) {
+    require_cuda(*of, kOp);
+    if (of->dim() != 1) fail(op + ": offs has to be 1D");
+    if (of->dtype != int32_t(DType::i32)) fail(op + ": Offsets have to be int32");
+  }
+  if (sa.dtype == kFloat8E8m0fnu || sb.dtype == kFloat8E8m0fnu)
+    fail(op + ": MXFP8 scales (float8_e8m0fnu) are not supported");
+  if (sa.dtype != int32_t(DType::f32) || sb.dtype != int32_t(DType::f32))
+    fail(op + ": For FP8 tensorwise and rowwise, both scales must both be float32 tensors. For MXFP8, scales must "
+              "both be float8_e8m0fnu tensors.");
+  const int64_t multiplier = a2 && b2 ? of->sizes[0] : 1;
+  check_scale(a, sa, 0, 0, multiplier);
+  check_scale(b, sb, 1, 1, multiplier);
+  if (out_dtype != int32_t(DType::bf16))
+    fail(op + ": Only bf16 high precision output types are supported for grouped gemm");
+  if (a.dtype != mpspack::dtype::float8_e4m3fn)
+    fail(op + ": Expected mat_a to be Float8_e4m3 matrix got " + dtype_name(a.dtype));
+  if (b.dtype != mpspack::dtype::float8_e4m3fn)
+    fail(op + ": Expected mat_a to be Float8_e4m3 matrix got " + dtype_name(b.dtype));
+  if (a2 && b2 && b_k != a_k)
+    fail(op + ": the K of mat_a (" + std::to_string(a_k) + ") and mat_b (" + std::to_string(b_k) + ") differ");
+  const int64_t groups = a2 && b2 ? of->sizes[0] : a2 ? b.sizes[0] : a.sizes[0];
+  if (groups >= 1024) fail(op + ": Can't process more than 1024 groups");
+  // torch's create_grouped_gemm_output_tensor
+  if (a2 && b2) return {of->sizes[0], a.sizes[0], b_n};
+  if (a2 || b2) {
+    if (of->sizes[0] != (a2 ? b.sizes[0] : a.sizes[0])) fail(op + ": matrix batch sizes have to match");
+    return {a2 ? a.sizes[0] : a.sizes[1], b_n};
+  }
+  if (a.sizes[0] != b.sizes[0]) fail(op + ": batched dimension has to match");
+  return {a.sizes[0], a.sizes[1], b_n};
+}
+
+// Each group's product into out (bfloat16, row-major rows): the groups as the operands' ranks say.
+void run_groups(const Tensor& a, const Tensor& b, const Tensor& sa, const Tensor& sb, const Tensor* of, Tensor& out) {
+  const bool a2 = a.dim() == 2, b2 = b.dim() == 2;
+  const int64_t a_k = a.sizes.back(), b_n = b.sizes.back();
+  const int64_t groups = a2 && b2 ? of->sizes[0] : a2 ? b.sizes[0] : a.sizes[0];
+  const auto* pa = reinterpret_cast<const uint8_t*>(a.data());
+  const auto* pb = reinterpret_cast<const uint8_t*>(b.data());
+  const auto* psa = reinterpret_cast<const float*>(sa.data());
+  const auto* psb = reinterpret_cast<const float*>(sb.data());
+  auto* po = reinterpret_cast<__nv_bfloat16*>(out.data());
+  const std::size_t ar = a.sizes.size() - 2, br = b.sizes.size() - 2;  // the row dims of a and b
+  const int64_t out_group = out.dim() == 3 ? out.strides[0] : 0;
+  Group g{};
+  g.a_row = a.strides[ar], g.a_k = a.strides[ar + 1], g.b_k = b.strides[br], g.b_col = b.strides[br + 1];
+  g.out_row = out.strides[out.sizes.size() - 2], g.out_col = 1;
+  // The group ends along the dim the groups cut: a's rows (2-d x 3-d), b's columns (3-d x 2-d) or K (2-d x 2-d).
+  const int64_t extent = a2 && b2 ? a_k : a2 ? a.sizes[0] : b_n;
+  const std::vector<int64_t> ends = of ? group_ends(*of, extent) : std::vector<int64_t>{};
+  int64_t start = 0;
+  for (int64_t i = 0; i < groups; ++i) {
+    const int64_t end = of ? ends[std::size_t(i)] : 0;
+    g.M = a2 ? a.sizes[0] : a.sizes[1], g.N = b_n, g.K = a_k;
+    if (a2 && !b2) {  // rows [start, end) of a and out, b[i]
+      g.a = pa + start * a.strides[0], g.b = pb + i * b.strides[0];
+      g.scale_a = psa + start, g.scale_b = psb + i * sb.strides[0];
+      g.out = po + start * out.strides[0], g.M = end - start;
+    } else if (!a2 && b2) {  // a[i], columns [start, end) of b and out
+      g.a = pa + i * a.strides[0], g.b = pb + start * b.strides[1];
+      g.scale_a = psa + i * sa.strides[0], g.scale_b = psb + start;
+      g.out = po + start, g.N = end - start;
+    } else if (a2 && b2) {  // K [start, end) of both, out[i]; the scales of group i follow those of group i - 1
+      g.a = pa + start * a.strides[1], g.b = pb + start * b.strides[0];
+      g.scale_a = psa + i * a.sizes[0], g.scale_b = psb + i * b_n;
+      g.out = po + i * out_group, g.K = end - start;
+    } else {  // a batched product
+      g.a = pa + i * a.strides[0], g.b = pb + i * b.strides[0];
+      g.scale_a = psa + i * sa.strides[0], g.scale_b = psb + i * sb.strides[0];
+      g.out = po + i * out_group;
+    }
+    launch(g);
+    start = end;
+  }
 }
 
 }  // namespace
@@ -148,119 +244,18 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_grouped_mm(AtenTensorHandle se
     const Tensor& sb = deref(scale_b, "scale_b");
     const Tensor* of = (offs != nullptr && *offs != nullptr) ? &deref(*offs, "offs") : nullptr;
     if (ret0 == nullptr) fail(op + ": ret0 is null");
-    for (const Tensor* t : {&a, &b, &sa, &sb}) require_cuda(*t, kOp);
-    if (a.dim() != 2 && a.dim() != 3) fail(op + ": mat_a has to be 2 or 3d");
-    if (b.dim() != 2 && b.dim() != 3) fail(op + ": mat_b has to be 2 or 3d");
-    if (transposed(a)) fail(op + ": Expected mat1 to not be transposed");
-    if (!transposed(b)) fail(op + ": Expected mat2 to be transposed");
-    const bool a2 = a.dim() == 2, b2 = b.dim() == 2;
-    const int64_t a_k = a.sizes.back(), b_k = b.sizes[b.sizes.size() - 2], b_n = b.sizes.back();
-    if ((!a2 || !b2) && a_k != b_k) fail(op + ": contraction dimension of mat_a and mat_b must match");
-    if (a_k % 16 != 0)
-      fail(op + ": Expected trailing dimension of mat_a to be divisible by 16 but got mat1 shape: (" + shape_text(a) +
-           ").");
-    if (b_k % 16 != 0 || b_n % 16 != 0)
-      fail(op + ": Expected mat_b shape to be divisible by 16 but got mat_b shape: (" + shape_text(b) + ").");
     if (bias != nullptr && *bias != nullptr) fail(op + ": Bias not supported yet");
     if (scale_result != nullptr && *scale_result != nullptr) fail(op + ": Scale result not supported yet");
-    if ((of != nullptr) != (a2 || b2)) fail(op + ": Have to provide offsets if there is a 2d matrix");
-    if (of != nullptr) {
-      if (of->dim() != 1) fail(op + ": offs has to be 1D");
-      if (of->dtype != int32_t(DType::i32)) fail(op + ": Offsets have to be int32");
-    }
-    const int32_t f32 = int32_t(DType::f32);
-    if (sa.dtype == kFloat8E8m0fnu || sb.dtype == kFloat8E8m0fnu)
-      fail(op + ": MXFP8 scales (float8_e8m0fnu) are not supported");
-    if (sa.dtype != f32 || sb.dtype != f32)
-      fail(op + ": For FP8 tensorwise and rowwise, both scales must both be float32 tensors. For MXFP8, scales must "
-                "both be float8_e8m0fnu tensors.");
-    const int64_t multiplier = a2 && b2 ? of->sizes[0] : 1;
-    check_scale(a, sa, 0, 0, multiplier);
-    check_scale(b, sb, 1, 1, multiplier);
-    const int32_t od = out_dtype ? *out_dtype : int32_t(DType::bf16);
-    if (od != int32_t(DType::bf16))
-      fail(op + ": Only bf16 high precision output types are supported for grouped gemm");
-    if (a.dtype != mpspack::dtype::float8_e4m3fn)
-      fail(op + ": Expected mat_a to be Float8_e4m3 matrix got " + dtype_name(a.dtype));
-    if (b.dtype != mpspack::dtype::float8_e4m3fn)
-      fail(op + ": Expected mat_a to be Float8_e4m3 matrix got " + dtype_name(b.dtype));
-
-    // torch's create_grouped_gemm_output_tensor: the last dim's stride padded to 16 bytes.
-    std::vector<int64_t> sizes;
-    if (a2 && b2) {
-      sizes = {of->sizes[0], a.sizes[0], b_n};
-    } else if (a2) {
-      if (of->sizes[0] != b.sizes[0]) fail(op + ": matrix batch sizes have to match");
-      sizes = {a.sizes[0], b_n};
-    } else if (b2) {
-      if (of->sizes[0] != a.sizes[0]) fail(op + ": matrix batch sizes have to match");
-      sizes = {a.sizes[1], b_n};
-    } else {
-      if (a.sizes[0] != b.sizes[0]) fail(op + ": batched dimension has to match");
-      sizes = {a.sizes[0], a.sizes[1], b_n};
-    }
-    const int64_t padded = ceil_div(sizes.back(), 8) * 8;  // 8 bfloat16 values make 16 bytes
+    const std::vector<int64_t> sizes =
+        checked_output_sizes(a, b, sa, sb, of, out_dtype ? *out_dtype : int32_t(DType::bf16));
+    // torch's output strides: the last dim's stride padded to 16 bytes (8 bfloat16 values).
+    const int64_t padded = ceil_div(sizes.back(), 8) * 8;
     const std::vector<int64_t> strides = sizes.size() == 2 ? std::vector<int64_t>{padded, 1}
                                                            : std::vector<int64_t>{sizes[1] * padded, padded, 1};
-    const int64_t groups = a2 && b2 ? of->sizes[0] : a2 ? b.sizes[0] : a.sizes[0];
-    if (groups >= 1024) fail(op + ": Can't process more than 1024 groups");
     TensorPtr out(new_tensor_on(kCuda, a.storage->device_index, sizes, strides, int32_t(DType::bf16)));
     if (out->numel() > 0)  // rows (or columns) past the last group end stay zero
       check(cudaMemsetAsync(out->data(), 0, storage_nbytes(out->sizes, out->strides, 2), current_stream()), kOp);
-
-    const auto* pa = reinterpret_cast<const uint8_t*>(a.data());
-    const auto* pb = reinterpret_cast<const uint8_t*>(b.data());
-    const auto* psa = reinterpret_cast<const float*>(sa.data());
-    const auto* psb = reinterpret_cast<const float*>(sb.data());
-    auto* po = reinterpret_cast<__nv_bfloat16*>(out->data());
-    const std::size_t ar = a.sizes.size() - 2, br = b.sizes.size() - 2;  // the row dims of a and b
-    Group g{};
-    g.a_row = a.strides[ar], g.a_k = a.strides[ar + 1], g.b_k = b.strides[br], g.b_col = b.strides[br + 1];
-    g.out_row = strides[strides.size() - 2], g.out_col = 1;
-    if (a2 && !b2) {  // groups of a's rows, b[g] each
-      const std::vector<int64_t> ends = group_ends(*of, a.sizes[0]);
-      int64_t start = 0;
-      for (int64_t i = 0; i < groups; ++i) {
-        g.a = pa + start * a.strides[0], g.b = pb + i * b.strides[0];
-        g.scale_a = psa + start, g.scale_b = psb + i * sb.strides[0];
-        g.out = po + start * strides[0];
-        g.M = ends[std::size_t(i)] - start, g.N = b_n, g.K = a_k;
-        launch(g);
-        start = ends[std::size_t(i)];
-      }
-    } else if (!a2 && b2) {  // groups of b's columns, a[g] each
-      const std::vector<int64_t> ends = group_ends(*of, b_n);
-      int64_t start = 0;
-      for (int64_t i = 0; i < groups; ++i) {
-        g.a = pa + i * a.strides[0], g.b = pb + start * b.strides[1];
-        g.scale_a = psa + i * sa.strides[0], g.scale_b = psb + start;
-        g.out = po + start;
-        g.M = a.sizes[1], g.N = ends[std::size_t(i)] - start, g.K = a_k;
-        launch(g);
-        start = ends[std::size_t(i)];
-      }
-    } else if (a2 && b2) {  // groups of the shared K, out[g] each
-      const std::vector<int64_t> ends = group_ends(*of, a_k);
-      if (b_k != a_k) fail(op + ": the K of mat_a (" + std::to_string(a_k) + ") and mat_b (" + std::to_string(b_k) +
-                           ") differ");
-      int64_t start = 0;
-      for (int64_t i = 0; i < groups; ++i) {
-        g.a = pa + start * a.strides[1], g.b = pb + start * b.strides[0];
-        g.scale_a = psa + i * a.sizes[0], g.scale_b = psb + i * b_n;
-        g.out = po + i * strides[0];
-        g.M = a.sizes[0], g.N = b_n, g.K = ends[std::size_t(i)] - start;
-        launch(g);
-        start = ends[std::size_t(i)];
-      }
-    } else {  // a batched product
-      for (int64_t i = 0; i < groups; ++i) {
-        g.a = pa + i * a.strides[0], g.b = pb + i * b.strides[0];
-        g.scale_a = psa + i * sa.strides[0], g.scale_b = psb + i * sb.strides[0];
-        g.out = po + i * strides[0];
-        g.M = a.sizes[1], g.N = b_n, g.K = a_k;
-        launch(g);
-      }
-    }
+    run_groups(a, b, sa, sb, of, *out);
     hand_out(ret0, std::move(out));
   });
 }
