@@ -888,6 +888,24 @@ TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and 
                                                        r0.out(), r1.out(), r2.out(), r3.out(), r4.out()) == 0);
       CHECK(count_far(doubles(g0.get()), doubles(r0.get()), 1e-6) == 0);
       CHECK(count_far(doubles(g1.get()), doubles(r1.get()), 1e-6) == 0);
+      // The same through SDPA's flash entry point, on the [B, H, S, E] views of the same memory.
+      auto bhse = [&](const Handle& t, int64_t S, int64_t heads) {
+        return view(t.get(), {B, heads, S, E}, {S * heads * E, E, heads * E, 1});
+      };
+      Handle qv = bhse(q, Sq, Hq), kgv = bhse(kg, Sk, Hk), vgv = bhse(vg, Sk, Hk), krv = bhse(kr, Sk, Hq),
+             vrv = bhse(vr, Sk, Hq);
+      Handle s0, s1, s2, s3, s6, s7, s8, t0, t1, t2, t3, t6, t7, t8;
+      int64_t mq = 0, mk = 0;
+      REQUIRE(aoti_torch_cuda__scaled_dot_product_flash_attention(
+                  qv.get(), kgv.get(), vgv.get(), 0.0, causal, 0, nullptr, s0.out(), s1.out(), s2.out(), s3.out(), &mq,
+                  &mk, s6.out(), s7.out(), s8.out()) == 0);
+      REQUIRE(aoti_torch_cuda__scaled_dot_product_flash_attention(
+                  qv.get(), krv.get(), vrv.get(), 0.0, causal, 0, nullptr, t0.out(), t1.out(), t2.out(), t3.out(), &mq,
+                  &mk, t6.out(), t7.out(), t8.out()) == 0);
+      REQUIRE(sizes_of(s0.get()) == std::vector<int64_t>{B, Hq, Sq, E});
+      CHECK(strides_of(s0.get()) == strides_of(qv.get()));
+      CHECK(count_far(doubles(s0.get()), doubles(t0.get()), 1e-6) == 0);
+      CHECK(count_far(doubles(s1.get()), doubles(t1.get()), 1e-6) == 0);
     }
   }
   SECTION("refusals name the op") {

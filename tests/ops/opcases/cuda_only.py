@@ -38,6 +38,10 @@ def flash(g):
     q, k, v = qkv(g, torch.float16)
     yield Case("f16 [B, L, H, E] memory", [q.transpose(1, 2).contiguous().transpose(1, 2), k, v, 0.0, False, False,
                                            None], ignore=[6, 7, 8], **TOL[torch.float16])
+    # Grouped-query attention: 4 query heads on 2 key/value heads (torch's flash kernel takes them).
+    q4, k2, v2 = g.randn(2, 4, 9, 16, dtype=torch.float16), *qkv(g, torch.float16, h=2)[1:]
+    yield Case("f16 grouped-query, causal", [q4, k2, v2, 0.0, True, False, None], ignore=[6, 7, 8],
+               **TOL[torch.float16])
 
 
 @op("_scaled_dot_product_cudnn_attention", min_torch="2.5", devices=CUDA,

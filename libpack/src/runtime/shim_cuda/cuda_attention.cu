@@ -460,11 +460,11 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
   });
 }
 
-// The same attention under the name of torch's flash backend (its choice for f16/bf16 without a mask), its causal
-// mask aligned to the bottom right as flash attention's is (query i sees keys up to i + S - L), with the
-// outputs its meta function makes: the output as empty_like(query.transpose(1, 2)).transpose(1, 2) (query's own
-// strides when query is dense, else [B, L, H, Ev] memory), logsumexp float32 [B, H, L], no cumulative sequence
-// lengths, max_q = L, max_k = S, and no debug mask.
+// The same attention under the name of torch's flash backend (its choice for f16/bf16 without a mask; key and value
+// may have fewer heads, dividing the query's: grouped-query attention), its causal mask aligned to the bottom right
+// as flash attention's is (query i sees keys up to i + S - L), with the outputs its meta function makes: the output
+// as empty_like(query.transpose(1, 2)).transpose(1, 2) (query's own strides when query is dense, else [B, L, H, Ev]
+// memory), logsumexp float32 [B, H, L], no cumulative sequence lengths, max_q = L, max_k = S, and no debug mask.
 extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
     int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
@@ -475,21 +475,40 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
     const Tensor& k = deref(key, "key");
     const Tensor& v = deref(value, "value");
     if (return_debug_mask) fail(std::string(kFlash) + ": the debug mask is not supported");
-    Problem p = attention_problem(q, k, v, nullptr, dropout_p, is_causal, scale, kFlash);
+    // Grouped-query attention (key and value with fewer heads, dividing the query's, as torch's flash kernel takes
+    // them): one call per key/value head, on its group of query heads, which read it with a head stride of 0.
+    const bool grouped = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 && k.sizes[1] > 0 &&
+                         k.sizes[1] < q.sizes[1] && q.sizes[1] % k.sizes[1] == 0 && v.sizes[1] == k.sizes[1];
+    const int64_t group = grouped ? q.sizes[1] / k.sizes[1] : 1;
+    auto part = [&](const Tensor& t, int64_t first, bool shared) -> Tensor {
+      if (!grouped) return t;
+      std::vector<int64_t> sizes = t.sizes, strides = t.strides;
+      sizes[1] = group;
+      if (shared) strides[1] = 0;
+      return view(t, sizes, strides, t.storage_offset + first * t.strides[1]);
+    };
+    Problem p = attention_problem(part(q, 0, false), part(k, 0, true), part(v, 0, true), nullptr, dropout_p, is_causal,
+                                  scale, kFlash);
     p.causal_offset = p.S - p.L;  // flash attention's causal mask is aligned to the bottom right
     p.masked_lse = INFINITY;      // and it gives a row without keys +inf
+    const int64_t H = q.sizes[1];
     const int32_t device = q.storage->device_index;
     const bool same_layout = q.is_non_overlapping_and_dense() && p.Ev == p.E;
     const std::vector<int64_t> strides =
-        same_layout ? q.strides : std::vector<int64_t>{p.L * p.H * p.Ev, p.Ev, p.H * p.Ev, 1};
-    TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L, p.Ev}, strides, q.dtype));
+        same_layout ? q.strides : std::vector<int64_t>{p.L * H * p.Ev, p.Ev, H * p.Ev, 1};
+    TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, H, p.L, p.Ev}, strides, q.dtype));
     p.out = {out->strides[0], out->strides[1], out->strides[2], out->strides[3]};
-    TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L},
-                                std::vector<int64_t>{p.H * p.L, p.L, 1}, int32_t(DType::f32)));
-    p.lse_b = p.H * p.L, p.lse_h = p.L;
+    TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, H, p.L},
+                                std::vector<int64_t>{H * p.L, p.L, 1}, int32_t(DType::f32)));
+    p.lse_b = H * p.L, p.lse_h = p.L;
     TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
-    if (p.B * p.H * p.L * p.Ev > 0) attend(q, k, v, nullptr, *out, reinterpret_cast<float*>(lse->data()), p);
+    if (p.B * H * p.L * p.Ev > 0)
+      for (int64_t g = 0; g < H / p.H; ++g) {
+        Tensor o = view(*out, out->sizes, out->strides, g * p.H * out->strides[1]);
+        attend(part(q, g * p.H, false), part(k, g, true), part(v, g, true), nullptr, o,
+               reinterpret_cast<float*>(lse->data()) + g * p.H * p.L, p);
+      }
     hand_out(ret0, std::move(out));
     hand_out(ret1, std::move(lse));
     hand_out(ret2, nullptr);
