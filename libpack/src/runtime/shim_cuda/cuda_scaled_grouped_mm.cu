@@ -42,16 +42,19 @@ __device__ inline float e4m3(uint8_t bits) {
 }
 
 // A 16 x 16 tile of out per block (threadIdx.x the column, .y the row), K in steps of 16 through shared memory.
+// Consecutive threads load consecutive K of a row of a and of a column of b (torch's layouts: a row-major, b
+// column-major), so that a warp's loads are contiguous bytes; b's tile is stored transposed ([k][column]).
 __global__ void grouped_tile_kernel(Group g) {
   __shared__ float as[kTile][kTile];
-  __shared__ float bs[kTile][kTile + 1];
+  __shared__ float bs[kTile][kTile + 1];  // padded: the transposed stores would hit one bank otherwise
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
   const int64_t row = int64_t(blockIdx.x) * kTile + ty, col = int64_t(blockIdx.y) * kTile + tx;
+  const int64_t load_col = int64_t(blockIdx.y) * kTile + ty;
   float acc = 0.f;
   for (int64_t k0 = 0; k0 < g.K; k0 += kTile) {
-    const int64_t ka = k0 + tx, kb = k0 + ty;
-    as[ty][tx] = row < g.M && ka < g.K ? e4m3(g.a[row * g.a_row + ka * g.a_k]) : 0.f;
-    bs[ty][tx] = kb < g.K && col < g.N ? e4m3(g.b[kb * g.b_k + col * g.b_col]) : 0.f;
+    const int64_t kk = k0 + tx;
+    as[ty][tx] = row < g.M && kk < g.K ? e4m3(g.a[row * g.a_row + kk * g.a_k]) : 0.f;
+    bs[tx][ty] = kk < g.K && load_col < g.N ? e4m3(g.b[kk * g.b_k + load_col * g.b_col]) : 0.f;
     __syncthreads();
     for (int t = 0; t < kTile; ++t) acc = fmaf(as[ty][t], bs[t][tx], acc);
     __syncthreads();
