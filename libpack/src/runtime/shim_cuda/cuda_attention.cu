@@ -571,7 +571,7 @@ struct Sequence {
 // The sequences of a packed batch from the cumulative lengths (and the keys each uses, when given), checked
 // against the operands' rows and the longest query sequence the caller declared.
 std::vector<Sequence> sequences(const Tensor& cu_q, const Tensor& cu_k, const Tensor* used_k, int64_t rows_q,
-                                int64_t rows_k, int64_t max_q, const std::string& op) {
+                                int64_t rows_k, int64_t max_q, const std::string& op, const char* used_name) {
   const std::vector<int32_t> sq = int32_values(cu_q, op + ": cu_seqlens_q");
   const std::vector<int32_t> sk = int32_values(cu_k, op + ": cu_seqlens_k");
   if (sq.size() != sk.size()) fail(op + ": cu_seqlens_q and cu_seqlens_k differ in length");
@@ -579,9 +579,10 @@ std::vector<Sequence> sequences(const Tensor& cu_q, const Tensor& cu_k, const Te
   const std::size_t n = sq.size() - 1;
   std::vector<int32_t> used;
   if (used_k) {
-    used = int32_values(*used_k, op + ": seqlen_k");
-    if (used.size() != n) fail(op + ": seqlen_k has " + std::to_string(used.size()) + " lengths for " +
-                               std::to_string(n) + " sequences");
+    used = int32_values(*used_k, op + ": " + used_name);
+    if (used.size() != n)
+      fail(op + ": " + used_name + " has " + std::to_string(used.size()) + " lengths for " + std::to_string(n) +
+           " sequences");
   }
   std::vector<Sequence> out(n);
   for (std::size_t b = 0; b < n; ++b) {
@@ -647,7 +648,7 @@ extern "C" AOTITorchError aoti_torch_cuda__efficient_attention_forward(
     }
     const int64_t max_q = packed ? *max_seqlen_q : M;
     const std::vector<Sequence> seqs =
-        packed ? sequences(*cu_q, *cu_k, used_k, M, N, max_q, op) : std::vector<Sequence>{};
+        packed ? sequences(*cu_q, *cu_k, used_k, M, N, max_q, op, "seqlen_k") : std::vector<Sequence>{};
     const int64_t batches = packed ? int64_t(seqs.size()) : B;
     const int32_t device = q.storage->device_index;
 
@@ -812,7 +813,7 @@ extern "C" AOTITorchError aoti_torch_cuda__flash_attention_forward(
     } else if (!packed) {
       if (B * H * rows_q * E > 0) run(q, k, v, *out, lse_base, B, rows_q, k.sizes[1], true);
     } else {
-      const std::vector<Sequence> seqs = sequences(*cu_q, *cu_k, used_k, rows_q, k.sizes[0], max_q, op);
+      const std::vector<Sequence> seqs = sequences(*cu_q, *cu_k, used_k, rows_q, k.sizes[0], max_q, op, "seqused_k");
       for (const Sequence& s : seqs) {
         if (s.nq == 0 || H * E == 0) continue;
         Tensor os = shifted(*out, s.q0 * out->strides[size_t(od)]);
