@@ -1,5 +1,4 @@
-// Adapters for the pooling functions (opcases/pooling.py); their cases are CPU-only, since torch's CUDA kernels
-// take other dtypes (half avg_pool3d, integer max_unpool).
+// Adapters for the pooling functions (opcases/pooling.py): SHIM(op) is the runner's device's function.
 #include "op_calls.hpp"
 
 namespace {

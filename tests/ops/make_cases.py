@@ -15,6 +15,7 @@ import argparse
 import base64
 import json
 import math
+import os
 import pathlib
 import re
 import sys
@@ -124,8 +125,9 @@ def run_torch(spec: OpSpec, args: list):
     return fn(*positional, **named)
 
 
-def make_case(spec: OpSpec, case: Case) -> dict:
-    entry = {"name": case.name, "args": encode_arg(case.args)}
+def make_case(spec: OpSpec, case: Case, position: int) -> dict:
+    # The runner puts every other case of the generator's list (position) at a storage offset of 3 elements.
+    entry = {"name": case.name, "args": encode_arg(case.args), "offset": position % 2 == 1}
     args = clone_args(case.args)
     try:
         result = run_torch(spec, args)
@@ -150,11 +152,56 @@ def make_case(spec: OpSpec, case: Case) -> dict:
 
 
 def cases_of(spec: OpSpec, seed: int, have: tuple = (99, 0)) -> list:
-    """The op's cases this torch can make. On a GPU, not the refusals: torch's GPU kernels find a bad index in a
+    """The op's cases this torch can make, each with its position in the generator's list. On a GPU, not the refusals: torch's GPU kernels find a bad index in a
     device-side assert, which leaves the CUDA context unusable for every case after it (the CPU cases check the
     refusals; the CUDA functions without kernels of their own refuse through the same CPU functions)."""
-    cases = [c for c in spec.cases(Gen(seed, DEVICE)) if not c.min_torch or have >= version_tuple(c.min_torch)]
-    return [c for c in cases if not (c.error and DEVICE != "cpu")]
+    cases = list(enumerate(spec.cases(Gen(seed, DEVICE))))
+    return [(i, c) for i, c in cases if (not c.min_torch or have >= version_tuple(c.min_torch)) and
+            not (c.error and DEVICE != "cpu")]
+
+
+def make_device_cases(spec: OpSpec, cases: list, skipped_cases: dict) -> list:
+    """The op's entries. On a GPU, a case torch's kernel refuses there (a dtype the CPU kernel takes) is left out
+    and said in index.json; the op's other cases stay. A spoiled CUDA context is raised: no case after it runs."""
+    if DEVICE == "cpu":
+        return [make_case(spec, c, i) for i, c in cases]
+    out = []
+    for i, c in cases:
+        try:
+            out.append(make_case(spec, c, i))
+        except Exception as e:  # noqa: BLE001 - torch's GPU refusals; a CUDA error may surface in a later copy
+            if "CUDA error" in str(e) or "marked as an error" in str(e):
+                raise RuntimeError(f"{spec.name}: case '{c.name}': {e}") from e
+            skipped_cases.setdefault(spec.name, []).append(str(e).splitlines()[0][:300])
+    if not out:
+        raise RuntimeError(f"{spec.name}: torch refused every case on {DEVICE}")
+    return out
+
+
+def write_index(ns, written: list, skipped: dict, skipped_cases: dict) -> None:
+    index = {"format": FORMAT, "torch": torch.__version__, "device": ns.device, "written": written,
+             "skipped": skipped, "skipped_cases": skipped_cases}
+    (ns.out / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+
+
+def resumed(ns) -> tuple:
+    """What an earlier process of this recording wrote (--resume), else nothing yet."""
+    if not ns.resume:
+        return [], {}, {}
+    index = json.loads((ns.out / "index.json").read_text())
+    return index["written"], index["skipped"], index.get("skipped_cases", {})
+
+
+def restart(ns, rest: list, written: list, skipped: dict, skipped_cases: dict) -> None:
+    """A device-side assert leaves this process's CUDA context unusable: record what is done and go on with the
+    remaining functions in a fresh process."""
+    write_index(ns, written, skipped, skipped_cases)
+    if not rest:
+        return
+    sys.stdout.flush()
+    argv = [sys.executable, __file__, "--out", str(ns.out), "--device", ns.device, "--seed", str(ns.seed),
+            "--resume", "--only", *rest]
+    os.execv(sys.executable, argv)
 
 
 RECORDED = pathlib.Path(__file__).resolve().parent / "cases"
@@ -173,6 +220,7 @@ def main() -> int:
     ap.add_argument("--out", type=pathlib.Path)
     ap.add_argument("--only", nargs="*", default=[])
     ap.add_argument("--seed", type=int, default=20261206)
+    ap.add_argument("--resume", action="store_true", help=argparse.SUPPRESS)  # restart() after a CUDA error
     ap.add_argument("--count", action="store_true", help="print the number of cases per function as JSON")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                     help="where torch runs each op (cuda: the cases the CUDA functions are checked on)")
@@ -194,7 +242,7 @@ def main() -> int:
     ns.out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(ns.seed)  # the random ops' torch results (compared by distribution only)
     have = version_tuple(torch.__version__)
-    skipped, written = {}, []
+    written, skipped, skipped_cases = resumed(ns)
     for name in names:
         spec = OPS[name]
         if ns.device not in spec.devices:
@@ -203,21 +251,20 @@ def main() -> int:
             skipped[name] = f"needs torch >= {spec.min_torch} (this is {torch.__version__})"
             continue
         try:
-            cases = [make_case(spec, c) for c in cases_of(spec, ns.seed, have)]
+            cases = make_device_cases(spec, cases_of(spec, ns.seed, have), skipped_cases)
         except RuntimeError as e:
             if ns.device == "cpu":
                 raise
-            # A case torch's GPU kernel refuses (an alignment, a dtype) leaves the op out, said in index.json.
             skipped[name] = str(e).splitlines()[0][:300]
             print(f"make_cases.py: {name} skipped on {ns.device}: {skipped[name]}", file=sys.stderr)
+            if "CUDA error" in str(e):
+                restart(ns, names[names.index(name) + 1:], written, skipped, skipped_cases)
             continue
         doc = {"format": FORMAT, "torch": torch.__version__, "op": name, "function": spec.function,
                "devices": list(spec.devices), "cases": cases}
         (ns.out / f"{name}.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n")
         written.append(name)
-    index = {"format": FORMAT, "torch": torch.__version__, "device": ns.device, "written": written,
-             "skipped": skipped}
-    (ns.out / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+    write_index(ns, written, skipped, skipped_cases)
     print(f"make_cases.py: {len(written)} functions' cases written to {ns.out}, {len(skipped)} skipped "
           f"(torch {torch.__version__})")
     return 0

@@ -24,7 +24,7 @@ N = 20000  # elements of a moments case: mean and std within 6 standard errors o
 DEFAULTS = [None, None, None, None]  # dtype, layout, device, pin_memory
 
 
-@op("_fft_r2c", torch_op="aten._fft_r2c.default", devices=("cpu",))
+@op("_fft_r2c", torch_op="aten._fft_r2c.default")
 def fft_r2c(g):
     for dt in FLOATS:
         yield Case(f"{dt} last dim onesided", [g.randn(3, 8, dtype=dt), [1], 0, True])
@@ -39,7 +39,7 @@ def fft_r2c(g):
     yield err("a transformed dim of size 0", [torch.empty(4, 0), [1], 0, True], min_torch="2.1")
 
 
-@op("_fft_c2c", torch_op="aten._fft_c2c.default", devices=("cpu",))
+@op("_fft_c2c", torch_op="aten._fft_c2c.default")
 def fft_c2c(g):
     for dt in (torch.complex64, torch.complex128):
         yield Case(f"{dt} forward", [torch.complex(g.randn(4, 6), g.randn(4, 6)).to(dt), [1], 0, True])
@@ -52,7 +52,7 @@ def fft_c2c(g):
     yield err("real input", [g.randn(4, 4), [1], 0, True])
 
 
-@op("hann_window", torch_op="aten.hann_window.default", devices=("cpu",))
+@op("hann_window", torch_op="aten.hann_window.default")
 def hann_window(g):
     yield Case("12, float32", [12, *DEFAULTS])
     yield Case("7, float64", [7, torch.float64, None, None, None])
@@ -68,7 +68,7 @@ def moments(name, args, **kw):
     return Case(name, args, check="moments", **kw)
 
 
-@op("rand", torch_op="aten.rand.default", devices=("cpu",))
+@op("rand", torch_op="aten.rand.default")
 def rand(g):
     yield moments("float32", [[100, 200], *DEFAULTS])
     yield moments("float64", [[N], torch.float64, None, None, None])
@@ -78,12 +78,12 @@ def rand(g):
     yield err("negative size", [[2, -1], *DEFAULTS])
 
 
-@op("rand_generator", torch_op="aten.rand.generator", devices=("cpu",))
+@op("rand_generator", torch_op="aten.rand.generator")
 def rand_generator(g):
     yield moments("float32", [[N], None, *DEFAULTS])
 
 
-@op("randn", torch_op="aten.randn.default", devices=("cpu",))
+@op("randn", torch_op="aten.randn.default")
 def randn(g):
     yield moments("float32", [[100, 200], *DEFAULTS])
     yield moments("float16", [[N], torch.float16, None, None, None])
@@ -91,12 +91,12 @@ def randn(g):
     yield err("bool dtype", [[4], torch.bool, None, None, None])
 
 
-@op("randn_generator", torch_op="aten.randn.generator", devices=("cpu",))
+@op("randn_generator", torch_op="aten.randn.generator")
 def randn_generator(g):
     yield moments("float64", [[N], None, torch.float64, None, None, None])
 
 
-@op("randint", torch_op="aten.randint.default", devices=("cpu",))
+@op("randint", torch_op="aten.randint.default")
 def randint(g):
     yield moments("int64 [0, 10)", [10, [N], *DEFAULTS])
     yield moments("uint8 [0, 256)", [256, [N], torch.uint8, None, None, None])
@@ -105,12 +105,12 @@ def randint(g):
     yield err("beyond uint8", [300, [4], torch.uint8, None, None, None])
 
 
-@op("randint_generator", torch_op="aten.randint.generator", devices=("cpu",))
+@op("randint_generator", torch_op="aten.randint.generator")
 def randint_generator(g):
     yield moments("int32", [1000, [N], None, torch.int32, None, None, None])
 
 
-@op("randint_low", torch_op="aten.randint.low", devices=("cpu",))
+@op("randint_low", torch_op="aten.randint.low")
 def randint_low(g):
     yield moments("[-5, 5)", [-5, 5, [N], *DEFAULTS])
     yield moments("int8 [-128, 128)", [-128, 128, [N], torch.int8, None, None, None])
@@ -118,15 +118,14 @@ def randint_low(g):
     yield err("low == high", [5, 5, [4], *DEFAULTS])
 
 
-@op("randint_low_out", call=lambda out, low, high, size: aten.randint.low_out(low, high, size, out=out),
-    devices=("cpu",))
+@op("randint_low_out", call=lambda out, low, high, size: aten.randint.low_out(low, high, size, out=out))
 def randint_low_out(g):
     yield Case("same size", [torch.empty(N, dtype=torch.int64), -2, 9, [N]], mutated=[0], check="moments")
     yield Case("resized", [torch.empty(3, dtype=torch.int64), 0, 4, [100, 200]], mutated=[0], check="moments")
     yield err("low > high", [torch.empty(3, dtype=torch.int64), 4, 0, [3]])
 
 
-@op("randperm", torch_op="aten.randperm.default", devices=("cpu",))
+@op("randperm", torch_op="aten.randperm.default")
 def randperm(g):
     yield Case("int64", [500, *DEFAULTS], check="permutation")
     yield Case("int32", [100, torch.int32, None, None, None], check="permutation")
@@ -208,7 +207,7 @@ def fq_cases(g):
                     0, False, False]
 
 
-@op("_fused_moving_avg_obs_fq_helper", torch_op="aten._fused_moving_avg_obs_fq_helper.default", devices=("cpu",))
+@op("_fused_moving_avg_obs_fq_helper", torch_op="aten._fused_moving_avg_obs_fq_helper.default")
 def fused_moving_avg_obs_fq_helper(g):
     for name, args in fq_cases(g):
         yield Case(name, args, mutated=[3, 4, 5, 6])
@@ -217,7 +216,7 @@ def fused_moving_avg_obs_fq_helper(g):
 
 
 @op("_fused_moving_avg_obs_fq_helper_functional",
-    torch_op="aten._fused_moving_avg_obs_fq_helper_functional.default", devices=("cpu",))
+    torch_op="aten._fused_moving_avg_obs_fq_helper_functional.default")
 def fused_moving_avg_obs_fq_helper_functional(g):
     for name, args in fq_cases(g):
         yield Case(name, args)

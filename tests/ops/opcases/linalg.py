@@ -23,7 +23,7 @@ def spd(g, *batch, n, dt):
     return (m @ m.mT + n * torch.eye(n, dtype=torch.float64)).to(dt)
 
 
-@op("addmv", call=lambda s, m, v, beta, alpha: aten.addmv(s, m, v, beta=beta, alpha=alpha), devices=("cpu",))
+@op("addmv", call=lambda s, m, v, beta, alpha: aten.addmv(s, m, v, beta=beta, alpha=alpha))
 def addmv(g):
     for dt in REAL:
         yield Case(f"{dt} beta 0.5 alpha 2", [g.randn(3, dtype=dt), g.randn(3, 4, dtype=dt), g.randn(4, dtype=dt), 0.5, 2.0])
@@ -39,7 +39,7 @@ def addmv(g):
     yield err("matrix is 3-D", [g.randn(3), g.randn(2, 3, 4), g.randn(4), 1.0, 1.0])
 
 
-@op("addbmm", call=lambda s, b1, b2, beta, alpha: aten.addbmm(s, b1, b2, beta=beta, alpha=alpha), devices=("cpu",))
+@op("addbmm", call=lambda s, b1, b2, beta, alpha: aten.addbmm(s, b1, b2, beta=beta, alpha=alpha))
 def addbmm(g):
     for dt in REAL:
         yield Case(f"{dt} bias row", [g.randn(5, dtype=dt), g.randn(3, 2, 4, dtype=dt), g.randn(3, 4, 5, dtype=dt),
@@ -56,8 +56,7 @@ def addbmm(g):
 
 
 @op("_addmm_activation",
-    call=lambda s, a, b, beta, alpha, gelu: aten._addmm_activation(s, a, b, beta=beta, alpha=alpha, use_gelu=gelu),
-    devices=("cpu",))
+    call=lambda s, a, b, beta, alpha, gelu: aten._addmm_activation(s, a, b, beta=beta, alpha=alpha, use_gelu=gelu))
 def addmm_activation(g):
     for gelu in (False, True):
         for dt in REAL:
@@ -71,7 +70,7 @@ def addmm_activation(g):
     yield err("shapes cannot be multiplied", [g.randn(3), g.randn(2, 4), g.randn(5, 3), 1.0, 1.0, False])
 
 
-@op("_int_mm_out", call=lambda out, a, b: aten._int_mm.out(a, b, out=out), min_torch="2.3", devices=("cpu",))
+@op("_int_mm_out", call=lambda out, a, b: aten._int_mm.out(a, b, out=out), min_torch="2.3")
 def int_mm_out(g):
     i8 = torch.int8
     yield Case("int8 extremes", [torch.empty(5, 6, dtype=torch.int32), g.randint(-128, 128, (5, 17), dtype=i8),
@@ -86,7 +85,7 @@ def int_mm_out(g):
                                      g.randint(-5, 5, (4, 2), dtype=i8)])
 
 
-@op("_trilinear", torch_op="aten._trilinear.default", devices=("cpu",))
+@op("_trilinear", torch_op="aten._trilinear.default")
 def trilinear(g):
     for dt in REAL:
         # nn.functional.bilinear's lowering: x1 [B, I], weight [O, I, J], x2 [B, J] -> [B, O]
@@ -98,7 +97,7 @@ def trilinear(g):
     yield err("dims do not add up", [g.randn(4, 3), g.randn(2, 3, 5), g.randn(4, 5), [1], [0], [1, 2], [2, 3], 1])
 
 
-@op("_cdist_forward", torch_op="aten._cdist_forward.default", devices=("cpu",))
+@op("_cdist_forward", torch_op="aten._cdist_forward.default")
 def cdist_forward(g):
     for dt in REAL:
         for p in (0.0, 1.0, 2.0, 3.5, float("inf")):
@@ -121,7 +120,7 @@ def cdist_forward(g):
     yield err("integer input", [g.randint(0, 5, (3, 4)), g.randint(0, 5, (2, 4)), 2.0, None])
 
 
-@op("_pdist_forward", torch_op="aten._pdist_forward.default", devices=("cpu",))
+@op("_pdist_forward", torch_op="aten._pdist_forward.default")
 def pdist_forward(g):
     for dt in REAL:
         for p in (0.0, 1.0, 2.0, 1.5, float("inf")):
@@ -132,7 +131,7 @@ def pdist_forward(g):
     yield err("non-contiguous", [g.randn(4, 5).t(), 2.0])
 
 
-@op("cholesky_solve", torch_op="aten.cholesky_solve.default", devices=("cpu",))
+@op("cholesky_solve", torch_op="aten.cholesky_solve.default")
 def cholesky_solve(g):
     for dt in REAL:
         for upper in (False, True):
@@ -148,7 +147,7 @@ def cholesky_solve(g):
     yield err("dtypes differ", [g.randn(3, 2), torch.linalg.cholesky(spd(g, n=3, dt=torch.float64)), False])
 
 
-@op("cholesky_inverse", torch_op="aten.cholesky_inverse.default", devices=("cpu",))
+@op("cholesky_inverse", torch_op="aten.cholesky_inverse.default")
 def cholesky_inverse(g):
     for dt in REAL:
         for upper in (False, True):
@@ -161,7 +160,7 @@ def cholesky_inverse(g):
     yield err("not square", [g.randn(3, 4), False])
 
 
-@op("triangular_solve", torch_op="aten.triangular_solve.default", devices=("cpu",))
+@op("triangular_solve", torch_op="aten.triangular_solve.default")
 def triangular_solve(g):
     for dt in REAL:
         for upper in (False, True):
@@ -179,7 +178,7 @@ def triangular_solve(g):
     yield err("sizes differ", [g.randn(3, 2), g.randn(4, 4), True, False, False])
 
 
-@op("geqrf", torch_op="aten.geqrf.default", devices=("cpu",))
+@op("geqrf", torch_op="aten.geqrf.default")
 def geqrf(g):
     for dt in REAL:
         yield Case(f"{dt} tall", [g.randn(5, 3, dtype=dt)], **lapack_tol(dt))
@@ -189,7 +188,7 @@ def geqrf(g):
     yield err("1-D", [g.randn(4)])
 
 
-@op("ormqr", torch_op="aten.ormqr.default", devices=("cpu",))
+@op("ormqr", torch_op="aten.ormqr.default")
 def ormqr(g):
     for dt in REAL:
         a, tau = torch.geqrf(g.randn(5, 3, dtype=dt))
@@ -207,7 +206,7 @@ def ormqr(g):
     yield err("tau longer than input's columns", [a, g.randn(4), g.randn(4, 2), True, False])
 
 
-@op("lu_unpack", torch_op="aten.lu_unpack.default", devices=("cpu",))
+@op("lu_unpack", torch_op="aten.lu_unpack.default")
 def lu_unpack(g):
     for dt in REAL:
         for shape in ((4, 4), (2, 5, 3), (3, 5)):
@@ -221,7 +220,7 @@ def lu_unpack(g):
     yield err("pivot out of range", [lu, torch.tensor([1, 2, 4], dtype=torch.int32), True, True])
 
 
-@op("_fused_rms_norm", torch_op="aten._fused_rms_norm.default", min_torch="2.8", devices=("cpu",))
+@op("_fused_rms_norm", torch_op="aten._fused_rms_norm.default", min_torch="2.8")
 def fused_rms_norm(g):
     for dt in (*REAL, *HALF):
         tol = {"rtol": 2e-2, "atol": 2e-2} if dt in HALF else {}
@@ -247,7 +246,7 @@ def _f8(name):
     return getattr(torch, name, torch.uint8)
 
 
-@op("_scaled_mm", torch_op="aten._scaled_mm.default", min_torch="2.5", devices=("cpu",))
+@op("_scaled_mm", torch_op="aten._scaled_mm.default", min_torch="2.5")
 def scaled_mm(g):
     e4m3, e5m2 = _f8("float8_e4m3fn"), _f8("float8_e5m2")
     f8 = (e4m3, e5m2)
@@ -273,7 +272,7 @@ def scaled_mm(g):
 
 @op("_scaled_mm_out",
     call=lambda out, a, b, sa, sb, bias, sr, od, fast: aten._scaled_mm.out(a, b, sa, sb, bias, sr, od, fast, out=out),
-    min_torch="2.5", devices=("cpu",))
+    min_torch="2.5")
 def scaled_mm_out(g):
     e4m3 = _f8("float8_e4m3fn")
     a, b = _fp8(g, 3, 16, e4m3), _fp8(g, 16, 5, e4m3)

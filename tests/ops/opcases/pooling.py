@@ -6,7 +6,6 @@ import torch
 from ..spec import Case, err, op
 
 aten = torch.ops.aten
-CPU = ("cpu",)
 HALF = (torch.float16, torch.bfloat16)
 # torch 1.13's CPU pools lack float16 (and some bfloat16); those cases come from torch 2.11.
 NEW = {"min_torch": "2.1"}
@@ -32,7 +31,7 @@ def with_nan(x, *positions):
     return x
 
 
-@op("max_pool2d_with_indices", torch_op="aten.max_pool2d_with_indices.default", devices=CPU)
+@op("max_pool2d_with_indices", torch_op="aten.max_pool2d_with_indices.default")
 def max_pool2d_with_indices(g):
     x = g.distinct(2, 3, 7, 8)
     yield Case("k2 default stride", [x, [2, 2], [], [0, 0], [1, 1], False])
@@ -65,7 +64,7 @@ def max_pool2d_with_indices(g):
     yield err("stride 0", [x, [2, 2], [0, 0], [0, 0], [1, 1], False])
 
 
-@op("max_pool3d_with_indices", torch_op="aten.max_pool3d_with_indices.default", devices=CPU)
+@op("max_pool3d_with_indices", torch_op="aten.max_pool3d_with_indices.default")
 def max_pool3d_with_indices(g):
     x = g.distinct(2, 2, 5, 6, 4)
     yield Case("k2", [x, [2, 2, 2], [], [0, 0, 0], [1, 1, 1], False])
@@ -88,7 +87,7 @@ def max_pool3d_with_indices(g):
     yield err("3-d input", [g.randn(4, 4, 4), [2], [], [0], [1], False])
 
 
-@op("avg_pool2d", torch_op="aten.avg_pool2d.default", devices=CPU)
+@op("avg_pool2d", torch_op="aten.avg_pool2d.default")
 def avg_pool2d(g):
     x = g.randn(2, 3, 7, 8)
     yield Case("k2", [x, [2, 2], [], [0, 0], False, True, None])
@@ -116,7 +115,7 @@ def avg_pool2d(g):
     yield err("5-d input", [g.randn(1, 1, 2, 4, 4), [2, 2], [], [0, 0], False, True, None])
 
 
-@op("avg_pool3d", torch_op="aten.avg_pool3d.default", devices=CPU)
+@op("avg_pool3d", torch_op="aten.avg_pool3d.default")
 def avg_pool3d(g):
     x = g.randn(2, 2, 5, 6, 4)
     yield Case("k2", [x, [2, 2, 2], [], [0, 0, 0], False, True, None])
@@ -137,7 +136,7 @@ def avg_pool3d(g):
     yield err("input smaller than the kernel", [g.randn(1, 1, 2, 2, 2), [3], [1], [1], False, True, None])
 
 
-@op("_adaptive_avg_pool2d", torch_op="aten._adaptive_avg_pool2d.default", devices=CPU)
+@op("_adaptive_avg_pool2d", torch_op="aten._adaptive_avg_pool2d.default")
 def adaptive_avg_pool2d(g):
     x = g.randn(2, 3, 7, 9)
     yield Case("7x9 to 3x4 (overlapping windows)", [x, [3, 4]])
@@ -158,7 +157,7 @@ def adaptive_avg_pool2d(g):
     yield err("2-d input", [g.randn(4, 4), [2, 2]])
 
 
-@op("_adaptive_avg_pool3d", torch_op="aten._adaptive_avg_pool3d.default", devices=CPU)
+@op("_adaptive_avg_pool3d", torch_op="aten._adaptive_avg_pool3d.default")
 def adaptive_avg_pool3d(g):
     x = g.randn(2, 2, 5, 7, 6)
     yield Case("to 2x3x4", [x, [2, 3, 4]])
@@ -173,7 +172,7 @@ def adaptive_avg_pool3d(g):
     yield err("3-d input", [g.randn(4, 4, 4), [2, 2, 2]])
 
 
-@op("adaptive_max_pool2d", torch_op="aten.adaptive_max_pool2d.default", devices=CPU)
+@op("adaptive_max_pool2d", torch_op="aten.adaptive_max_pool2d.default")
 def adaptive_max_pool2d(g):
     x = g.distinct(2, 3, 7, 9)
     yield Case("7x9 to 3x4", [x, [3, 4]])
@@ -191,7 +190,7 @@ def adaptive_max_pool2d(g):
     yield err("int64 input", [ints(g, 1, 2, 4, 4, dtype=torch.int64), [2, 2]])
 
 
-@op("adaptive_max_pool3d", torch_op="aten.adaptive_max_pool3d.default", devices=CPU)
+@op("adaptive_max_pool3d", torch_op="aten.adaptive_max_pool3d.default")
 def adaptive_max_pool3d(g):
     x = g.distinct(2, 2, 5, 7, 6)
     yield Case("to 2x3x4", [x, [2, 3, 4]])
@@ -206,7 +205,7 @@ def adaptive_max_pool3d(g):
     yield err("3-d input", [g.randn(4, 4, 4), [2, 2, 2]])
 
 
-@op("fractional_max_pool2d", torch_op="aten.fractional_max_pool2d.default", devices=CPU)
+@op("fractional_max_pool2d", torch_op="aten.fractional_max_pool2d.default")
 def fractional_max_pool2d(g):
     x = g.distinct(2, 3, 11, 13)
     yield Case("k2 to 5x6", [x, [2, 2], [5, 6], g.rand(2, 3, 2)])
@@ -226,7 +225,7 @@ def fractional_max_pool2d(g):
     yield err("float64 samples for float32", [x, [2, 2], [5, 6], g.rand(2, 3, 2, dtype=torch.float64)])
 
 
-@op("fractional_max_pool3d", torch_op="aten.fractional_max_pool3d.default", devices=CPU)
+@op("fractional_max_pool3d", torch_op="aten.fractional_max_pool3d.default")
 def fractional_max_pool3d(g):
     x = g.distinct(2, 2, 7, 9, 8)
     yield Case("k2 to 3x4x5", [x, [2, 2, 2], [3, 4, 5], g.rand(2, 2, 3)])
@@ -248,7 +247,7 @@ def pooled(x, nd):
     return pool(x, [2] * nd, [2] * nd, [0] * nd, [1] * nd, False)
 
 
-@op("max_unpool2d", torch_op="aten.max_unpool2d.default", devices=CPU)
+@op("max_unpool2d", torch_op="aten.max_unpool2d.default")
 def max_unpool2d(g):
     v, i = pooled(g.distinct(2, 3, 6, 8), 2)
     yield Case("back to 6x8", [v, i, [6, 8]])
@@ -269,7 +268,7 @@ def max_unpool2d(g):
     yield err("output_size of three values", [v, i, [6, 8, 1]])
 
 
-@op("max_unpool3d", torch_op="aten.max_unpool3d.default", devices=CPU)
+@op("max_unpool3d", torch_op="aten.max_unpool3d.default")
 def max_unpool3d(g):
     v, i = pooled(g.distinct(2, 2, 4, 6, 4), 3)
     yield Case("back to 4x6x4", [v, i, [4, 6, 4], [2, 2, 2], [0, 0, 0]])

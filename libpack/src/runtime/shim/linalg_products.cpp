@@ -1,5 +1,5 @@
 // Products built on the shim's addmm (matmul.cpp: OpenBLAS, oneDNN, loops for the other dtypes): addmv, addbmm
-// and _addmm_activation (addmm then ReLU or exact GELU, as torch's CPU kernel); _int_mm (int8 x int8 summed in
+// and _addmm_activation (addmm then ReLU or GELU, as torch's CPU kernel or, for the CUDA shim, its CUDA one); _int_mm (int8 x int8 summed in
 // int32, torch's CPU loop) and _trilinear (the sum of products bilinear layers lower to). Each result is
 // contiguous, as torch's. beta == 0 ignores self, NaNs included, as torch does.
 #include "aoti_shim.h"
@@ -106,7 +106,16 @@ void check_matrices(const Tensor& a, const Tensor& b, const char* op) {
          std::to_string(a.sizes[1]) + " and " + std::to_string(b.sizes[0]) + "x" + std::to_string(b.sizes[1]) + ")");
 }
 
-TensorPtr addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha, bool gelu) {
+double gelu_of(double x, ActivationKernel kernel) {
+  if (kernel == ActivationKernel::cpu) return 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2));
+  const double inner = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+  return 0.5 * x * (1.0 + std::tanh(inner));
+}
+
+}  // namespace
+
+TensorPtr mpspack::shim::linalg::addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, double beta,
+                                                  double alpha, bool gelu, ActivationKernel kernel) {
   for (const Tensor* t : {&self, &a, &b}) require_cpu(*t, "_addmm_activation");
   check_matrices(a, b, "_addmm_activation");
   require_same_dtype(a, b, "_addmm_activation");
@@ -117,16 +126,18 @@ TensorPtr addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b,
   TensorPtr r(new_contiguous(rs, a.dtype));
   beta_term(*r, self, beta, "_addmm_activation");
   accumulate_product(*r, a, b, alpha);
+  if (kernel == ActivationKernel::cuda && a.sizes[1] == 0) return r;
   const auto isz = static_cast<int64_t>(r->itemsize());
   for (int64_t e = 0; e < r->numel(); ++e) {
     char* p = r->data() + e * isz;
     const double x = load_as_double(p, r->dtype);
-    // torch's CPU kernel: at::gelu_ with its default (the exact, erf form) or at::relu_ (NaN stays NaN).
-    const double y = gelu ? 0.5 * x * (1.0 + std::erf(x * M_SQRT1_2)) : (x > 0.0 || std::isnan(x) ? x : 0.0);
+    const double y = gelu ? gelu_of(x, kernel) : (x > 0.0 || std::isnan(x) ? x : 0.0);  // ReLU keeps NaN
     store_from_double(p, r->dtype, y);
   }
   return r;
 }
+
+namespace {
 
 void int_mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
   static const std::string f = "int_mm_out_cpu: ";
@@ -258,7 +269,8 @@ AOTITorchError aoti_torch_cpu__addmm_activation(AtenTensorHandle self, AtenTenso
                                                 double beta, double alpha, int32_t use_gelu, AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
     if (ret0 == nullptr) fail("_addmm_activation: ret0 is null");
-    *ret0 = addmm_activation(deref(self, "self"), deref(mat1, "mat1"), deref(mat2, "mat2"), beta, alpha, use_gelu != 0)
+    *ret0 = addmm_activation(deref(self, "self"), deref(mat1, "mat1"), deref(mat2, "mat2"), beta, alpha, use_gelu != 0,
+                             ActivationKernel::cpu)
                 .release();
   });
 }

@@ -109,4 +109,11 @@ inline void require_lapack_dtype(const Tensor& t, const char* op, const char* wh
          "shim), got " + dtype_name(t.dtype));
 }
 
+// Whose _addmm_activation to compute: torch's CPU kernel applies exact (erf) GELU or ReLU to beta * self +
+// alpha * mat1 @ mat2; its CUDA kernel the tanh GELU of cuBLASLt's epilogue, and no activation at all when mat1
+// has no columns (it returns beta * self early).
+enum class ActivationKernel { cpu, cuda };
+TensorPtr addmm_activation(const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha, bool gelu,
+                           ActivationKernel kernel);
+
 }  // namespace mpspack::shim::linalg

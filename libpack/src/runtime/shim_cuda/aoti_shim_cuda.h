@@ -102,6 +102,10 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__embedding_bag_forward_only(
     AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
     int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
     int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+/* aten::_addmm_activation as torch's CUDA kernel computes it (tanh GELU; no activation when mat1 has no columns). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__addmm_activation(AtenTensorHandle self, AtenTensorHandle mat1,
+                                                                    AtenTensorHandle mat2, double beta, double alpha,
+                                                                    int32_t use_gelu, AtenTensorHandle* ret0);
 /* Running sum along dim, as aoti_torch_cpu_cumsum (aoti_shim.h), on a cuda tensor. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
                                                          AtenTensorHandle* ret0);

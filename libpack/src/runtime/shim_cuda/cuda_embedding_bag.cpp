@@ -1,7 +1,8 @@
 // aten::_embedding_bag and _embedding_bag_forward_only on cuda: the CPU shim's bags on host copies (the result is
 // the same), with the three outputs that feed only the backward pass as torch's CUDA kernel gives them, which
-// differ from its CPU kernel's: offset2bag always holds each index's bag, mean mode gives no max_indices, and max
-// mode marks an empty bag's max_indices -1.
+// differ from its CPU kernel's: offset2bag always holds each index's bag, bag_size counts each bag's indices in
+// every mode (one entry per offset), sum and mean modes give no max_indices, and max mode marks an empty bag's
+// max_indices -1.
 #include "aoti_shim_cuda.h"
 #include "cuda_common.hpp"
 #include "host_bridge.hpp"
@@ -29,24 +30,42 @@ TensorPtr offset2bag_of(const Tensor& offsets, int64_t n, int64_t bags, int32_t 
   return out;
 }
 
+// Each bag's count of indices other than padding_idx, for every offset: torch's CUDA kernel sizes bag_size by the
+// offsets, so with include_last_offset it has one entry more than there are bags (torch leaves it unwritten; 0).
+TensorPtr bag_sizes_of(const Tensor& indices, const Tensor& offsets, int64_t bags, int64_t padding_idx,
+                       int32_t dtype) {
+  const int64_t entries = offsets.sizes[0], n = indices.numel();
+  TensorPtr out(new_contiguous(std::span<const int64_t>(&entries, 1), dtype));
+  for (int64_t b = 0; b < entries; ++b) {
+    int64_t count = 0;
+    if (b < bags) {
+      const int64_t begin = int64_t(at(offsets, b));
+      const int64_t end = b + 1 < entries ? std::min(n, int64_t(at(offsets, b + 1))) : n;
+      for (int64_t i = begin; i < end; ++i) count += int64_t(at(indices, i)) != padding_idx;
+    }
+    store_from_double(out->data() + b * int64_t(out->itemsize()), dtype, double(count));
+  }
+  return out;
+}
+
 // The CPU shim's outputs (host tensors) made torch's CUDA ones.
 void to_cuda_semantics(Tensor* outs[4], const Tensor& indices, const Tensor& offsets, int64_t mode,
-                       TensorPtr (&fixed)[4]) {
+                       int64_t padding_idx, TensorPtr (&fixed)[4]) {
   const int64_t bags = outs[0]->sizes[0];
   if (outs[1]->numel() == 0 && indices.numel() > 0)
     fixed[1] = offset2bag_of(offsets, indices.numel(), bags, outs[1]->dtype);
-  if (mode == kMean) {
+  fixed[2] = bag_sizes_of(indices, offsets, bags, padding_idx, outs[2]->dtype);
+  if (mode != kMax) {
     const int64_t none = 0;
     fixed[3].reset(new_contiguous(std::span<const int64_t>(&none, 1), outs[3]->dtype));
+    return;
   }
-  if (mode == kMax) {
-    Tensor& mi = *outs[3];
-    const int64_t width = mi.sizes[1];
-    for (int64_t b = 0; b < bags; ++b)
-      if (at(*outs[2], b) == 0)
-        for (int64_t d = 0; d < width; ++d)
-          store_from_double(mi.data() + (b * width + d) * int64_t(mi.itemsize()), mi.dtype, -1.0);
-  }
+  Tensor& mi = *outs[3];
+  const int64_t width = mi.sizes[1];
+  for (int64_t b = 0; b < bags; ++b)
+    if (at(*fixed[2], b) == 0)
+      for (int64_t d = 0; d < width; ++d)
+        store_from_double(mi.data() + (b * width + d) * int64_t(mi.itemsize()), mi.dtype, -1.0);
 }
 
 using BagFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, int32_t, int64_t, int32_t,
@@ -68,7 +87,7 @@ AOTITorchError bag_on_host(const char* func, BagFn cpu, AtenTensorHandle weight,
     TensorPtr owned[4] = {TensorPtr(host[0]), TensorPtr(host[1]), TensorPtr(host[2]), TensorPtr(host[3])};
     Tensor* outs[4] = {host[0], host[1], host[2], host[3]};
     TensorPtr fixed[4];
-    to_cuda_semantics(outs, deref(host_indices), deref(host_offsets), mode, fixed);
+    to_cuda_semantics(outs, deref(host_indices), deref(host_offsets), mode, padding_idx, fixed);
     const int32_t device = deref(weight).storage->device_index;
     for (int k = 0; k < 4; ++k) {
       const Tensor& h = fixed[k] ? *fixed[k] : *outs[k];

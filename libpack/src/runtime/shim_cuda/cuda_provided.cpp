@@ -12,6 +12,7 @@ namespace {
 constexpr std::string_view kNames[] = {
     "aoti_torch_create_cuda_guard",
     "aoti_torch_create_cuda_stream_guard",
+    "aoti_torch_cuda__addmm_activation",
     "aoti_torch_cuda__efficient_attention_forward",
     "aoti_torch_cuda__embedding_bag",
     "aoti_torch_cuda__embedding_bag_forward_only",

@@ -183,7 +183,7 @@ bool allowed(const Desc& config, int32_t dtype) {
 
 int64_t alignment_of(const void* p) {
   const auto address = reinterpret_cast<uintptr_t>(p);
-  int64_t a = 16;
+  int64_t a = 32;
   while (a > 1 && address % uintptr_t(a) != 0) a /= 2;
   return a;
 }

@@ -13,10 +13,11 @@
 
 namespace mpspack::shim::cuda {
 
-// The byte alignments of the three buffers a plan is built for (cuDNN picks kernels by them): the largest power
-// of two up to 16 dividing each address.
+// The byte alignments of the three buffers a plan is built for: the largest power of two up to 32 dividing each
+// address, as torch computes them. cuDNN's heuristics rank engines by them, so the same shape at another
+// alignment can get another engine (a TF32 one instead of a full-float32 one).
 struct Alignments {
-  int64_t x = 16, w = 16, y = 16;
+  int64_t x = 32, w = 32, y = 32;
 };
 int64_t alignment_of(const void* p);
 

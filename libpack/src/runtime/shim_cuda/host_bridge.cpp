@@ -1,5 +1,7 @@
 #include "host_bridge.hpp"
 
+#include <algorithm>
+
 namespace mpspack::shim::cuda {
 
 HostBridge::~HostBridge() {
@@ -75,6 +77,16 @@ int32_t HostBridge::host_device_index(int32_t device_index) {
   return 0;
 }
 
+namespace {
+
+std::vector<int64_t> strides_in(HostBridge::Layout layout, const Tensor& host) {
+  if (layout == HostBridge::Layout::contiguous) return contiguous_strides(host.sizes);
+  if (layout == HostBridge::Layout::column_major && host.dim() == 2) return {1, std::max<int64_t>(host.sizes[0], 1)};
+  return host.strides;
+}
+
+}  // namespace
+
 void HostBridge::finish() {
   const int32_t index = device_index_ < 0 ? 0 : device_index_;
   for (auto& [device, host] : written_) {
@@ -93,7 +105,7 @@ void HostBridge::finish() {
     if (host == nullptr) continue;
     TensorPtr owned_host(host);
     host = nullptr;
-    TensorPtr dev(new_tensor_on(kCuda, index, owned_host->sizes, owned_host->strides, owned_host->dtype));
+    TensorPtr dev(new_tensor_on(kCuda, index, owned_host->sizes, strides_in(layout_, *owned_host), owned_host->dtype));
     copy_any(*dev, *owned_host);
     *slot = dev.release();
   }

@@ -40,6 +40,11 @@ class HostBridge {
   int32_t* host_device(int32_t* device);
   int32_t host_device_index(int32_t device_index);
 
+  // How the results go onto the device: as the CPU function made them, or as torch's CUDA kernel makes them
+  // where that differs (contiguous; column-major, a 2-d [n, d] result with strides [1, n]).
+  enum class Layout { as_computed, contiguous, column_major };
+  void lay_results_out(Layout layout) { layout_ = layout; }
+
   // After the CPU function succeeded: writes back the in_out arguments, hands out the results on the device.
   void finish();
 
@@ -56,6 +61,7 @@ class HostBridge {
   std::deque<std::vector<AtenTensorHandle>> lists_;
   std::deque<std::vector<const AtenTensorHandle*>> optional_lists_;
   int32_t host_device_code_ = kCpu;
+  Layout layout_ = Layout::as_computed;
 };
 
 // Runs `call` (which calls the CPU function through a HostBridge) as the CUDA function `func`: a failure of the
