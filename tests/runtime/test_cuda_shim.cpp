@@ -1,8 +1,8 @@
 // The CUDA part of the shim: matrix products (transposed operands, broadcast bias, batches), attention (causal,
-// bias, strided views, several row blocks) and cumsum (dtypes, strided input) against the CPU shim or a double
-// reference; convolution (cuDNN) against a direct loop in double; copies between host and device and within the
-// device. Needs an NVIDIA GPU: without one every case says why it skipped (tests/device/run.sh runs it on the
-// device machine).
+// bias, strided views, several row blocks; the raw kernels' packed batches and windows), the float8 grouped
+// product and cumsum (dtypes, strided input) against the CPU shim or a double reference; convolution (cuDNN)
+// against a direct loop in double; copies between host and device and within the device. Needs an NVIDIA GPU:
+// without one every case says why it skipped (tests/device/run.sh runs it on the device machine).
 #include "aoti_shim_cuda.h"
 #include "op_test_util.hpp"
 #include "provided.hpp"
@@ -753,4 +753,341 @@ TEST_CASE("cuda caching_allocator raw_alloc gives device memory freed by raw_del
   CHECK(aoti_torch_cuda_caching_allocator_raw_delete(p) == 0);
   CHECK(aoti_torch_cuda_caching_allocator_raw_delete(p) == 1);  // a second delete is refused, not a double free
   REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+}
+
+// ---- the raw attention kernels and the float8 grouped product -------------------------------------------------
+
+namespace {
+
+// Attention of a packed batch in double: q [TQ, H, E], k and v [TK, H, E] row-major, sequences cut by cq and ck.
+// Query i of a sequence (nq queries, nk keys) sees its keys i + d + lo .. i + d + hi, d = nk - nq (bottom right).
+// Returns out [TQ, H, E] and the logsumexp [H, TQ] of the scaled scores.
+struct PackedReference {
+  std::vector<double> out, lse;
+};
+PackedReference packed_attention(const std::vector<double>& q, const std::vector<double>& k,
+                                 const std::vector<double>& v, const std::vector<int32_t>& cq,
+                                 const std::vector<int32_t>& ck, int64_t H, int64_t E, int64_t lo, int64_t hi) {
+  const int64_t TQ = cq.back();
+  PackedReference r{std::vector<double>(size_t(TQ * H * E), 0.0), std::vector<double>(size_t(H * TQ), 0.0)};
+  for (size_t s = 0; s + 1 < cq.size(); ++s) {
+    const int64_t q0 = cq[s], nq = cq[s + 1] - q0, k0 = ck[s], nk = ck[s + 1] - k0, d = nk - nq;
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < nq; ++i) {
+        const int64_t first = std::max<int64_t>(0, i + d + lo), last = std::min<int64_t>(nk - 1, i + d + hi);
+        std::vector<double> w;
+        double top = -INFINITY;
+        for (int64_t j = first; j <= last; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < E; ++e)
+            dot += q[size_t(((q0 + i) * H + h) * E + e)] * k[size_t(((k0 + j) * H + h) * E + e)];
+          w.push_back(dot / std::sqrt(double(E)));
+          top = std::max(top, w.back());
+        }
+        double sum = 0;
+        for (double& x : w) sum += (x = std::exp(x - top));
+        r.lse[size_t(h * TQ + q0 + i)] = top + std::log(sum);
+        for (int64_t j = first; j <= last; ++j)
+          for (int64_t e = 0; e < E; ++e)
+            r.out[size_t(((q0 + i) * H + h) * E + e)] +=
+                w[size_t(j - first)] / sum * v[size_t(((k0 + j) * H + h) * E + e)];
+      }
+  }
+  return r;
+}
+
+size_t count_far(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+  size_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) bad += !(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i])));
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and windows, torch's logsumexp layouts, "
+          "grouped-query attention", "[cuda]") {
+  REQUIRE_GPU();
+  // Three sequences in one packed batch: 5, 9 and 3 queries, 7, 9 and 6 keys.
+  const int64_t H = 2, E = 16, TQ = 17, TK = 22, max_q = 9;
+  std::vector<int32_t> cq{0, 5, 14, 17}, ck{0, 7, 16, 22};
+  Handle cu_q = from_blob(cq.data(), {4}, {1}, kI32), cu_k = from_blob(ck.data(), {4}, {1}, kI32);
+  const std::vector<double> qd = random_doubles(TQ * H * E, 31), kd = random_doubles(TK * H * E, 32),
+                            vd = random_doubles(TK * H * E, 33);
+  SECTION("efficient: float32, causal from the bottom right, a window of 3") {
+    Handle q = upload(qd, {1, TQ, H, E}, contiguous({1, TQ, H, E}), kF32);
+    Handle k = upload(kd, {1, TK, H, E}, contiguous({1, TK, H, E}), kF32);
+    Handle v = upload(vd, {1, TK, H, E}, contiguous({1, TK, H, E}), kF32);
+    AtenTensorHandle cq_h = cu_q.get(), ck_h = cu_k.get();
+    int64_t mq = max_q, window = 3, r4 = -1, r5 = -1;
+    Handle o0, o1, o2, o3;
+    REQUIRE(aoti_torch_cuda__efficient_attention_forward(q.get(), k.get(), v.get(), nullptr, &cq_h, &ck_h, &mq,
+                                                         nullptr, 0.0, 2, 1, nullptr, nullptr, &window, o0.out(),
+                                                         o1.out(), o2.out(), o3.out(), &r4, &r5) == 0);
+    CHECK(r4 == max_q);
+    CHECK(r5 == 0);  // torch returns 0 for a packed batch without max_seqlen_k
+    REQUIRE(sizes_of(o0.get()) == std::vector<int64_t>{1, TQ, H, E});
+    REQUIRE(strides_of(o0.get()) == contiguous({1, TQ, H, E}));
+    const PackedReference want = packed_attention(qd, kd, vd, cq, ck, H, E, -2, 0);
+    CHECK(count_far(doubles(o0.get()), want.out, 1e-5) == 0);
+    // logsumexp [sequences, H, max_q rounded up to 32]: the sequence's rows, then +inf.
+    REQUIRE(sizes_of(o1.get()) == std::vector<int64_t>{3, H, 32});
+    const std::vector<double> lse = doubles(o1.get());
+    for (int64_t s = 0; s < 3; ++s)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t i = 0; i < 32; ++i) {
+          INFO("sequence " << s << " head " << h << " row " << i);
+          const double got = lse[size_t((s * H + h) * 32 + i)];
+          if (i < cq[size_t(s) + 1] - cq[size_t(s)])
+            CHECK(std::abs(got - want.lse[size_t(h * TQ + cq[size_t(s)] + i)]) <= 1e-5);
+          else
+            CHECK((std::isinf(got) && got > 0));
+        }
+  }
+  SECTION("flash: bfloat16 [total, H, E], causal, a window of 2 to the left, torch's [H, total] logsumexp") {
+    Handle q = upload(qd, {TQ, H, E}, contiguous({TQ, H, E}), kBF16);
+    Handle k = upload(kd, {TK, H, E}, contiguous({TK, H, E}), kBF16);
+    Handle v = upload(vd, {TK, H, E}, contiguous({TK, H, E}), kBF16);
+    AtenTensorHandle cq_h = cu_q.get(), ck_h = cu_k.get();
+    int64_t left = 2;
+    Handle o0, o1, o2, o3, o4;
+    REQUIRE(aoti_torch_cuda__flash_attention_forward(q.get(), k.get(), v.get(), &cq_h, &ck_h, max_q, 9, 0.0, 1, 0,
+                                                     nullptr, &left, nullptr, nullptr, nullptr, o0.out(), o1.out(),
+                                                     o2.out(), o3.out(), o4.out()) == 0);
+    REQUIRE(sizes_of(o0.get()) == std::vector<int64_t>{TQ, H, E});
+    REQUIRE(sizes_of(o1.get()) == std::vector<int64_t>{H, TQ});
+    REQUIRE(sizes_of(o4.get()) == std::vector<int64_t>{0});
+    const PackedReference want = packed_attention(doubles(q.get()), doubles(k.get()), doubles(v.get()), cq, ck, H, E,
+                                                  -2, 0);
+    CHECK(count_far(doubles(o0.get()), want.out, 2e-2) == 0);
+    CHECK(count_far(doubles(o1.get()), want.lse, 1e-4) == 0);
+  }
+  SECTION("flash: grouped-query attention gives what key and value heads repeated per group give") {
+    const int64_t B = 2, Sq = 6, Sk = 8, Hq = 4, Hk = 2;
+    const std::vector<double> q4 = random_doubles(B * Sq * Hq * E, 34), k2 = random_doubles(B * Sk * Hk * E, 35),
+                              v2 = random_doubles(B * Sk * Hk * E, 36);
+    std::vector<double> k4, v4;  // [B, Sk, Hq, E]: query head h reads key/value head h / 2
+    for (int64_t i = 0; i < B * Sk; ++i)
+      for (int64_t h = 0; h < Hq; ++h)
+        for (int64_t e = 0; e < E; ++e) {
+          k4.push_back(k2[size_t((i * Hk + h / 2) * E + e)]);
+          v4.push_back(v2[size_t((i * Hk + h / 2) * E + e)]);
+        }
+    Handle q = upload(q4, {B, Sq, Hq, E}, contiguous({B, Sq, Hq, E}), kF16);
+    Handle kg = upload(k2, {B, Sk, Hk, E}, contiguous({B, Sk, Hk, E}), kF16);
+    Handle vg = upload(v2, {B, Sk, Hk, E}, contiguous({B, Sk, Hk, E}), kF16);
+    Handle kr = upload(k4, {B, Sk, Hq, E}, contiguous({B, Sk, Hq, E}), kF16);
+    Handle vr = upload(v4, {B, Sk, Hq, E}, contiguous({B, Sk, Hq, E}), kF16);
+    for (int causal : {0, 1}) {
+      INFO("causal " << causal);
+      Handle g0, g1, g2, g3, g4, r0, r1, r2, r3, r4;
+      REQUIRE(aoti_torch_cuda__flash_attention_forward(q.get(), kg.get(), vg.get(), nullptr, nullptr, Sq, Sk, 0.0,
+                                                       causal, 0, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                       g0.out(), g1.out(), g2.out(), g3.out(), g4.out()) == 0);
+      REQUIRE(aoti_torch_cuda__flash_attention_forward(q.get(), kr.get(), vr.get(), nullptr, nullptr, Sq, Sk, 0.0,
+                                                       causal, 0, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                       r0.out(), r1.out(), r2.out(), r3.out(), r4.out()) == 0);
+      CHECK(count_far(doubles(g0.get()), doubles(r0.get()), 1e-6) == 0);
+      CHECK(count_far(doubles(g1.get()), doubles(r1.get()), 1e-6) == 0);
+      // The same through SDPA's flash entry point, on the [B, H, S, E] views of the same memory.
+      auto bhse = [&](const Handle& t, int64_t S, int64_t heads) {
+        return view(t.get(), {B, heads, S, E}, {S * heads * E, E, heads * E, 1});
+      };
+      Handle qv = bhse(q, Sq, Hq), kgv = bhse(kg, Sk, Hk), vgv = bhse(vg, Sk, Hk), krv = bhse(kr, Sk, Hq),
+             vrv = bhse(vr, Sk, Hq);
+      Handle s0, s1, s2, s3, s6, s7, s8, t0, t1, t2, t3, t6, t7, t8;
+      int64_t mq = 0, mk = 0;
+      REQUIRE(aoti_torch_cuda__scaled_dot_product_flash_attention(
+                  qv.get(), kgv.get(), vgv.get(), 0.0, causal, 0, nullptr, s0.out(), s1.out(), s2.out(), s3.out(), &mq,
+                  &mk, s6.out(), s7.out(), s8.out()) == 0);
+      REQUIRE(aoti_torch_cuda__scaled_dot_product_flash_attention(
+                  qv.get(), krv.get(), vrv.get(), 0.0, causal, 0, nullptr, t0.out(), t1.out(), t2.out(), t3.out(), &mq,
+                  &mk, t6.out(), t7.out(), t8.out()) == 0);
+      REQUIRE(sizes_of(s0.get()) == std::vector<int64_t>{B, Hq, Sq, E});
+      CHECK(strides_of(s0.get()) == strides_of(qv.get()));
+      CHECK(count_far(doubles(s0.get()), doubles(t0.get()), 1e-6) == 0);
+      CHECK(count_far(doubles(s1.get()), doubles(t1.get()), 1e-6) == 0);
+    }
+  }
+  SECTION("refusals name the op") {
+    Handle q = upload(qd, {TQ, H, E}, contiguous({TQ, H, E}), kF32);
+    Handle k = upload(kd, {TK, H, E}, contiguous({TK, H, E}), kF32);
+    Handle o0, o1, o2, o3, o4;
+    REQUIRE(aoti_torch_cuda__flash_attention_forward(q.get(), k.get(), k.get(), nullptr, nullptr, TQ, TK, 0.0, 0, 0,
+                                                     nullptr, nullptr, nullptr, nullptr, nullptr, o0.out(), o1.out(),
+                                                     o2.out(), o3.out(), o4.out()) != 0);
+    CHECK(std::string(mpspack::shim::last_error()) ==
+          "aoti_torch_cuda__flash_attention_forward: _flash_attention_forward: FlashAttention only support fp16 and "
+          "bf16 data type");
+  }
+}
+
+namespace {
+
+// Random float8 e4m3fn codes of magnitude 1/4 .. 15/4 (exponents -2 .. 1), so that every product and every sum
+// of up to 64 of them is exact in float32: the GPU's order of summation cannot matter.
+std::vector<uint8_t> e4m3_codes(size_t n, uint32_t seed) {
+  std::vector<uint8_t> c(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (auto& code : c) {
+    x = x * 1664525u + 1013904223u;
+    code = uint8_t(((x >> 31) << 7) | ((5 + (x >> 8) % 4) << 3) | ((x >> 16) % 8));
+  }
+  return c;
+}
+double e4m3_value(uint8_t code) {
+  const double m = 1 + (code & 7) / 8.0;
+  return ((code & 0x80) ? -1 : 1) * std::ldexp(m, ((code >> 3) & 0xf) - 7);
+}
+// A float8 e4m3fn cuda tensor over `codes` (its storage, in memory order) with these sizes and strides.
+Handle fp8_on_gpu(const std::vector<uint8_t>& codes, const std::vector<int64_t>& sizes,
+                  const std::vector<int64_t>& strides) {
+  Handle g = empty_on(aoti_torch_device_type_cuda(), sizes, strides, 24);
+  int64_t extent = 1;
+  for (size_t d = 0; d < sizes.size(); ++d) extent += (sizes[d] - 1) * strides[d];
+  REQUIRE(codes.size() >= size_t(extent));
+  void* p = nullptr;
+  REQUIRE(aoti_torch_get_data_ptr(g.get(), &p) == 0);
+  REQUIRE(cudaMemcpy(p, codes.data(), size_t(extent), cudaMemcpyHostToDevice) == cudaSuccess);
+  return g;
+}
+std::vector<double> positive_scales(int64_t n, uint32_t seed) {
+  std::vector<double> s = random_doubles(n, seed);
+  for (double& x : s) x = 1.25 + x;  // 0.25 .. 2.25
+  return s;
+}
+// bfloat16 results against double: one rounding of a value the GPU computes exactly up to its float32 scaling.
+void require_bf16_close(const std::vector<double>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(std::abs(got[i] - want[i]) <= 8e-3 * std::abs(want[i]) + 1e-6);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cuda _scaled_grouped_mm: each group's float8 product with row-wise scales, in torch's shapes", "[cuda]") {
+  REQUIRE_GPU();
+  const int32_t bf16 = kBF16;
+  SECTION("2-d x 3-d: groups of 3, 0 and 7 rows") {
+    const int64_t M = 10, K = 32, N = 16, G = 3;
+    const auto a = e4m3_codes(size_t(M * K), 1), b = e4m3_codes(size_t(G * N * K), 2);  // b's memory [G][N][K]
+    Handle ga = fp8_on_gpu(a, {M, K}, {K, 1}), gb = fp8_on_gpu(b, {G, K, N}, {N * K, 1, K});
+    const auto sa = positive_scales(M, 3), sb = positive_scales(G * N, 4);
+    Handle gsa = upload(sa, {M}, {1}, kF32), gsb = upload(sb, {G, N}, {N, 1}, kF32);
+    std::vector<int32_t> ends{3, 3, 10};
+    Handle offs = upload(std::vector<double>(ends.begin(), ends.end()), {G}, {1}, kI32);
+    AtenTensorHandle oh = offs.get();
+    Handle out;
+    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr,
+                                               nullptr, 0, out.out()) == 0);
+    REQUIRE(sizes_of(out.get()) == std::vector<int64_t>{M, N});
+    REQUIRE(strides_of(out.get()) == std::vector<int64_t>{N, 1});
+    std::vector<double> want(size_t(M * N));
+    int64_t start = 0;
+    for (int64_t g = 0; g < G; ++g) {
+      for (int64_t i = start; i < ends[size_t(g)]; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double acc = 0;
+          for (int64_t kk = 0; kk < K; ++kk)
+            acc += e4m3_value(a[size_t(i * K + kk)]) * e4m3_value(b[size_t((g * N + j) * K + kk)]);
+          want[size_t(i * N + j)] = acc * sa[size_t(i)] * sb[size_t(g * N + j)];
+        }
+      start = ends[size_t(g)];
+    }
+    require_bf16_close(doubles(out.get()), want);
+  }
+  SECTION("2-d x 2-d: groups of 16 and 32 along K, one [M, N] result each") {
+    const int64_t M = 8, K = 48, N = 16, G = 2;
+    const auto a = e4m3_codes(size_t(M * K), 5), b = e4m3_codes(size_t(N * K), 6);  // b's memory [N][K]
+    Handle ga = fp8_on_gpu(a, {M, K}, {K, 1}), gb = fp8_on_gpu(b, {K, N}, {1, K});
+    const auto sa = positive_scales(G * M, 7), sb = positive_scales(G * N, 8);
+    Handle gsa = upload(sa, {G * M}, {1}, kF32), gsb = upload(sb, {G * N}, {1}, kF32);
+    std::vector<int32_t> ends{16, 48};
+    Handle offs = upload(std::vector<double>(ends.begin(), ends.end()), {G}, {1}, kI32);
+    AtenTensorHandle oh = offs.get();
+    int32_t od = bf16;
+    Handle out;
+    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr, &od,
+                                               0, out.out()) == 0);
+    REQUIRE(sizes_of(out.get()) == std::vector<int64_t>{G, M, N});
+    std::vector<double> want(size_t(G * M * N));
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          double acc = 0;
+          for (int64_t kk = g == 0 ? 0 : ends[0]; kk < ends[size_t(g)]; ++kk)
+            acc += e4m3_value(a[size_t(i * K + kk)]) * e4m3_value(b[size_t(j * K + kk)]);
+          want[size_t((g * M + i) * N + j)] = acc * sa[size_t(g * M + i)] * sb[size_t(g * N + j)];
+        }
+    require_bf16_close(doubles(out.get()), want);
+  }
+  SECTION("3-d x 2-d (groups of 16 columns each) and 3-d x 3-d") {
+    const int64_t M = 8, K = 32, N = 32, G = 2;
+    const auto a = e4m3_codes(size_t(G * M * K), 9), b = e4m3_codes(size_t(G * N * K), 10);
+    Handle ga = fp8_on_gpu(a, {G, M, K}, {M * K, K, 1});
+    const auto sa = positive_scales(G * M, 11), sb = positive_scales(G * N, 12);
+    Handle gsa = upload(sa, {G, M}, {M, 1}, kF32);
+    {  // b [K, N] column-major, columns in groups of 16
+      Handle gb = fp8_on_gpu(b, {K, N}, {1, K}), gsb = upload(sb, {N}, {1}, kF32);
+      std::vector<int32_t> ends{16, 32};
+      Handle offs = upload(std::vector<double>(ends.begin(), ends.end()), {G}, {1}, kI32);
+      AtenTensorHandle oh = offs.get();
+      Handle out;
+      REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr,
+                                                 nullptr, 0, out.out()) == 0);
+      REQUIRE(sizes_of(out.get()) == std::vector<int64_t>{M, N});
+      std::vector<double> want(size_t(M * N));
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          const int64_t g = j / 16;
+          double acc = 0;
+          for (int64_t kk = 0; kk < K; ++kk)
+            acc += e4m3_value(a[size_t((g * M + i) * K + kk)]) * e4m3_value(b[size_t(j * K + kk)]);
+          want[size_t(i * N + j)] = acc * sa[size_t(g * M + i)] * sb[size_t(j)];
+        }
+      require_bf16_close(doubles(out.get()), want);
+    }
+    {  // b [G, K, N] column-major: a batched product
+      Handle gb = fp8_on_gpu(b, {G, K, N / 2}, {N / 2 * K, 1, K}), gsb = upload(sb, {G, N / 2}, {N / 2, 1}, kF32);
+      Handle out;
+      REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), gsa.get(), gsb.get(), nullptr, nullptr, nullptr,
+                                                 nullptr, 0, out.out()) == 0);
+      REQUIRE(sizes_of(out.get()) == std::vector<int64_t>{G, M, N / 2});
+      std::vector<double> want(size_t(G * M * N / 2));
+      for (int64_t g = 0; g < G; ++g)
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N / 2; ++j) {
+            double acc = 0;
+            for (int64_t kk = 0; kk < K; ++kk)
+              acc += e4m3_value(a[size_t((g * M + i) * K + kk)]) * e4m3_value(b[size_t((g * N / 2 + j) * K + kk)]);
+            want[size_t((g * M + i) * N / 2 + j)] = acc * sa[size_t(g * M + i)] * sb[size_t(g * N / 2 + j)];
+          }
+      require_bf16_close(doubles(out.get()), want);
+    }
+  }
+  SECTION("refusals: a transposed mat1, offsets missing, scales of the wrong length") {
+    const auto a = e4m3_codes(16 * 32, 13), b = e4m3_codes(2 * 32 * 16, 14);
+    Handle gb = fp8_on_gpu(b, {2, 32, 16}, {512, 1, 32});
+    Handle gsa = upload(positive_scales(16, 15), {16}, {1}, kF32);
+    Handle gsb = upload(positive_scales(32, 16), {2, 16}, {16, 1}, kF32);
+    Handle offs = upload({8, 16}, {2}, {1}, kI32);
+    AtenTensorHandle oh = offs.get();
+    Handle out;
+    Handle at = fp8_on_gpu(a, {16, 32}, {1, 16});  // column-major
+    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(at.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr,
+                                               nullptr, 0, out.out()) != 0);
+    CHECK(std::string(mpspack::shim::last_error()) ==
+          "aoti_torch_cuda__scaled_grouped_mm: _scaled_grouped_mm: Expected mat1 to not be transposed");
+    Handle ga = fp8_on_gpu(a, {16, 32}, {32, 1});
+    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), gsa.get(), gsb.get(), nullptr, nullptr, nullptr,
+                                               nullptr, 0, out.out()) != 0);
+    CHECK(std::string(mpspack::shim::last_error()) ==
+          "aoti_torch_cuda__scaled_grouped_mm: _scaled_grouped_mm: Have to provide offsets if there is a 2d matrix");
+    Handle short_sa = upload(positive_scales(8, 17), {8}, {1}, kF32);
+    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), short_sa.get(), gsb.get(), &oh, nullptr, nullptr,
+                                               nullptr, 0, out.out()) != 0);
+    CHECK(std::string(mpspack::shim::last_error()) ==
+          "aoti_torch_cuda__scaled_grouped_mm: _scaled_grouped_mm: scale must have the same length as mat for arg 0");
+  }
 }

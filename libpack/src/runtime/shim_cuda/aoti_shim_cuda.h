@@ -63,6 +63,26 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_att
     int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
     AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7,
     AtenTensorHandle* ret8);
+/* The kernels under torch's SDPA backends, called directly: operands [B, S, H, E] (or packed [total, H, E] with
+ * cumulative sequence lengths), masks aligned as torch's kernels align them, outputs in their layouts. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__efficient_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* bias,
+    AtenTensorHandle* cu_seqlens_q, AtenTensorHandle* cu_seqlens_k, int64_t* max_seqlen_q, int64_t* max_seqlen_k,
+    double dropout_p, int64_t custom_mask_type, int32_t compute_log_sumexp, double* scale, AtenTensorHandle* seqlen_k,
+    int64_t* window_size, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__flash_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* cum_seq_q,
+    AtenTensorHandle* cum_seq_k, int64_t max_q, int64_t max_k, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double* scale, int64_t* window_size_left, int64_t* window_size_right,
+    AtenTensorHandle* seqused_k, AtenTensorHandle* alibi_slopes, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+    AtenTensorHandle* ret2, AtenTensorHandle* ret3, AtenTensorHandle* ret4);
+/* Row-wise scaled float8 (e4m3fn) products over groups (a mixture of experts' layers): 2-d x 3-d, 3-d x 2-d and
+ * 2-d x 2-d with offs (int32 group ends), 3-d x 3-d without; bfloat16 out. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_grouped_mm(
+    AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scale_a, AtenTensorHandle scale_b,
+    AtenTensorHandle* offs, AtenTensorHandle* bias, AtenTensorHandle* scale_result, int32_t* out_dtype,
+    int32_t use_fast_accum, AtenTensorHandle* ret0);
 /* bfloat16 [m, k] times int4 weights in _convert_weight_to_int4pack's layout, per-group scales and zeros. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__weight_int4pack_mm(AtenTensorHandle self, AtenTensorHandle mat2,
                                                                        int64_t qGroupSize,

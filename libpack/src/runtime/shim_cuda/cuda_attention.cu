@@ -47,7 +47,15 @@ struct Problem {
   float scale;
   bool causal;
   int64_t causal_offset;  // causal: key j is masked for query i when j > i + causal_offset (0: top-left aligned)
+  bool windowed;          // a sliding window: key j is also masked for query i when j < i + window_lo
+  int64_t window_lo;
+  float masked_lse;       // the logsumexp of a row whose keys are all masked: -inf, or +inf as flash attention has it
 };
+
+// Whether key j is hidden from query i by the causal mask or the window.
+__device__ inline bool masked(const Problem& p, int64_t i, int64_t j) {
+  return (p.causal && j > i + p.causal_offset) || (p.windowed && j < i + p.window_lo);
+}
 
 constexpr int kThreads = 128;
 
@@ -86,7 +94,7 @@ __global__ void softmax_rows_kernel(float* scores, T* probs, const T* bias, floa
   float local_max = -INFINITY;
   for (int64_t j = threadIdx.x; j < p.S; j += blockDim.x) {
     float s = row[j];
-    if (p.causal && j > i + p.causal_offset) s = -INFINITY;
+    if (masked(p, i, j)) s = -INFINITY;
     else if (bias) s += to_float(bias[b * p.bias.b + h * p.bias.h + i * p.bias.l + j * p.bias.e]);
     row[j] = s;
     local_max = fmaxf(local_max, s);
@@ -101,7 +109,7 @@ __global__ void softmax_rows_kernel(float* scores, T* probs, const T* bias, floa
   const float sum = block_reduce(local_sum, scratch, false);
   const float inv = sum > 0.f ? 1.f / sum : 0.f;  // a fully masked row gives zeros, not NaN
   for (int64_t j = threadIdx.x; j < p.S; j += blockDim.x) out[j] = from_float<T>(row[j] * inv);
-  if (lse && threadIdx.x == 0) lse[b * p.lse_b + h * p.lse_h + i] = sum > 0.f ? row_max + logf(sum) : -INFINITY;
+  if (lse && threadIdx.x == 0) lse[b * p.lse_b + h * p.lse_h + i] = sum > 0.f ? row_max + logf(sum) : p.masked_lse;
 }
 
 template <class T>
@@ -164,7 +172,7 @@ __global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const
     __syncthreads();
     const int64_t s = s0 + lane;
     float score = -INFINITY;
-    if (row_ok && s < p.S && !(p.causal && s > i + p.causal_offset)) {
+    if (row_ok && s < p.S && !masked(p, i, s)) {
       float dot = 0.f;
       const float* key = keys + lane * (E + 1);
       for (int e = 0; e < E; ++e) dot = fmaf(qrow[e], key[e], dot);
@@ -195,7 +203,7 @@ __global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const
     const int e = lane + 32 * t;
     if (e < Ev) orow[e * p.out.e] = from_float<T>(acc[t] * inv);
   }
-  if (lse && lane == 0) lse[b * p.lse_b + h * p.lse_h + i] = sum > 0.f ? top + logf(sum) : -INFINITY;
+  if (lse && lane == 0) lse[b * p.lse_b + h * p.lse_h + i] = sum > 0.f ? top + logf(sum) : p.masked_lse;
 }
 
 // Past this many multiply-adds a call (B H L S (E + Ev)) the blocked way is faster: its three launches cost more
@@ -277,7 +285,8 @@ void attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bia
       const Tensor qb = view(q, {p.H, n, p.E}, {p.q.h, p.q.l, p.q.e}, q.storage_offset + b * p.q.b + l0 * p.q.l);
       const Tensor kt = view(k, {p.H, p.E, p.S}, {p.k.h, p.k.e, p.k.l}, k.storage_offset + b * p.k.b);
       const Tensor vb = view(v, {p.H, p.S, p.Ev}, {p.v.h, p.v.l, p.v.e}, v.storage_offset + b * p.v.b);
-      Tensor ob = view(out, {p.H, n, p.Ev}, {p.out.h, p.out.l, p.out.e}, b * p.out.b + l0 * p.out.l);
+      Tensor ob = view(out, {p.H, n, p.Ev}, {p.out.h, p.out.l, p.out.e},
+                       out.storage_offset + b * p.out.b + l0 * p.out.l);
       gemm(s, qb, kt, p.scale, 0.0, "scaled_dot_product_efficient_attention");
       switch (static_cast<DType>(q.dtype)) {
         case DType::f32: softmax_rows<float>(s, pr, bias, lse, p, b, l0, n); break;
@@ -342,6 +351,7 @@ Problem attention_problem(const Tensor& q, const Tensor& k, const Tensor& v, con
   if (bias) p.bias = bias_strides(*bias, p);
   p.scale = float(scale ? *scale : 1.0 / std::sqrt(double(p.E)));
   p.causal = is_causal != 0;
+  p.masked_lse = -INFINITY;
   if (q.dtype != int32_t(DType::f32) && q.dtype != int32_t(DType::f16) && q.dtype != int32_t(DType::bf16))
     fail(name + ": dtype " + dtype_name(q.dtype) + " is not supported");
   if (p.H > 65535) fail(name + ": more than 65535 heads");
@@ -450,11 +460,11 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
   });
 }
 
-// The same attention under the name of torch's flash backend (its choice for f16/bf16 without a mask), its causal
-// mask aligned to the bottom right as flash attention's is (query i sees keys up to i + S - L), with the
-// outputs its meta function makes: the output as empty_like(query.transpose(1, 2)).transpose(1, 2) (query's own
-// strides when query is dense, else [B, L, H, Ev] memory), logsumexp float32 [B, H, L], no cumulative sequence
-// lengths, max_q = L, max_k = S, and no debug mask.
+// The same attention under the name of torch's flash backend (its choice for f16/bf16 without a mask; key and value
+// may have fewer heads, dividing the query's: grouped-query attention), its causal mask aligned to the bottom right
+// as flash attention's is (query i sees keys up to i + S - L), with the outputs its meta function makes: the output
+// as empty_like(query.transpose(1, 2)).transpose(1, 2) (query's own strides when query is dense, else [B, L, H, Ev]
+// memory), logsumexp float32 [B, H, L], no cumulative sequence lengths, max_q = L, max_k = S, and no debug mask.
 extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
     int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
@@ -465,20 +475,40 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
     const Tensor& k = deref(key, "key");
     const Tensor& v = deref(value, "value");
     if (return_debug_mask) fail(std::string(kFlash) + ": the debug mask is not supported");
-    Problem p = attention_problem(q, k, v, nullptr, dropout_p, is_causal, scale, kFlash);
+    // Grouped-query attention (key and value with fewer heads, dividing the query's, as torch's flash kernel takes
+    // them): one call per key/value head, on its group of query heads, which read it with a head stride of 0.
+    const bool grouped = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 && k.sizes[1] > 0 &&
+                         k.sizes[1] < q.sizes[1] && q.sizes[1] % k.sizes[1] == 0 && v.sizes[1] == k.sizes[1];
+    const int64_t group = grouped ? q.sizes[1] / k.sizes[1] : 1;
+    auto part = [&](const Tensor& t, int64_t first, bool shared) -> Tensor {
+      if (!grouped) return t;
+      std::vector<int64_t> sizes = t.sizes, strides = t.strides;
+      sizes[1] = group;
+      if (shared) strides[1] = 0;
+      return view(t, sizes, strides, t.storage_offset + first * t.strides[1]);
+    };
+    Problem p = attention_problem(part(q, 0, false), part(k, 0, true), part(v, 0, true), nullptr, dropout_p, is_causal,
+                                  scale, kFlash);
     p.causal_offset = p.S - p.L;  // flash attention's causal mask is aligned to the bottom right
+    p.masked_lse = INFINITY;      // and it gives a row without keys +inf
+    const int64_t H = q.sizes[1];
     const int32_t device = q.storage->device_index;
     const bool same_layout = q.is_non_overlapping_and_dense() && p.Ev == p.E;
     const std::vector<int64_t> strides =
-        same_layout ? q.strides : std::vector<int64_t>{p.L * p.H * p.Ev, p.Ev, p.H * p.Ev, 1};
-    TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L, p.Ev}, strides, q.dtype));
+        same_layout ? q.strides : std::vector<int64_t>{p.L * H * p.Ev, p.Ev, H * p.Ev, 1};
+    TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, H, p.L, p.Ev}, strides, q.dtype));
     p.out = {out->strides[0], out->strides[1], out->strides[2], out->strides[3]};
-    TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L},
-                                std::vector<int64_t>{p.H * p.L, p.L, 1}, int32_t(DType::f32)));
-    p.lse_b = p.H * p.L, p.lse_h = p.L;
+    TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, H, p.L},
+                                std::vector<int64_t>{H * p.L, p.L, 1}, int32_t(DType::f32)));
+    p.lse_b = H * p.L, p.lse_h = p.L;
     TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
-    if (p.B * p.H * p.L * p.Ev > 0) attend(q, k, v, nullptr, *out, reinterpret_cast<float*>(lse->data()), p);
+    if (p.B * H * p.L * p.Ev > 0)
+      for (int64_t g = 0; g < H / p.H; ++g) {
+        Tensor o = view(*out, out->sizes, out->strides, g * p.H * out->strides[1]);
+        attend(part(q, g * p.H, false), part(k, g, true), part(v, g, true), nullptr, o,
+               reinterpret_cast<float*>(lse->data()) + g * p.H * p.L, p);
+      }
     hand_out(ret0, std::move(out));
     hand_out(ret1, std::move(lse));
     hand_out(ret2, nullptr);
@@ -488,5 +518,313 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
     hand_out(ret6, std::move(seed));
     hand_out(ret7, std::move(offset));
     hand_out(ret8, nullptr);
+  });
+}
+
+// ---- The raw forward kernels: _efficient_attention_forward and _flash_attention_forward -----------------------
+// What torch's SDPA entry points call underneath, and what a model that calls them itself (or through a nested
+// tensor's packed batch) reaches. Their operands are [B, S, H, E] (the same memory torch's SDPA sees as
+// [B, H, S, E]), so they run on `attend` above through strides. A packed batch (cumulative sequence lengths,
+// B = 1) runs one sequence at a time: the lengths are read on the host, after the stream's work so far.
+
+namespace mpspack::shim::cuda {
+namespace {
+
+constexpr const char* kEfficientForward = "_efficient_attention_forward";
+constexpr const char* kFlashForward = "_flash_attention_forward";
+
+// A [.., S, H, E] operand's strides as Problem's (b, h, l, e); `batch` is the batch dim's stride (0 when packed).
+Strides4 bshe(const Tensor& t, int64_t batch) {
+  const size_t n = t.sizes.size();
+  return {batch, t.strides[n - 2], t.strides[n - 3], t.strides[n - 1]};
+}
+
+// The same tensor with its storage offset moved by `elements` (a sequence of a packed batch).
+Tensor shifted(const Tensor& t, int64_t elements) {
+  return view(t, t.sizes, t.strides, t.storage_offset + elements);
+}
+
+void check_operands(const Tensor& q, const Tensor& k, const Tensor& v, const std::string& op) {
+  for (const Tensor* t : {&q, &k, &v}) require_cuda(*t, op.c_str());
+  if (k.dtype != q.dtype || v.dtype != q.dtype) fail(op + ": query, key and value dtypes differ");
+  if (q.dtype != int32_t(DType::f32) && q.dtype != int32_t(DType::f16) && q.dtype != int32_t(DType::bf16))
+    fail(op + ": dtype " + dtype_name(q.dtype) + " is not supported");
+}
+
+void fill(Tensor& t, float value) {
+  if (const int64_t n = t.numel(); n > 0)
+    fill_kernel<<<unsigned(ceil_div(n, 256)), 256, 0, current_stream()>>>(reinterpret_cast<float*>(t.data()), n,
+                                                                          value);
+  check(cudaGetLastError(), "attention fill kernel launch");
+}
+
+void zero(Tensor& t) {
+  if (t.numel() > 0)
+    check(cudaMemsetAsync(t.data(), 0, std::size_t(t.numel()) * t.itemsize(), current_stream()), "attention");
+}
+
+// One packed batch's sequence: its first query and key rows and their counts.
+struct Sequence {
+  int64_t q0, nq, k0, nk;
+};
+
+// The sequences of a packed batch from the cumulative lengths (and the keys each uses, when given), checked
+// against the operands' rows and the longest query sequence the caller declared.
+std::vector<Sequence> sequences(const Tensor& cu_q, const Tensor& cu_k, const Tensor* used_k, int64_t rows_q,
+                                int64_t rows_k, int64_t max_q, const std::string& op, const char* used_name) {
+  const std::vector<int32_t> sq = int32_values(cu_q, op + ": cu_seqlens_q");
+  const std::vector<int32_t> sk = int32_values(cu_k, op + ": cu_seqlens_k");
+  if (sq.size() != sk.size()) fail(op + ": cu_seqlens_q and cu_seqlens_k differ in length");
+  if (sq.empty()) fail(op + ": cu_seqlens_q is empty");
+  const std::size_t n = sq.size() - 1;
+  std::vector<int32_t> used;
+  if (used_k) {
+    used = int32_values(*used_k, op + ": " + used_name);
+    if (used.size() != n)
+      fail(op + ": " + used_name + " has " + std::to_string(used.size()) + " lengths for " + std::to_string(n) +
+           " sequences");
+  }
+  std::vector<Sequence> out(n);
+  for (std::size_t b = 0; b < n; ++b) {
+    Sequence s{sq[b], int64_t(sq[b + 1]) - sq[b], sk[b], used_k ? int64_t(used[b]) : int64_t(sk[b + 1]) - sk[b]};
+    if (s.q0 < 0 || s.nq < 0 || s.q0 + s.nq > rows_q)
+      fail(op + ": cu_seqlens_q does not describe sequences within the query's " + std::to_string(rows_q) + " rows");
+    if (s.k0 < 0 || s.nk < 0 || s.k0 + s.nk > rows_k)
+      fail(op + ": the key sequences do not lie within the key's " + std::to_string(rows_k) + " rows");
+    if (s.nq > max_q)
+      fail(op + ": sequence " + std::to_string(b) + " has " + std::to_string(s.nq) +
+           " queries, more than max_seqlen_q " + std::to_string(max_q));
+    out[b] = s;
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace mpspack::shim::cuda
+
+// torch's memory-efficient kernel: query [B, M, H, E], key [B, N, H, E], value [B, N, H, Ev]; custom_mask_type 0
+// (none), 1 (causal from the top left) or 2 (causal from the bottom right: query i sees keys up to i + N - M);
+// window_size > 0 hides keys more than window_size - 1 before the diagonal. Outputs as torch makes them: the
+// output [B, M, H, Ev] contiguous, logsumexp float32 [batches, H, M rounded up to 32] (+inf past each sequence's
+// rows) or [batches, H, 0], the philox seed and offset (empty: no dropout), max_seqlen_q and max_seqlen_k.
+extern "C" AOTITorchError aoti_torch_cuda__efficient_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* bias,
+    AtenTensorHandle* cu_seqlens_q, AtenTensorHandle* cu_seqlens_k, int64_t* max_seqlen_q, int64_t* max_seqlen_k,
+    double dropout_p, int64_t custom_mask_type, int32_t compute_log_sumexp, double* scale, AtenTensorHandle* seqlen_k,
+    int64_t* window_size, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5) {
+  return guarded(__func__, [&] {
+    const std::string op = kEfficientForward;
+    const Tensor& q = deref(query, "query");
+    const Tensor& k = deref(key, "key");
+    const Tensor& v = deref(value, "value");
+    const Tensor* bias_t = (bias != nullptr && *bias != nullptr) ? &deref(*bias, "bias") : nullptr;
+    const Tensor* cu_q = (cu_seqlens_q != nullptr && *cu_seqlens_q != nullptr) ? &deref(*cu_seqlens_q) : nullptr;
+    const Tensor* cu_k = (cu_seqlens_k != nullptr && *cu_seqlens_k != nullptr) ? &deref(*cu_seqlens_k) : nullptr;
+    const Tensor* used_k = (seqlen_k != nullptr && *seqlen_k != nullptr) ? &deref(*seqlen_k) : nullptr;
+    check_operands(q, k, v, op);
+    if (dropout_p != 0.0) fail(op + ": dropout is not supported (inference only)");
+    if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4)
+      fail(op + ": query, key and value must be 4-d [batch, sequence, heads, head size]");
+    const int64_t B = q.sizes[0], M = q.sizes[1], H = q.sizes[2], E = q.sizes[3];
+    const int64_t N = k.sizes[1], Ev = v.sizes[3];
+    if (k.sizes[0] != B || v.sizes[0] != B) fail(op + ": query, key and value batch sizes differ");
+    if (v.sizes[1] != N) fail(op + ": key and value sequence lengths differ");
+    if (k.sizes[2] != H || v.sizes[2] != H) fail(op + ": query, key and value head counts differ");
+    if (k.sizes[3] != E) fail(op + ": query and key head sizes differ");
+    if (custom_mask_type < 0 || custom_mask_type > 2)
+      fail(op + ": custom_mask_type " + std::to_string(custom_mask_type) + " is not 0, 1 or 2");
+    if ((cu_q == nullptr) != (cu_k == nullptr)) fail(op + ": give both cu_seqlens_q and cu_seqlens_k, or neither");
+    const bool packed = cu_q != nullptr;
+    if (packed && B != 1) fail(op + ": cu_seqlen only supports batch_size=1");
+    if (packed && max_seqlen_q == nullptr) fail(op + ": max_seqlen_q is required with cu_seqlens_q");
+    if (packed && bias_t) fail(op + ": an attention bias with cu_seqlens_q is not supported");
+    if (bias_t) {
+      require_cuda(*bias_t, op.c_str());
+      if (bias_t->dtype != q.dtype) fail(op + ": invalid dtype for bias - should match query's dtype");
+      if (bias_t->dim() != 4) fail(op + ": Bias expected in BMHK format");
+      if (bias_t->sizes[0] != B || bias_t->sizes[1] != H || bias_t->sizes[2] != M || bias_t->sizes[3] != N)
+        fail(op + ": attn_bias: wrong shape (expected [batch, heads, queries, keys])");
+    }
+    const int64_t max_q = packed ? *max_seqlen_q : M;
+    const std::vector<Sequence> seqs =
+        packed ? sequences(*cu_q, *cu_k, used_k, M, N, max_q, op, "seqlen_k") : std::vector<Sequence>{};
+    const int64_t batches = packed ? int64_t(seqs.size()) : B;
+    const int32_t device = q.storage->device_index;
+
+    TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{B, M, H, Ev},
+                                std::vector<int64_t>{M * H * Ev, H * Ev, Ev, 1}, q.dtype));
+    const int64_t lse_dim = compute_log_sumexp ? ceil_div(max_q, 32) * 32 : 0;
+    TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{batches, H, lse_dim},
+                                std::vector<int64_t>{H * lse_dim, lse_dim, 1}, int32_t(DType::f32)));
+    fill(*lse, INFINITY);  // torch's kernel leaves +inf in the rows past each sequence's queries
+    TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
+    TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
+    float* lse_base = compute_log_sumexp ? reinterpret_cast<float*>(lse->data()) : nullptr;
+
+    // One problem: `rows` queries and `keys` keys, query i's keys shifted as the mask type says.
+    auto problem = [&](int64_t batch, int64_t rows, int64_t keys, int64_t qb, int64_t kb, int64_t vb) {
+      Problem p{};
+      p.B = batch, p.H = H, p.L = rows, p.S = keys, p.E = E, p.Ev = Ev;
+      p.q = bshe(q, qb), p.k = bshe(k, kb), p.v = bshe(v, vb);
+      p.out = {M * H * Ev, Ev, H * Ev, 1};
+      p.lse_b = H * lse_dim, p.lse_h = lse_dim;
+      p.scale = float(scale ? *scale : 1.0 / std::sqrt(double(E)));
+      p.masked_lse = -INFINITY;
+      const int64_t diagonal = custom_mask_type == 2 ? keys - rows : 0;
+      p.causal = custom_mask_type != 0;
+      p.causal_offset = diagonal;
+      if (window_size != nullptr && *window_size > 0) {
+        p.windowed = true;
+        p.window_lo = diagonal - *window_size + 1;
+      }
+      if (bias_t) p.bias = {bias_t->strides[0], bias_t->strides[1], bias_t->strides[2], bias_t->strides[3]};
+      if (p.H > 65535) fail(op + ": more than 65535 heads");
+      return p;
+    };
+    if (N == 0) {
+      zero(*out);  // no keys: torch's kernel gives zeros
+    } else if (!packed) {
+      if (B * H * M * Ev > 0)
+        attend(q, k, v, bias_t, *out, lse_base, problem(B, M, N, q.strides[0], k.strides[0], v.strides[0]));
+    } else {
+      for (std::size_t b = 0; b < seqs.size(); ++b) {
+        const Sequence& s = seqs[b];
+        if (s.nq == 0 || H * Ev == 0) continue;
+        Problem p = problem(1, s.nq, s.nk, 0, 0, 0);
+        const Tensor qs = shifted(q, s.q0 * q.strides[1]);
+        const Tensor ks = shifted(k, s.k0 * k.strides[1]);
+        const Tensor vs = shifted(v, s.k0 * v.strides[1]);
+        Tensor os = shifted(*out, s.q0 * H * Ev);
+        attend(qs, ks, vs, nullptr, os, lse_base ? lse_base + int64_t(b) * H * lse_dim : nullptr, p);
+      }
+    }
+    hand_out(ret0, std::move(out));
+    hand_out(ret1, std::move(lse));
+    hand_out(ret2, std::move(seed));
+    hand_out(ret3, std::move(offset));
+    if (ret4 != nullptr) *ret4 = max_q;
+    if (ret5 != nullptr) *ret5 = max_seqlen_k != nullptr ? *max_seqlen_k : (packed ? 0 : N);
+  });
+}
+
+// torch's flash-attention kernel: query [B, Sq, H, E], key and value [B, Sk, Hk, E] (Hk dividing H: grouped-query
+// attention), or, packed (cum_seq_q and cum_seq_k), [total, H, E] with one sequence per pair of cumulative
+// lengths. Its masks are aligned to the bottom right of each sequence: query i sees keys j with
+// i + Sk - Sq - window_size_left <= j <= i + Sk - Sq + window_size_right (is_causal: right 0; a missing or
+// negative size: unbounded). Outputs as torch makes them: the
+// output as empty_like(query), logsumexp float32 [B, H, Sq] or, packed, [H, total] (+inf for a row without keys),
+// the rng state uint64 [2] and an unused uint64 scalar (no dropout), and an empty debug mask.
+extern "C" AOTITorchError aoti_torch_cuda__flash_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* cum_seq_q,
+    AtenTensorHandle* cum_seq_k, int64_t max_q, int64_t max_k, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double* scale, int64_t* window_size_left, int64_t* window_size_right,
+    AtenTensorHandle* seqused_k, AtenTensorHandle* alibi_slopes, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+    AtenTensorHandle* ret2, AtenTensorHandle* ret3, AtenTensorHandle* ret4) {
+  return guarded(__func__, [&] {
+    const std::string op = kFlashForward;
+    const Tensor& q = deref(query, "query");
+    const Tensor& k = deref(key, "key");
+    const Tensor& v = deref(value, "value");
+    const Tensor* cu_q = (cum_seq_q != nullptr && *cum_seq_q != nullptr) ? &deref(*cum_seq_q) : nullptr;
+    const Tensor* cu_k = (cum_seq_k != nullptr && *cum_seq_k != nullptr) ? &deref(*cum_seq_k) : nullptr;
+    const Tensor* used_k = (seqused_k != nullptr && *seqused_k != nullptr) ? &deref(*seqused_k) : nullptr;
+    check_operands(q, k, v, op);
+    if (q.dtype == int32_t(DType::f32)) fail(op + ": FlashAttention only support fp16 and bf16 data type");
+    if (dropout_p != 0.0) fail(op + ": dropout is not supported (inference only)");
+    if (return_debug_mask) fail(op + ": return_softmax is only supported when p_dropout > 0.0");
+    if (alibi_slopes != nullptr && *alibi_slopes != nullptr) fail(op + ": ALiBi slopes are not supported");
+    if ((cu_q == nullptr) != (cu_k == nullptr))
+      fail(op + ": cumulative_sequence_length_q and cumulative_sequence_length_k must be both set or both not set");
+    const bool packed = cu_q != nullptr;
+    const int64_t nd = packed ? 3 : 4;
+    if (q.dim() != nd || k.dim() != nd || v.dim() != nd)
+      fail(op + (packed ? ": packed query, key and value must be 3-d [total, heads, head size]"
+                        : ": query, key and value must be 4-d [batch, sequence, heads, head size]"));
+    const int64_t H = q.sizes[size_t(nd - 2)], E = q.sizes[size_t(nd - 1)];
+    const int64_t Hk = k.sizes[size_t(nd - 2)];
+    if (!packed && (k.sizes[0] != q.sizes[0] || v.sizes[0] != q.sizes[0]))
+      fail(op + ": query, key and value batch sizes differ");
+    if (v.sizes != k.sizes || k.sizes[size_t(nd - 1)] != E)
+      fail(op + ": key and value must have the query's head size and one shape");
+    if (Hk == 0 || H % Hk != 0) fail(op + ": Number of heads in key/value must divide number of heads in query");
+    // Grouped-query attention: query heads h * group .. h * group + group - 1 share key/value head h.
+    const int64_t group = H / Hk;
+    if (group > 1 && packed && max_q == 1)
+      fail(op + ": grouped-query attention on a packed batch of single queries is not supported");
+    if (E % 8 != 0) fail(op + ": head_size must be a multiple of 8, this is ensured by padding!");
+    if (E > 256) fail(op + ": FlashAttention forward only supports head dimension at most 256");
+    if (H > 65535) fail(op + ": more than 65535 heads");
+    const int32_t device = q.storage->device_index;
+
+    TensorPtr out(new_tensor_on(kCuda, device, q.sizes, empty_like_strides(q), q.dtype));
+    const int64_t rows_q = packed ? q.sizes[0] : q.sizes[1];
+    const int64_t B = packed ? 1 : q.sizes[0];
+    const std::vector<int64_t> lse_sizes =
+        packed ? std::vector<int64_t>{H, rows_q} : std::vector<int64_t>{B, H, rows_q};
+    TensorPtr lse(new_tensor_on(kCuda, device, lse_sizes, contiguous_strides(lse_sizes), int32_t(DType::f32)));
+    TensorPtr rng_state(
+        new_tensor_on(kCuda, device, std::vector<int64_t>{2}, std::vector<int64_t>{1}, mpspack::dtype::uint64));
+    TensorPtr unused(new_tensor_on(kCuda, device, {}, {}, mpspack::dtype::uint64));
+    TensorPtr debug_mask(new_tensor_on(kCuda, device, std::vector<int64_t>{0}, std::vector<int64_t>{1}, q.dtype));
+
+    // Windows of the keys' length or more bound nothing; a single query needs no causal mask (torch's rules).
+    const int64_t keys_bound = packed ? max_k : k.sizes[1];
+    int64_t left = window_size_left ? *window_size_left : -1, right = window_size_right ? *window_size_right : -1;
+    if (left >= keys_bound) left = -1;
+    if (right >= keys_bound) right = -1;
+    const bool causal = is_causal && (packed ? max_q : rows_q) != 1;
+    if (causal) right = 0;
+    const int64_t od = nd - 3;  // the row dim's index is od, heads od + 1 (0 or 1 for packed or not)
+
+    // One call's problem: `heads` query heads (all of them, or one key/value head's group, which then reads its
+    // key and value head for each with a head stride of 0).
+    const int64_t heads = group == 1 ? H : group;
+    auto problem = [&](int64_t batch, int64_t rows, int64_t keys, bool batched) {
+      Problem p{};
+      p.B = batch, p.H = heads, p.L = rows, p.S = keys, p.E = E, p.Ev = E;
+      p.q = bshe(q, batched ? q.strides[0] : 0), p.k = bshe(k, batched ? k.strides[0] : 0);
+      p.v = bshe(v, batched ? v.strides[0] : 0);
+      p.out = bshe(*out, batched ? out->strides[0] : 0);
+      p.lse_b = packed ? 0 : H * rows_q, p.lse_h = rows_q;
+      p.scale = float(scale ? *scale : 1.0 / std::sqrt(double(E)));
+      p.masked_lse = INFINITY;
+      const int64_t diagonal = keys - rows;
+      if (right >= 0) p.causal = true, p.causal_offset = diagonal + right;
+      if (left >= 0) p.windowed = true, p.window_lo = diagonal - left;
+      if (group > 1) p.k.h = 0, p.v.h = 0;
+      return p;
+    };
+    // Every query head of q (from row 0 of qs, ks, vs, os, lse): one call, or one per key/value head.
+    const std::size_t hd = std::size_t(od + 1);
+    auto run = [&](const Tensor& qs, const Tensor& ks, const Tensor& vs, Tensor& os, float* lse_at, int64_t batch,
+                   int64_t rows, int64_t keys, bool batched) {
+      for (int64_t h = 0; h < H / heads; ++h) {
+        const Problem p = problem(batch, rows, keys, batched);
+        Tensor oh = shifted(os, h * heads * os.strides[hd]);
+        attend(shifted(qs, h * heads * qs.strides[hd]), shifted(ks, h * ks.strides[hd]),
+               shifted(vs, h * vs.strides[hd]), nullptr, oh, lse_at + h * heads * p.lse_h, p);
+      }
+    };
+    float* lse_base = reinterpret_cast<float*>(lse->data());
+    if (keys_bound == 0) {
+      zero(*out);  // no keys: torch gives zeros and +inf
+      fill(*lse, INFINITY);
+    } else if (!packed) {
+      if (B * H * rows_q * E > 0) run(q, k, v, *out, lse_base, B, rows_q, k.sizes[1], true);
+    } else {
+      const std::vector<Sequence> seqs = sequences(*cu_q, *cu_k, used_k, rows_q, k.sizes[0], max_q, op, "seqused_k");
+      for (const Sequence& s : seqs) {
+        if (s.nq == 0 || H * E == 0) continue;
+        Tensor os = shifted(*out, s.q0 * out->strides[size_t(od)]);
+        run(shifted(q, s.q0 * q.strides[size_t(od)]), shifted(k, s.k0 * k.strides[size_t(od)]),
+            shifted(v, s.k0 * v.strides[size_t(od)]), os, lse_base + s.q0, 1, s.nq, s.nk, false);
+      }
+    }
+    hand_out(ret0, std::move(out));
+    hand_out(ret1, std::move(lse));
+    hand_out(ret2, std::move(rng_state));
+    hand_out(ret3, std::move(unused));
+    hand_out(ret4, std::move(debug_mask));
   });
 }

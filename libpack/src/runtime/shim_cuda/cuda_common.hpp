@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <vector>
 
 namespace mpspack::shim::cuda {
 
@@ -18,6 +19,10 @@ cudaStream_t current_stream();
 void set_current_stream(cudaStream_t stream);
 
 void require_cuda(const Tensor& t, const char* op);
+
+// The values of a 1-d int32 tensor (offsets, sequence lengths) on the host, on the CPU or copied from the GPU
+// after the current stream's work (a synchronisation). `what` names the op and argument in the errors.
+std::vector<int32_t> int32_values(const Tensor& t, const std::string& what);
 
 // dst[i] <- src[i] over `sizes` (nd <= 16) with per-tensor element strides (0 = broadcast), same element size,
 // both in device memory, on `stream`.

@@ -33,6 +33,25 @@ void require_cuda(const Tensor& t, const char* op) {
     fail(std::string(op) + ": expects cuda tensors (got device type " + std::to_string(t.device_type()) + ")");
 }
 
+std::vector<int32_t> int32_values(const Tensor& t, const std::string& what) {
+  if (t.dtype != int32_t(DType::i32)) fail(what + " must have dtype int32, got " + dtype_name(t.dtype));
+  if (t.dim() != 1) fail(what + " must be 1-d");
+  const int64_t n = t.sizes[0];
+  std::vector<int32_t> values(static_cast<std::size_t>(n));
+  if (n == 0) return values;
+  if (n > 1 && t.strides[0] != 1) fail(what + " must be contiguous");
+  const std::size_t bytes = std::size_t(n) * sizeof(int32_t);
+  if (t.device_type() == kCpu) {
+    std::memcpy(values.data(), t.data(), bytes);
+  } else {
+    require_cuda(t, what.c_str());
+    const cudaStream_t stream = current_stream();
+    check(cudaMemcpyAsync(values.data(), t.data(), bytes, cudaMemcpyDeviceToHost, stream), what.c_str());
+    check(cudaStreamSynchronize(stream), what.c_str());
+  }
+  return values;
+}
+
 // ---- strided copy kernel ---------------------------------------------------------------------------------
 
 namespace {
