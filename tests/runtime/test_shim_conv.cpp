@@ -237,7 +237,7 @@ void check_through_abi(const Case& k) {
   CHECK(sizes_of(Y.get()) == out_sizes);
   // torch's rule: channels-last when the input or the weight is (a weight with C/g = 1 is also contiguous, and
   // does not count).
-  const bool cl = shim::is_channels_last(*in.X.h.get()) || shim::is_channels_last(*in.W.h.get());
+  const bool cl = shim::strides_like_channels_last(*in.X.h.get()) || shim::strides_like_channels_last(*in.W.h.get());
   if (k.input_channels_last) CHECK(cl);
   CHECK(strides_of(Y.get()) == (cl ? channels_last(out_sizes) : contiguous(out_sizes)));
   const int64_t terms = (k.C / k.groups) * numel(std::vector<int64_t>(k.kernel.begin(), k.kernel.begin() + k.spatial));

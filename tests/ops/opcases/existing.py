@@ -57,6 +57,17 @@ def convolution(g):
     yield Case("depthwise channels-last", [g.randn(1, 4, 6, 6).to(memory_format=torch.channels_last),
                                            g.randn(4, 1, 3, 3), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 4],
                rtol=1e-4, atol=1e-4)
+    # ConvNeXt's block: a 7x7 depthwise convolution (bias) of a channels-last input (a permuted LayerNorm's output).
+    yield Case("depthwise 7x7 bias channels-last", [g.randn(1, 16, 12, 12).to(memory_format=torch.channels_last),
+                                                    g.randn(16, 1, 7, 7), g.randn(16), [1, 1], [3, 3], [1, 1], False,
+                                                    [0, 0], 16], rtol=1e-4, atol=1e-4)
+    # AOTInductor passes that input as a view whose batch dim (size 1) has stride 0.
+    x = g.randn(1, 12, 12, 16)
+    yield Case("depthwise 7x7 channels-last, batch stride 0", [x.as_strided((1, 16, 12, 12), (0, 1, 192, 16)),
+                                                              g.randn(16, 1, 7, 7), g.randn(16), [1, 1], [3, 3],
+                                                              [1, 1], False, [0, 0], 16], rtol=1e-4, atol=1e-4)
+    yield Case("depthwise 7x7 bias", [g.randn(1, 16, 12, 12), g.randn(16, 1, 7, 7), g.randn(16), [1, 1], [3, 3], [1, 1],
+                                      False, [0, 0], 16], rtol=1e-4, atol=1e-4)
     yield err("channels differ from the weight's", [g.randn(1, 3, 5, 5), g.randn(2, 4, 3, 3), None, [1, 1], [0, 0],
                                                     [1, 1], False, [0, 0], 1])
     if g.device == "cuda":

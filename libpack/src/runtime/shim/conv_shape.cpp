@@ -23,30 +23,7 @@ std::string joined(const std::array<int64_t, 3>& v, int n) {
   return s;
 }
 
-// Channels-last strides for sizes [N, C, spatial...]: C innermost, then the spatial dims in order, N outermost.
-std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> st(sizes.size());
-  int64_t step = 1;
-  st[1] = step;
-  step *= sizes[1];
-  for (std::size_t d = sizes.size() - 1; d >= 2; --d) {
-    st[d] = step;
-    step *= sizes[d];
-  }
-  st[0] = step;
-  return st;
-}
-
 }  // namespace
-
-bool is_channels_last(const Tensor& t) {
-  if (t.dim() != 4 && t.dim() != 5) return false;
-  if (t.is_contiguous()) return false;  // ambiguous layouts count as contiguous
-  const auto want = channels_last_strides(t.sizes);
-  for (std::size_t d = 0; d < want.size(); ++d)
-    if (t.sizes[d] != 1 && t.strides[d] != want[d]) return false;
-  return true;
-}
 
 std::string ConvShape::describe() const {
   std::string s = std::string(transposed ? "conv_transpose" : "conv") + std::to_string(spatial) + "d N=" +
@@ -108,7 +85,8 @@ ConvShape convolution_shape(const Tensor& x, const Tensor& w, const Tensor* b, c
   // Output layout as torch's: channels-last when the input or the weight is, else contiguous.
   s.out_sizes = {s.N, s.O};
   for (int d = 0; d < s.spatial; ++d) s.out_sizes.push_back(s.out[d]);
-  s.channels_last = s.spatial >= 2 && (is_channels_last(x) || is_channels_last(w));
+  // torch's suggest_memory_format of either operand (mkldnn_conv_use_channels_last, cudnn_conv_suggest_memory_format).
+  s.channels_last = s.spatial >= 2 && (strides_like_channels_last(x) || strides_like_channels_last(w));
   s.out_strides = s.channels_last ? channels_last_strides(s.out_sizes) : contiguous_strides(s.out_sizes);
   return s;
 }

@@ -28,8 +28,4 @@ ConvShape convolution_shape(const Tensor& x, const Tensor& w, const Tensor* b, c
                             int64_t dilation_len, int32_t transposed, const int64_t* output_padding,
                             int64_t output_padding_len, int64_t groups);
 
-// Whether t is laid out channels-last (NHWC for 4 dims, NDHWC for 5) and not also contiguous, as torch's
-// suggest_memory_format decides it.
-bool is_channels_last(const Tensor& t);
-
 }  // namespace mpspack::shim

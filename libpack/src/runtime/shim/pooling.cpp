@@ -26,23 +26,6 @@ using namespace mpspack::shim::typed;
 namespace mpspack::shim::pool {
 namespace {
 
-// torch's is_channels_last_strides_2d/3d: C innermost, then the spatial dims from the last, N outermost, with
-// ties between size-1 dims read as contiguous.
-bool strides_like_channels_last(const Tensor& t) {
-  static constexpr int k4[] = {1, 3, 2, 0};
-  static constexpr int k5[] = {1, 4, 3, 2, 0};
-  const std::span<const int> order = t.dim() == 4 ? std::span<const int>(k4) : std::span<const int>(k5);
-  int64_t min = 0;
-  for (int d : order) {
-    const auto i = static_cast<std::size_t>(d);
-    if (t.sizes[i] == 0 || t.strides[i] < min) return false;
-    if (d == 0 && min == t.strides[1]) return false;
-    min = t.strides[i];
-    if (t.sizes[i] > 1) min *= t.sizes[i];
-  }
-  return true;
-}
-
 const char* count_word(int nd) { return nd == 2 ? "two" : "three"; }
 
 }  // namespace
@@ -78,17 +61,7 @@ std::vector<int64_t> out_sizes(const Geometry& g, const Dims& out) {
 
 std::vector<int64_t> out_strides(const std::vector<int64_t>& sizes, bool channels_last) {
   if (!channels_last || (sizes.size() != 4 && sizes.size() != 5)) return contiguous_strides(sizes);
-  // torch's get_channels_last_strides: plain products, size-0 dims included.
-  std::vector<int64_t> st(sizes.size());
-  int64_t step = 1;
-  st[1] = step;
-  step *= sizes[1];
-  for (std::size_t d = sizes.size() - 1; d >= 2; --d) {
-    st[d] = step;
-    step *= sizes[d];
-  }
-  st[0] = step;
-  return st;
+  return channels_last_strides(sizes);
 }
 
 PlaneView plane_view(const Tensor& t, const Geometry& g) {

@@ -182,6 +182,35 @@ std::vector<int64_t> infer_dense_strides(std::span<const int64_t> sizes, std::sp
   return out;
 }
 
+bool strides_like_channels_last(const Tensor& t) {
+  static constexpr std::size_t k4[] = {1, 3, 2, 0};
+  static constexpr std::size_t k5[] = {1, 4, 3, 2, 0};
+  if ((t.dim() != 4 && t.dim() != 5) || t.strides[1] == 0) return false;
+  const std::span<const std::size_t> order = t.dim() == 4 ? std::span<const std::size_t>(k4)
+                                                          : std::span<const std::size_t>(k5);
+  int64_t min = 0;
+  for (std::size_t d : order) {
+    if (t.sizes[d] == 0 || t.strides[d] < min) return false;
+    if (d == 0 && min == t.strides[1]) return false;  // N111 tensors: ambiguous, contiguous wins
+    min = t.strides[d];
+    if (t.sizes[d] > 1) min *= t.sizes[d];
+  }
+  return true;
+}
+
+std::vector<int64_t> channels_last_strides(std::span<const int64_t> sizes) {
+  std::vector<int64_t> st(sizes.size());
+  int64_t step = 1;
+  st[1] = step;
+  step *= sizes[1];
+  for (std::size_t d = sizes.size() - 1; d >= 2; --d) {
+    st[d] = step;
+    step *= sizes[d];
+  }
+  st[0] = step;
+  return st;
+}
+
 std::vector<int64_t> empty_like_strides(const Tensor& t) {
   if (t.is_non_overlapping_and_dense()) return t.strides;
   return infer_dense_strides(t.sizes, t.strides);

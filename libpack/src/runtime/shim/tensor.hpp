@@ -133,6 +133,13 @@ std::vector<int64_t> contiguous_strides(std::span<const int64_t> sizes);
 std::vector<int64_t> infer_dense_strides(std::span<const int64_t> sizes, std::span<const int64_t> strides);
 // Strides torch.empty_like(t) gives (preserve_format).
 std::vector<int64_t> empty_like_strides(const Tensor& t);
+// c10's is_channels_last_strides_2d/3d, what suggest_memory_format reads: a 4-d (5-d) tensor's strides grow from
+// C through the spatial dims (from the last) to N. Ambiguous cases read as contiguous: a zero C stride, and a
+// size-1 N whose stride is not beyond the others' (AOTInductor passes such views with N's stride 0).
+bool strides_like_channels_last(const Tensor& t);
+// torch's get_channels_last_strides for 4-d or 5-d sizes [N, C, spatial...]: C innermost, then the spatial dims
+// from the last, N outermost (plain products, size-0 dims included).
+std::vector<int64_t> channels_last_strides(std::span<const int64_t> sizes);
 
 // New owned CPU tensor handle (caller owns it; delete with aoti_torch_delete_tensor_object).
 Tensor* new_tensor(std::span<const int64_t> sizes, std::span<const int64_t> strides, int32_t dtype);

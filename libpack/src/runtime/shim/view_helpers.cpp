@@ -268,27 +268,9 @@ std::vector<int64_t> elementwise_strides(std::span<const int64_t> shape, std::sp
   return out;
 }
 
-namespace {
-
-// c10's is_channels_last_strides_2d/3d: the dims in `order` (innermost first) have growing strides.
-bool strides_follow(const Tensor& t, std::initializer_list<std::size_t> order) {
-  int64_t min = 0;
-  if (t.strides[1] == 0) return false;
-  for (std::size_t d : order) {
-    if (t.sizes[d] == 0 || t.strides[d] < min) return false;
-    if (d == 0 && min == t.strides[1]) return false;  // N111 tensors: ambiguous, contiguous wins
-    min = t.strides[d];
-    if (t.sizes[d] > 1) min *= t.sizes[d];
-  }
-  return true;
-}
-
-}  // namespace
-
 int32_t suggest_memory_format(const Tensor& t) {
-  if (t.dim() == 4 && strides_follow(t, {1, 3, 2, 0})) return 2;
-  if (t.dim() == 5 && strides_follow(t, {1, 4, 3, 2, 0})) return 3;
-  return 0;
+  if (!strides_like_channels_last(t)) return 0;
+  return t.dim() == 4 ? 2 : 3;
 }
 
 std::vector<int64_t> strides_for_format(std::span<const int64_t> sizes, int32_t format, const char* op) {
@@ -298,15 +280,7 @@ std::vector<int64_t> strides_for_format(std::span<const int64_t> sizes, int32_t 
   if (sizes.size() != rank)
     fail(std::string(op) + ": required rank " + std::to_string(rank) + " tensor to use channels_last" +
          (rank == 5 ? "_3d" : "") + " format");
-  std::vector<int64_t> st(rank);
-  st[1] = 1;
-  int64_t next = sizes[1];
-  for (std::size_t d = rank - 1; d >= 2; --d) {
-    st[d] = next;
-    next *= sizes[d];
-  }
-  st[0] = next;
-  return st;
+  return channels_last_strides(sizes);
 }
 
 std::string shape_text(std::span<const int64_t> sizes) {
