@@ -52,6 +52,7 @@ set(links "usr/bin/mpspack:bin/mpspack"
 if(HELP2MAN)
   list(APPEND links "usr/share/man/man1/mpspack.1:share/man/man1/mpspack.1")
 endif()
+list(APPEND links "usr/lib/python3/dist-packages/mpspack:lib/python/mpspack")  # the Python package
 set(rest "${contents}")
 foreach(pair ${links})
   string(REPLACE ":" ";" pair "${pair}")
@@ -80,6 +81,7 @@ set(wanted bin/mpspack include/mpspack/mpspack.hpp include/mpspack/runtime/verif
 if(HELP2MAN)
   list(APPEND wanted share/man/man1/mpspack.1)
 endif()
+list(APPEND wanted lib/python/mpspack/__init__.py lib/python/mpspack/_capi.py)
 foreach(f ${wanted})
   string(FIND "${contents}" " ${root}/${f}\n" at)
   if(at EQUAL -1)
@@ -107,6 +109,20 @@ if(NOT on_path STREQUAL "/opt/mpspack/bin/mpspack")
   message(FATAL_ERROR "/usr/bin/mpspack links to '${on_path}', expected /opt/mpspack/bin/mpspack")
 endif()
 step(".deb: mpspack --version through /usr/bin" ${WORK_DIR}/root${on_path} --version)
+# The Python package from the unpacked tree, by Debian's python3: it loads that tree's C API library and runs the
+# example in-process.
+find_program(SYSTEM_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+function(python_from tree)
+  if(NOT SYSTEM_PYTHON3)
+    return()
+  endif()
+  step("python package of ${tree}" ${CMAKE_COMMAND} -E env --unset=MPSPACK_LIBRARY PYTHONPATH=${tree}/lib/python
+       PYTHONDONTWRITEBYTECODE=1 ${SYSTEM_PYTHON3} -c
+       "import sys, mpspack; print(mpspack.library_path()); print(mpspack.load(sys.argv[1]).bench(iterations=1)['ok'])"
+       ${tree}/share/mpspack/examples/tiny_mlp.mpk)
+  expect("python" "${STEP_OUTPUT}" "^${tree}/lib/libmpspack_c\\.so\\.0\nTrue\n$")
+endfunction()
+python_from(${WORK_DIR}/root/opt/mpspack)
 
 # 4. The archive, unpacked anywhere.
 file(MAKE_DIRECTORY ${WORK_DIR}/tgz)
@@ -116,4 +132,5 @@ step(".tar.gz: mpspack --version" ${top}/bin/mpspack --version)
 expect("--version" "${STEP_OUTPUT}" "^mpspack 0\\.1\\.0")
 step(".tar.gz: mpspack inspect" ${top}/bin/mpspack inspect ${top}/share/mpspack/examples/tiny_mlp.mpk)
 expect("inspect" "${STEP_OUTPUT}" "model")
+python_from(${top})
 file(REMOVE_RECURSE ${WORK_DIR})
