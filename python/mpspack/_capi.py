@@ -2,9 +2,7 @@
 structs and prototypes, and turning a failed call into the package's exception.
 
 The library is loaded on first use (library()), not at import, so `import mpspack` works where it is missing and
-the error then lists where it was looked for. It is loaded with RTLD_LOCAL: its aoti_torch_* symbols (the shim that
-model libraries bind to) stay out of the process's global namespace, so a torch imported in the same process keeps
-its own.
+the error then lists where it was looked for (_MODE says with which dlopen flags, and why).
 
 ctypes.CDLL releases the GIL for the duration of every foreign call, so a model running in one Python thread does
 not stop the others.
@@ -16,6 +14,7 @@ import ctypes
 import errno as _errno
 import os
 import pathlib
+import stat
 import threading
 from ctypes import (POINTER, Structure, c_char_p, c_double, c_int32, c_int64, c_size_t, c_uint16, c_uint32,
                     c_uint64, c_void_p)
@@ -183,6 +182,11 @@ def candidates() -> list[str]:
     return found
 
 
+# How the library is opened. RTLD_GLOBAL, because the model libraries mpspack loads resolve their aoti_torch_*
+# imports through the process's global scope, where the shim inside this library must then be. A torch imported
+# before it would be found there first; MPSPACK_DLOPEN=local opens it RTLD_LOCAL instead, for a C library whose
+# loader binds models to its own shim itself.
+_MODE = os.RTLD_NOW | (os.RTLD_LOCAL if os.environ.get("MPSPACK_DLOPEN") == "local" else os.RTLD_GLOBAL)
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _path: str | None = None
@@ -204,7 +208,7 @@ def library() -> ctypes.CDLL:
                     raise errors.LibraryNotFound(f"MPSPACK_LIBRARY={env}: no such file")
                 continue
             try:
-                lib = ctypes.CDLL(c, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+                lib = ctypes.CDLL(c, mode=_MODE)
             except OSError as e:
                 if c == env:
                     raise errors.LibraryNotFound(f"MPSPACK_LIBRARY={env}: {e}") from None
@@ -263,20 +267,40 @@ def status_name(status: int) -> str:
 
 def error(status: int, filename: str | None = None, what: str | None = None) -> errors.Error:
     """The package's exception for a failed call's status and this thread's message. `filename`: the file the
-    call was about, for the OSError subclasses; `what`: a prefix for a message that would not say what it is
+    call opened, for the OSError subclasses; `what`: a prefix for a message that would not say what it is
     about."""
     msg = message() or status_name(status)
     if what and not msg.startswith(what):
         msg = f"{what}: {msg}"
-    code = last_errno()
-    if status in (ERR_NOT_FOUND, ERR_IO) or code:
-        if code == 0 and status == ERR_NOT_FOUND:
-            code = _errno.ENOENT
+    about_file = filename is not None and msg.startswith(f"{filename}: ")
+    if about_file and status in (ERR_NOT_FOUND, ERR_IO, ERR_INVALID_ARGUMENT):
+        code = last_errno() or _probe(filename, status)
         if code:
             return errors.os_error(code, filename, msg)
         if status == ERR_IO:
             return errors.os_error(0, filename, msg)
+        # The file itself refused before anything was read: a FIFO, a socket, a device is no container.
+        return errors.FormatError(msg)
+    if status == ERR_NOT_FOUND:
+        return errors.os_error(_errno.ENOENT, None, msg)
+    if status == ERR_IO:
+        return errors.os_error(last_errno(), None, msg)
     return errors.from_status(status, msg)
+
+
+def _probe(filename: str, status: int) -> int:
+    """The errno behind a refusal to open `filename`, asked of the OS again, for a library without
+    mpspack_last_errno: the file missing (ENOENT, ENOTDIR), a folder (EISDIR), not readable (EACCES). 0 when none
+    of these (a FIFO, a device: the C API said what it is)."""
+    try:
+        st = os.stat(filename)
+    except OSError as e:
+        return e.errno or 0
+    if stat.S_ISDIR(st.st_mode):
+        return _errno.EISDIR
+    if status == ERR_IO and not os.access(filename, os.R_OK):
+        return _errno.EACCES
+    return 0
 
 
 def check(status: int, filename: str | None = None, what: str | None = None) -> None:

@@ -40,7 +40,7 @@ def _hex(v: int) -> str:
 class Container:
     """An opened container. `header` and `format` hold the header's fields; `producer`, `sources`, `segments`,
     `libraries`, `weights` and `examples` what `mpspack inspect --json` prints under those keys (to_dict() is that
-    whole report). `path` is the path it was opened from."""
+    whole report, `missing_shim_imports` of this build's shim included). `path` is the path it was opened from."""
 
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
@@ -48,6 +48,9 @@ class Container:
         lib = _capi.library()
         ptr = ctypes.c_void_p()
         status = lib.mpspack_container_open(os.fsencode(self.path), ctypes.byref(ptr))
+        if status == _capi.ERR_UNSUPPORTED:
+            # A container of a format version this mpspack does not read (rule H4): for open(), a file it cannot read.
+            raise FormatError(_capi.message())
         if status != _capi.OK:
             raise _capi.error(status, self.name)
         self._handle: _Handle | None = _Handle(ptr.value)
