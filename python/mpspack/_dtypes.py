@@ -65,7 +65,9 @@ def _by_numpy() -> dict[np.dtype, int]:
 
 
 def from_numpy(dtype: np.dtype) -> int | None:
-    return _by_numpy().get(dtype.newbyteorder("="))
+    table = _by_numpy()
+    code = table.get(dtype)  # "<f4" and "=f4" are equal dtypes: found without a new one
+    return code if code is not None else table.get(dtype.newbyteorder("="))
 
 
 def from_dlpack(type_code: int, bits: int) -> int | None:

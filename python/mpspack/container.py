@@ -49,7 +49,7 @@ class Container:
         ptr = ctypes.c_void_p()
         status = lib.mpspack_container_open(os.fsencode(self.path), ctypes.byref(ptr))
         if status == _capi.ERR_UNSUPPORTED:
-            # A container of a format version this mpspack does not read (rule H4): for open(), a file it cannot read.
+            # A container of a format version this mpspack does not read: for open(), a file it cannot read.
             raise FormatError(_capi.message())
         if status != _capi.OK:
             raise _capi.error(status, self.name)
@@ -177,7 +177,7 @@ class Container:
                 yield name, None, info.dtype
                 continue
             dt = _dtypes.get(info.dtype)
-            if dt is None:  # the validator refuses unknown dtypes (rule W2): not reached for an opened file
+            if dt is None:  # the C library's validator refuses unknown dtypes on open: not reached
                 raise FormatError(f"{self.name}: constant '{name}' has dtype {info.dtype}, which mpspack does not know")
             size = dt.itemsize
             shape = tuple(info.shape[i] for i in range(info.ndim))

@@ -15,8 +15,8 @@ class Error(Exception):
 
 class FormatError(Error, ValueError):
     """A file that is not a container (or not a model library or .pt2 where one is read), or a damaged one: the
-    message names the file and the rule of docs/FORMAT.md it breaks ("m.mpk: rule H6: file is ... bytes but the
-    header records ..."), or the segment whose hash does not match."""
+    message, the C library's, names the file and the rule of docs/FORMAT.md it breaks (by its id), or the segment
+    whose hash does not match."""
 
 
 class InvalidArgument(Error, ValueError):

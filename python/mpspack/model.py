@@ -141,14 +141,26 @@ class Model:
         self._out_table = (_capi.Tensor * max(len(self.outputs), 1))()
         # Each input's last array (array, shape, dtype, strides), while it was used in place; None otherwise.
         self._last: list[tuple | None] = [None] * self._n_in
+        self._codes: list[tuple | None] = [None] * self._n_in  # each input's last NumPy dtype and its code
         # Input shapes -> the outputs' (shape, NumPy dtype, code, nbytes) a call with them gives: such calls copy
         # their outputs straight into new arrays (mpspack_model_run_into), fewer steps than wrapping the C API's.
         self._predictions: dict[tuple, list] = {}
         self._predicted: list | None = None
         self._shapes_key: tuple | None = None  # the inputs' shapes of the call in progress (or the last one)
+        self._static: list | None = None  # the outputs the recorded example says, when it says them all
+        self._table_holds: list | None = None  # the prediction whose sizes _out_table holds
         if all(s.shape is not None for s in self.inputs + self.outputs):
-            self._predictions[tuple(s.shape for s in self.inputs)] = [
-                _prediction(s.shape, _dtypes_code(s.dtype)) for s in self.outputs]
+            self._static = [_prediction(s.shape, _dtypes_code(s.dtype)) for s in self.outputs]
+            if any(p is None for p in self._static):
+                self._static = None
+            else:
+                self._predictions[tuple(s.shape for s in self.inputs)] = self._static
+        self._run_into_raw = _unchecked(lib, "mpspack_model_run_into")
+        self._ptr_arg = ctypes.c_void_p(self._ptr)
+        self._in_ref = ctypes.byref(self._in)
+        self._out_table_ref = ctypes.byref(self._out_table)
+        self._n_in_arg = ctypes.c_size_t(len(self.inputs))
+        self._n_out_arg = ctypes.c_size_t(len(self.outputs))
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -239,12 +251,20 @@ class Model:
                 except Exception as e:
                     raise InvalidArgument(f"{self._what()}: input {i} ('{self.inputs[i].name}') is a "
                                           f"{type(a).__name__}, not an array: {e}") from None
-            if not arr.flags.c_contiguous or arr.dtype.byteorder == ">":
-                arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
-            code = self._code(i, arr.dtype)
-            self._set(i, t, code, arr.shape, _address(arr), arr.nbytes, _capi.MEMORY_HOST)
+            dt = arr.dtype
+            if dt.byteorder == ">" or not arr.flags.c_contiguous:
+                arr = np.ascontiguousarray(arr, dtype=dt.newbyteorder("<"))
+                dt = arr.dtype
+            known = self._codes[i]
+            if known is not None and known[0] is dt:
+                code = known[1]
+            else:
+                code = self._code(i, dt)
+                self._codes[i] = (dt, code)
+            shape = arr.shape
+            self._set(i, t, code, shape, _address(arr), arr.nbytes, _capi.MEMORY_HOST)
             if arr is a:
-                last[i] = (a, a.shape, a.dtype, a.strides)
+                last[i] = (a, shape, dt, a.strides)
             else:
                 keep.append(arr)
                 last[i] = None
@@ -261,24 +281,32 @@ class Model:
         caller then runs it again the general way)."""
         outs = []
         table = self._out_table
+        refill = predicted is not self._table_holds
         for k, (shape, dtype, code, nbytes) in enumerate(predicted):
             o = np.empty(shape, dtype)
             t = table[k]
-            t.data = _address(o)
-            t.nbytes = nbytes
+            t.data = _addressof(_Byte.from_buffer(o)) if nbytes else 0  # a new array: writable, dense
+            if refill:
+                t.nbytes = nbytes
             outs.append(o)
-        status = self._run_into_c(self._ptr, self._in, n, table, len(predicted))
+        self._table_holds = predicted
+        # Every argument a ready ctypes object, for a call without argument conversions (this is the hot path).
+        status = self._run_into_raw(self._ptr_arg, self._in_ref, self._n_in_arg, self._out_table_ref,
+                                    self._n_out_arg)
         if status != _capi.OK:
             msg = _capi.message()
             if status == _capi.ERR_INVALID_ARGUMENT and "output" in msg:
                 self._forget_prediction()
                 return None
             raise _capi.error(status, what=os.fsdecode(self.path))
-        for k, (shape, dtype, code, nbytes) in enumerate(predicted):
-            t = table[k]
-            if t.dtype != code or t.shape[:t.ndim] != list(shape):
-                self._forget_prediction()
-                return None
+        if predicted is not self._static:
+            # Predicted from an earlier call: the sizes matched (the C API checked), the shapes must too. (With a
+            # recorded example the C API held the inputs to it, so the outputs are the example's.)
+            for k, (shape, dtype, code, nbytes) in enumerate(predicted):
+                t = table[k]
+                if t.dtype != code or t.shape[:t.ndim] != list(shape):
+                    self._forget_prediction()
+                    return None
         return outs
 
     def _forget_prediction(self) -> None:
@@ -487,6 +515,14 @@ class Model:
         state = "closed" if self._ptr is None else f"{len(self.inputs)} inputs, {len(self.outputs)} outputs"
         return f"<mpspack.Model {os.fsdecode(self.path)!r} {getattr(self, 'library', '')} on " \
                f"{getattr(self, 'device', '?')}: {state}>"
+
+
+def _unchecked(lib: ctypes.CDLL, name: str):
+    """A second function object for `name` without argtypes: called with ready ctypes objects only, it skips the
+    per-argument conversions of the bound one."""
+    f = type(getattr(lib, name))((name, lib))
+    f.restype = ctypes.c_int32
+    return f
 
 
 def _prediction(shape: tuple, code: int | None) -> tuple | None:
