@@ -138,6 +138,16 @@ struct LiveConstant {
   uint64_t storage_bytes = 0;
 };
 
+// An input in memory its caller keeps, which a run only reads: host memory, or (on_device) memory of the model's
+// device. Dense, row-major.
+struct InputView {
+  int32_t dtype = dtype::float32;
+  std::span<const int64_t> shape;
+  const void* data = nullptr;
+  uint64_t nbytes = 0;
+  bool on_device = false;
+};
+
 // The host machine name as the container writes it ("x86_64", "aarch64").
 std::string_view host_machine();
 
@@ -178,6 +188,11 @@ class Model {
   // copies); the outputs come back as host tensors. A model that fails prints its reason on
   // stderr and this returns Error "model reported an error (see above)".
   Result<std::vector<HostTensor>> run(std::span<const HostTensor> inputs);
+  // The same checks and run on inputs the caller keeps (the C API's): memory of the model's device, and on the CPU
+  // host memory at an address aligned for its dtype, is given to the model in place; other host memory is copied
+  // to the device first.
+  Status check_views(std::span<const InputView> inputs) const;
+  Result<std::vector<HostTensor>> run_views(std::span<const InputView> inputs);
 
   // For timing the model alone: prepare_inputs() copies the inputs to the device once; run_prepared() runs
   // the model on them (new handles on the same memory each time), waits for the device and drops the

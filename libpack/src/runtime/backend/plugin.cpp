@@ -6,6 +6,8 @@
 // rest of mpspack against the executable, which exports them.
 #include "plugin.hpp"
 
+#include "code_folder.hpp"
+
 #include "mpspack/shared_library.hpp"
 
 #include <dlfcn.h>
@@ -19,12 +21,11 @@
 namespace mpspack::runtime {
 namespace {
 
-// <folder of the running executable>/../lib/mpspack
+// <folder of the binary holding this code (the executable, or the C API's library)>/../lib/mpspack
 Result<std::filesystem::path> plugin_folder() {
-  char exe[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n < 0) return make_error(Error::Kind::Runtime, "cannot find the running executable: {}", std::strerror(errno));
-  return std::filesystem::path(std::string(exe, size_t(n))).parent_path().parent_path() / "lib" / "mpspack";
+  const std::string folder = shim::code_folder();
+  if (folder.starts_with("(")) return make_error(Error::Kind::Runtime, "cannot find mpspack's own file: {}", folder);
+  return std::filesystem::path(folder).parent_path().parent_path() / "lib" / "mpspack";
 }
 
 }  // namespace

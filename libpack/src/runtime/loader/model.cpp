@@ -182,45 +182,58 @@ WeightsMode Model::weights_mode() const { return impl_->mode; }
 const PhaseTimings& Model::timings() const { return impl_->t; }
 PhaseTimings& Model::mutable_timings() { return impl_->t; }
 
+namespace {
+
+// What run() refuses in input i before anything reaches the model: a size that does not fit its dtype and shape,
+// and (with a recorded example) another dtype or shape. Errors name the input.
+Status check_input(const Model::Impl& m, size_t i, int32_t dtype, std::span<const int64_t> shape_span, uint64_t nbytes) {
+  const std::vector<int64_t> shape(shape_span.begin(), shape_span.end());
+  auto need = tensor_bytes(dtype, shape);
+  if (!need.ok()) return m.error(Kind::Invalid, fmt::format("input {}: {}", i, need.error().message));
+  if (*need != nbytes)
+    return m.error(Kind::Invalid, fmt::format("input {}: {} bytes given, {} {} needs {}", i, nbytes,
+                                              dtype_name(dtype), shape_string(shape), *need));
+  if (!m.in_sig) return {};
+  const TensorInfo& want = (*m.in_sig)[i];
+  if (dtype != want.dtype)
+    return m.error(Kind::Invalid, fmt::format("input {}: dtype {} given, the model takes {} (recorded example)", i,
+                                              dtype_name(dtype), dtype_name(want.dtype)));
+  if (shape != want.shape)
+    return m.error(Kind::Invalid, fmt::format("input {}: shape {} given, the model takes {} (recorded example)", i,
+                                              shape_string(shape), shape_string(want.shape)));
+  return {};
+}
+
+Status check_count(const Model::Impl& m, size_t given) {
+  if (given == m.n_in) return {};
+  return m.error(Kind::Invalid, fmt::format("takes {} input{}, {} given", m.n_in, m.n_in == 1 ? "" : "s", given));
+}
+
+}  // namespace
+
 Status Model::check_inputs(std::span<const HostTensor> inputs) const {
-  const Impl& m = *impl_;
-  if (inputs.size() != m.n_in)
-    return m.error(Kind::Invalid, fmt::format("takes {} input{}, {} given", m.n_in, m.n_in == 1 ? "" : "s",
-                                              inputs.size()));
+  MPK_CHECK(check_count(*impl_, inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    MPK_CHECK(check_input(*impl_, i, inputs[i].dtype, inputs[i].shape, inputs[i].data.size()));
+  return {};
+}
+
+Status Model::check_views(std::span<const InputView> inputs) const {
+  MPK_CHECK(check_count(*impl_, inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const HostTensor& t = inputs[i];
-    auto need = tensor_bytes(t.dtype, t.shape);
-    if (!need.ok()) return m.error(Kind::Invalid, fmt::format("input {}: {}", i, need.error().message));
-    if (*need != t.data.size())
-      return m.error(Kind::Invalid, fmt::format("input {}: {} bytes given, {} {} needs {}", i, t.data.size(),
-                                                dtype_name(t.dtype), shape_string(t.shape), *need));
-    if (!m.in_sig) continue;
-    const TensorInfo& want = (*m.in_sig)[i];
-    if (t.dtype != want.dtype)
-      return m.error(Kind::Invalid, fmt::format("input {}: dtype {} given, the model takes {} (recorded example)", i,
-                                                dtype_name(t.dtype), dtype_name(want.dtype)));
-    if (t.shape != want.shape)
-      return m.error(Kind::Invalid, fmt::format("input {}: shape {} given, the model takes {} (recorded example)", i,
-                                                shape_string(t.shape), shape_string(want.shape)));
+    const InputView& v = inputs[i];
+    if (!v.data && v.nbytes > 0) return impl_->error(Kind::Invalid, fmt::format("input {}: no data (NULL)", i));
+    MPK_CHECK(check_input(*impl_, i, v.dtype, v.shape, v.nbytes));
   }
   return {};
 }
 
-Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
-  Impl& m = *impl_;
-  MPK_CHECK(check_inputs(inputs));
-  const auto t0 = loader::Clock::now();
-  std::vector<AtenTensorHandle> in;
-  for (const HostTensor& t : inputs) {
-    auto h = m.backend->to_device(t);
-    if (!h.ok()) {
-      for (AtenTensorHandle x : in) aoti_torch_delete_tensor_object(x);
-      return h.error().context(m.what());
-    }
-    in.push_back(*h);
-  }
+namespace {
+
+// Runs the model on `in` (which it owns from here on, aoti-abi.md section 2) and reads its outputs back to the host.
+Result<std::vector<HostTensor>> run_handles(Model::Impl& m, std::vector<AtenTensorHandle>& in,
+                                            loader::Clock::time_point t0) {
   std::vector<AtenTensorHandle> out(m.n_out, nullptr);
-  // The model owns the input handles from here on (aoti-abi.md section 2); the outputs are ours.
   const int32_t rc = m.api.run(m.handle, in.data(), in.size(), out.data(), out.size(), m.backend->stream(), nullptr);
   auto free_outputs = [&] {
     for (AtenTensorHandle& h : out)
@@ -247,6 +260,54 @@ Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
   MPK_CHECK(loader::await_weights_check(m));
   if (m.t.first_run_ms < 0) m.t.first_run_ms = loader::ms_since(t0);
   return results;
+}
+
+// A handle the model may own for input `v`: over the caller's memory where the device reads it in place (its own
+// memory; host memory on the CPU, aligned for the dtype), else a device copy of it.
+Result<AtenTensorHandle> input_handle(Model::Impl& m, const InputView& v) {
+  const std::vector<int64_t> shape(v.shape.begin(), v.shape.end());
+  const bool cpu = m.backend->shim_device_type() == aoti_torch_device_type_cpu();
+  const uint32_t itemsize = std::max<uint32_t>(dtype_size(v.dtype), 1);
+  if (v.on_device || (cpu && reinterpret_cast<uintptr_t>(v.data) % itemsize == 0))
+    return m.backend->wrap(const_cast<void*>(v.data), v.dtype, shape, dense_strides(shape), 0);
+  HostTensor t{v.dtype, shape, {}};
+  const auto* bytes = static_cast<const uint8_t*>(v.data);
+  t.data.assign(bytes, bytes + v.nbytes);
+  return m.backend->to_device(t);
+}
+
+}  // namespace
+
+Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
+  Impl& m = *impl_;
+  MPK_CHECK(check_inputs(inputs));
+  const auto t0 = loader::Clock::now();
+  std::vector<AtenTensorHandle> in;
+  for (const HostTensor& t : inputs) {
+    auto h = m.backend->to_device(t);
+    if (!h.ok()) {
+      for (AtenTensorHandle x : in) aoti_torch_delete_tensor_object(x);
+      return h.error().context(m.what());
+    }
+    in.push_back(*h);
+  }
+  return run_handles(m, in, t0);
+}
+
+Result<std::vector<HostTensor>> Model::run_views(std::span<const InputView> inputs) {
+  Impl& m = *impl_;
+  MPK_CHECK(check_views(inputs));
+  const auto t0 = loader::Clock::now();
+  std::vector<AtenTensorHandle> in;
+  for (const InputView& v : inputs) {
+    auto h = input_handle(m, v);
+    if (!h.ok()) {
+      for (AtenTensorHandle x : in) aoti_torch_delete_tensor_object(x);
+      return h.error().context(m.what());
+    }
+    in.push_back(*h);
+  }
+  return run_handles(m, in, t0);
 }
 
 Status Model::prepare_inputs(std::span<const HostTensor> inputs) {

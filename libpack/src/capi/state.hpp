@@ -1,0 +1,55 @@
+// What the C API's handles hold (mpspack.h's opaque types): an open container with the C views of its manifest
+// made once at open (so that describing it from several threads writes nothing), a loaded model, a run's outputs.
+#pragma once
+
+#include "mpspack/format/container.hpp"
+#include "mpspack/mpspack.h"
+#include "mpspack/runtime/model.hpp"
+#include "mpspack/runtime/verify.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mpspack::capi {
+
+struct ContainerState {
+  format::Container container;
+  std::string path;
+  // Per library: its string lists as arrays of C strings into the manifest.
+  struct CLists {
+    std::vector<const char*> needed, dropped_needed, imports;
+  };
+  std::vector<CLists> libraries;
+  std::map<int32_t, std::string> unnamed_dtypes;  // "dtype<N>" for codes mpspack does not name
+
+  const char* dtype_name(int32_t code) const;
+};
+
+// Opens `path` (Container::open) and prepares its C views; the error is libpack's.
+Result<std::shared_ptr<ContainerState>> open_state(const std::string& path);
+
+// NOT_FOUND when `path` does not exist, else the error's own status.
+mpspack_status fail_open(const Error& e, const std::string& path);
+
+}  // namespace mpspack::capi
+
+struct mpspack_container {
+  std::shared_ptr<mpspack::capi::ContainerState> state;
+};
+
+struct mpspack_model {
+  std::shared_ptr<mpspack::capi::ContainerState> container;  // the model uses its mapping: kept alive with it
+  std::optional<mpspack::runtime::Model> model;
+  mpspack::runtime::VerifyOptions options;  // what it was loaded with (for mpspack_model_bench)
+  uint32_t threads = 0;
+  std::string device, library, weights_mode;
+  std::vector<std::string> input_names, output_names;
+  std::vector<std::vector<int64_t>> last_shapes;  // the outputs' shapes of the last run_into
+};
+
+struct mpspack_outputs {
+  std::vector<mpspack::HostTensor> tensors;
+  std::vector<std::string> names;
+};
