@@ -177,24 +177,58 @@ def test_torch_tensors_in_and_out_by_dlpack(built, tiny_so):
     assert torch.equal(y, y2)  # the tensors keep the outputs' memory alive
 
 
-def test_torch_imported_first_keeps_its_own_shim(built, tiny_so, tmp_path):
-    """torch's libtorch exports aoti_torch_* too: with torch imported first, the model still binds mpspack's
-    (loaded RTLD_LOCAL) and torch's own ops still work. In a fresh interpreter, so torch is imported first."""
+# Run in a fresh interpreter: argv = container, example folder, package folder, pt2 fixture, order.
+_BOTH_SHIMS = """
+import sys, numpy as np
+container, example, package, pt2, order = sys.argv[1:6]
+sys.path.insert(0, package)
+if order == "torch-first":
+    import torch
+import mpspack
+x = np.fromfile(example + "/input0.bin", "<f4").reshape(4, 16)
+want = np.fromfile(example + "/expected0.bin", "<f4").reshape(4, 8)
+model = mpspack.load(container)
+model(x)  # mpspack's shim is in use (and, loaded RTLD_GLOBAL, in the global scope) from here on
+if order == "mpspack-first":
+    import torch
+y, = model(torch.from_numpy(x))
+assert torch.allclose(y, torch.from_numpy(want), rtol=1e-4, atol=1e-5), (y, want)
+assert torch.equal(torch.ones(2, 2) @ torch.ones(2, 2), torch.full((2, 2), 2.0))
+# torch's own AOTInductor runtime (torch 2.6 and later) runs a .pt2 on its own aoti_torch_*: a model library it
+# loads must not bind to mpspack's shim, nor mpspack's to torch's.
+aoti = getattr(getattr(torch, "_inductor", None), "aoti_load_package", None)
+if aoti is None:
+    print("ok, no torch AOTInductor runtime in torch", torch.__version__)
+    sys.exit(0)
+runner = aoti(pt2)
+with mpspack.open(container.replace("tiny.mpk", "pt2_pkg.mpk")) as c:
+    w = torch.from_numpy(c.constant("l_weight").copy())
+xin = torch.randn(2, w.shape[1])
+out = runner(xin)
+out = out[0] if isinstance(out, (list, tuple)) else out
+mine = mpspack.load(container.replace("tiny.mpk", "pt2_pkg.mpk"))(xin)[0]
+assert torch.allclose(out, mine, rtol=1e-4, atol=1e-5), (out, mine)
+y2, = model(torch.from_numpy(x))
+assert torch.equal(y, y2)
+print("ok, torch", torch.__version__, "ran its AOTInductor package beside mpspack")
+"""
+
+
+@pytest.mark.parametrize("order", ["torch-first", "mpspack-first"])
+def test_torch_and_mpspack_keep_their_own_shims(built, tiny_so, fixtures, order):
+    """torch 2.x's libtorch exports aoti_torch_* too. With torch imported before or after mpspack's library is
+    loaded, a model run by mpspack binds to mpspack's shim, and torch's own ops (and its AOTInductor runtime, where
+    torch has one: torch 2.6 and later, the device machine's) keep working on torch's. In a fresh interpreter, so
+    the import order is the test's."""
     try:
         import torch  # noqa: F401
     except ImportError:
         pytest.skip("torch does not import here: torch and mpspack in one process is not tested")
-    code = (
-        "import sys, numpy as np, torch; sys.path.insert(0, sys.argv[3]); import mpspack\n"
-        "x = np.fromfile(sys.argv[2] + '/input0.bin', '<f4').reshape(4, 16)\n"
-        "want = np.fromfile(sys.argv[2] + '/expected0.bin', '<f4').reshape(4, 8)\n"
-        "m = mpspack.load(sys.argv[1]); y, = m(torch.from_numpy(x))\n"
-        "assert torch.allclose(y, torch.from_numpy(want), rtol=1e-4, atol=1e-5), (y, want)\n"
-        "assert torch.equal(torch.ones(2, 2) @ torch.ones(2, 2), torch.full((2, 2), 2.0))\n"
-        "print('ok')\n")
-    r = subprocess.run([sys.executable, "-c", code, str(built["tiny"]), str(tiny_so.parent),
-                        str(SOURCE_DIR / "python")], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-c", _BOTH_SHIMS, str(built["tiny"]), str(tiny_so.parent),
+                        str(SOURCE_DIR / "python"), str(fixtures / "pt2" / "pkg.pt2"), order],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.startswith("ok"), r.stdout + r.stderr
+    print(r.stdout.strip())
 
 
 def gpu_reason() -> str | None:
