@@ -118,7 +118,7 @@ function(python_from tree)
   endif()
   step("python package of ${tree}" ${CMAKE_COMMAND} -E env --unset=MPSPACK_LIBRARY PYTHONPATH=${tree}/lib/python
        PYTHONDONTWRITEBYTECODE=1 ${SYSTEM_PYTHON3} -c
-       "import sys, mpspack; print(mpspack.library_path()); print(mpspack.load(sys.argv[1]).bench(iterations=1)['ok'])"
+       "import sys, mpspack\nprint(mpspack.library_path())\nprint(mpspack.load(sys.argv[1]).bench(iterations=1)['ok'])"
        ${tree}/share/mpspack/examples/tiny_mlp.mpk)
   expect("python" "${STEP_OUTPUT}" "^${tree}/lib/libmpspack_c\\.so\\.0\nTrue\n$")
 endfunction()
