@@ -271,3 +271,27 @@ def test_cuda_fixtures_with_torch_tensors_on_the_gpu(fixtures, tmp_path):
         ran += 1
     if ran == 0:
         missing(f"the CUDA fixtures in {d}")
+
+
+def test_one_model_from_several_threads(built, tiny_so):
+    """Calls on one model from several Python threads are serialised by the model, each with its own inputs and
+    outputs: every result is the one its own input gives (the C structs are filled and used under the lock)."""
+    import threading
+    x = np.fromfile(tiny_so.parent / "input0.bin", "<f4").reshape(4, 16)
+    inputs = [x * (k + 1) for k in range(4)]
+    with mpspack.load(built["tiny"]) as model:
+        want = [model(i)[0] for i in inputs]
+        bad = []
+
+        def work(k: int) -> None:
+            for n in range(200):
+                j = (k + n) % len(inputs)
+                y, = model(inputs[j] if n % 2 else inputs[j].copy())
+                if not np.array_equal(y, want[j]):
+                    bad.append((k, n))
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert bad == []
