@@ -12,6 +12,7 @@
  * Prints one line per failed check and exits 1 when any failed. */
 #include <mpspack/mpspack.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,10 +341,14 @@ static void file_misuse(const char* mpk, const char* tmp) {
   const char* inputs[1];
 
   EXPECT_ERROR(mpspack_container_open(missing, &c), MPSPACK_ERR_NOT_FOUND, "missing.mpk");
+  CHECK(mpspack_last_errno() == ENOENT);
   CHECK(c == NULL);
+  EXPECT_ERROR(mpspack_container_open(tmp, &c), MPSPACK_ERR_IO, tmp);
+  CHECK(mpspack_last_errno() == EISDIR);
   EXPECT_ERROR(mpspack_container_open(NULL, &c), MPSPACK_ERR_INVALID_ARGUMENT, "path");
   CHECK(write_file(text, "not a container\n", 16));
   EXPECT_ERROR(mpspack_container_open(text, &c), MPSPACK_ERR_NOT_CONTAINER, "text.mpk");
+  CHECK(mpspack_last_errno() == 0);
   EXPECT_ERROR(mpspack_model_load_file(missing, NULL, &m), MPSPACK_ERR_NOT_FOUND, "missing.mpk");
   CHECK(m == NULL);
   EXPECT_ERROR(mpspack_container_close(NULL), MPSPACK_ERR_INVALID_HANDLE, "container");

@@ -37,6 +37,10 @@ file(WRITE ${WORK_DIR}/doc_example.c "${code}")
 compile(${WORK_DIR}/doc_example.c ${WORK_DIR}/doc_example)
 
 set(example ${prefix}/share/mpspack/examples/tiny_mlp.mpk)
+# Opened RTLD_LOCAL, as a host language opens it: the model still binds to the library's shim.
+step("compile capi_local.c" ${C_COMPILER} -std=c99 -Wall -Wextra -pedantic -Werror ${flags}
+     ${SOURCE_DIR}/tests/capi/capi_local.c -I${prefix}/include -ldl -lm -o ${WORK_DIR}/capi_local)
+step("capi_local" ${WORK_DIR}/capi_local ${prefix}/lib/libmpspack_c.so.0 ${example})
 step("doc example" ${WORK_DIR}/doc_example ${example})
 if(NOT STEP_OUTPUT MATCHES "output 0: ")
   message(FATAL_ERROR "the doc example printed no output line:\n${STEP_OUTPUT}")

@@ -66,6 +66,10 @@ foreach(pair ${links})
   endif()
   string(REGEX REPLACE "(^|\n)${entry}" "" rest "${rest}")
 endforeach()
+# The C API's library under its SONAME and its development name, links to its versioned file beside them, as
+# shared libraries are installed (ldconfig and the linker's -lmpspack_c look for those names).
+string(REGEX REPLACE "(^|\n)lrwxrwxrwx root/root +0 [^\n]+ \\./opt/mpspack/lib/libmpspack_c\\.so(\\.0)? -> libmpspack_c\\.so\\.[0-9.]+"
+       "" rest "${rest}")
 string(REGEX MATCHALL "(^|\n)[^d-][^\n]*" odd "${rest}")
 if(odd)
   message(FATAL_ERROR "the .deb holds entries that are neither folders nor plain files:${odd}")
@@ -77,11 +81,15 @@ set(root ./opt/mpspack)
 set(wanted bin/mpspack include/mpspack/mpspack.hpp include/mpspack/runtime/verify.hpp lib/libmpspack.a
            lib/libmpspack_runtime.a lib/libmpspack_shim.a lib/libsleef.so.3 lib/libzip.so.4 lib/mpspack/onednn.so
            lib/cmake/mpspack/mpspackConfig.cmake lib/cmake/mpspack/mpspackTargets.cmake
-           share/bash-completion/completions/mpspack share/mpspack/examples/tiny_mlp.mpk)
+           share/bash-completion/completions/mpspack share/mpspack/examples/tiny_mlp.mpk
+           include/mpspack/mpspack.h)
 if(HELP2MAN)
   list(APPEND wanted share/man/man1/mpspack.1)
 endif()
 list(APPEND wanted lib/python/mpspack/__init__.py lib/python/mpspack/_capi.py)
+if(NOT contents MATCHES " \\./opt/mpspack/lib/libmpspack_c\\.so\\.0\\.[0-9.]+\n")
+  message(FATAL_ERROR "the .deb lacks the C API's library, lib/libmpspack_c.so.0.*:\n${contents}")
+endif()
 foreach(f ${wanted})
   string(FIND "${contents}" " ${root}/${f}\n" at)
   if(at EQUAL -1)

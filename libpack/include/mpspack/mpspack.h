@@ -80,6 +80,11 @@ typedef enum mpspack_status {
  * failing call. Thread safety: any thread (each thread has its own). */
 MPSPACK_API const char* mpspack_last_error(void);
 
+/* The OS error behind the calling thread's last failed call when it was a file that could not be opened or read
+ * (ENOENT, ENOTDIR, EACCES, EPERM, EISDIR for a folder, ...), 0 otherwise (a failure that was no OS error, or no
+ * failure yet). Set by the same calls as mpspack_last_error(). Thread safety: any thread (each thread has its own). */
+MPSPACK_API int32_t mpspack_last_errno(void);
+
 /* "MPSPACK_ERR_CORRUPT" for a code, "unknown status" for others (static strings). Thread safety: any thread. */
 MPSPACK_API const char* mpspack_status_name(mpspack_status status);
 
@@ -367,7 +372,8 @@ MPSPACK_API mpspack_status mpspack_model_run_into(mpspack_model* model, const mp
 
 /* Thread safety of the outputs calls: any thread (free: one at a time). */
 MPSPACK_API mpspack_status mpspack_outputs_count(const mpspack_outputs* outputs, size_t* count);
-/* Output i: dtype, shape, data (host, owned by `outputs`, writable), nbytes, name. */
+/* Output i: dtype, shape, data (host, owned by `outputs`, writable), nbytes, name. The outputs are the caller's
+ * until mpspack_outputs_free(): they stay valid after the model (and its container) is closed. */
 MPSPACK_API mpspack_status mpspack_outputs_get(const mpspack_outputs* outputs, size_t index, mpspack_tensor* tensor);
 MPSPACK_API mpspack_status mpspack_outputs_free(mpspack_outputs* outputs);
 

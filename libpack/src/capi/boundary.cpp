@@ -20,6 +20,7 @@ std::unordered_map<const void*, HandleKind>& registry() {
 }
 
 thread_local std::string t_last_error;
+thread_local int t_last_errno = 0;
 
 const char* kind_name(HandleKind kind) {
   switch (kind) {
@@ -53,8 +54,11 @@ bool is_live(const void* handle, HandleKind kind) {
   return it != registry().end() && it->second == kind;
 }
 
-mpspack_status fail(mpspack_status status, std::string message) {
+mpspack_status fail(mpspack_status status, std::string message) { return fail_errno(status, std::move(message), 0); }
+
+mpspack_status fail_errno(mpspack_status status, std::string message, int os_error) {
   t_last_error = std::move(message);
+  t_last_errno = os_error;
   return status;
 }
 
@@ -95,6 +99,8 @@ using namespace mpspack::capi;
 extern "C" {
 
 const char* mpspack_last_error(void) { return t_last_error.c_str(); }
+
+int32_t mpspack_last_errno(void) { return t_last_errno; }
 
 const char* mpspack_status_name(mpspack_status status) {
   switch (status) {

@@ -22,8 +22,10 @@ void register_handle(const void* handle, HandleKind kind);
 bool unregister_handle(const void* handle, HandleKind kind);
 bool is_live(const void* handle, HandleKind kind);
 
-// Sets the calling thread's message and returns `status`.
+// Sets the calling thread's message (and errno 0) and returns `status`.
 mpspack_status fail(mpspack_status status, std::string message);
+// The same, with the OS error behind it (mpspack_last_errno()).
+mpspack_status fail_errno(mpspack_status status, std::string message, int os_error);
 // An Error of libpack as its status: the kind decides, the message is kept.
 mpspack_status fail(const Error& e);
 mpspack_status bad_argument(std::string_view function, std::string_view argument, std::string_view problem);

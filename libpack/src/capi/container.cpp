@@ -6,6 +6,10 @@
 #include "mpspack/json_report.hpp"
 #include "mpspack/runtime/report_json.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 
 namespace mpspack::capi {
@@ -40,10 +44,18 @@ Result<std::shared_ptr<ContainerState>> open_state(const std::string& path) {
   return s;
 }
 
+int os_error_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return errno;
+  if (S_ISDIR(st.st_mode)) return EISDIR;
+  if (::access(path.c_str(), R_OK) != 0) return errno;
+  return 0;
+}
+
 mpspack_status fail_open(const Error& e, const std::string& path) {
-  std::error_code ec;
-  if (e.kind == Error::Kind::Io && !std::filesystem::exists(path, ec)) return fail(MPSPACK_ERR_NOT_FOUND, e.message);
-  return fail(e);
+  const int os_error = os_error_of(path);
+  if (os_error == 0) return fail(e);
+  return fail_errno(os_error == ENOENT ? MPSPACK_ERR_NOT_FOUND : MPSPACK_ERR_IO, e.message, os_error);
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // The C API's version, dtype table and build (mpspack.h, "status", "dtypes", "build").
 #include "boundary.hpp"
+#include "state.hpp"
 
 #include "mpspack/dtype.hpp"
 #include "mpspack/pack/build.hpp"
@@ -29,12 +30,12 @@ mpspack_status read_list(const char* function, const char* what, const char* con
   return MPSPACK_OK;
 }
 
-// NOT_FOUND for the first input that does not exist (build's own error names it), else the error's status.
+// For the first input or weights file that cannot be read (build's own error names it): NOT_FOUND or IO with its OS
+// error, as fail_open(); else the error's status.
 mpspack_status fail_build(const Error& e, const pack::BuildOptions& o) {
-  std::error_code ec;
-  if (e.kind == Error::Kind::Io)
-    for (const auto& p : o.inputs)
-      if (!std::filesystem::exists(p, ec)) return fail(MPSPACK_ERR_NOT_FOUND, e.message);
+  for (const auto& files : {o.inputs, o.weights})
+    for (const auto& p : files)
+      if (os_error_of(p.string()) != 0) return fail_open(e, p.string());
   return fail(e);
 }
 

@@ -34,6 +34,9 @@ runtime::VerifyOptions verify_options(const std::string& path, const mpspack_loa
   v.load.verify_weights = o.verify_weights != 0;
   v.load.copy_weights = o.copy_weights != 0;
   v.tf32_convolutions = o.tf32_convolutions != 0;
+  // A host may have opened this library RTLD_LOCAL (Python does), and may hold torch's aoti_torch_* in its global
+  // scope: the model binds to this library's shim through the loader, not through that scope.
+  v.load.bind_shim_privately = true;
   return v;
 }
 

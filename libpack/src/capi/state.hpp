@@ -30,7 +30,10 @@ struct ContainerState {
 // Opens `path` (Container::open) and prepares its C views; the error is libpack's.
 Result<std::shared_ptr<ContainerState>> open_state(const std::string& path);
 
-// NOT_FOUND when `path` does not exist, else the error's own status.
+// The OS error reading `path` gives now (ENOENT, EISDIR for a folder, EACCES, ...), 0 when it reads.
+int os_error_of(const std::string& path);
+// An error opening `path` that cannot be read: NOT_FOUND when it does not exist, else IO (a folder included), with
+// that OS error (mpspack_last_errno()); for a file that reads, the error's own status.
 mpspack_status fail_open(const Error& e, const std::string& path);
 
 }  // namespace mpspack::capi

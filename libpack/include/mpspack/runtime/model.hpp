@@ -84,6 +84,10 @@ struct LoadOptions {
   bool populate_in_background = false;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;
+  // The library's aoti_torch_* imports bound to this process's shim by the loader (made weak in its copy before
+  // dlopen, its GOT slots written after), not through the global scope: for the C API's shared library, which a
+  // host may open RTLD_LOCAL, and in a process where torch put its own aoti_torch_* in the global scope.
+  bool bind_shim_privately = false;
 };
 
 // What a device reports for --bench (zeros where it has nothing to say: the CPU).

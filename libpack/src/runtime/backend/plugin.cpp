@@ -30,7 +30,16 @@ Result<std::filesystem::path> plugin_folder() {
 
 }  // namespace
 
+// Defined where the CUDA backend is linked into the binary holding this code (the C API's library built with CUDA,
+// libpack/src/capi); weak, so null in the executable, which opens the plugin file instead.
+extern "C" __attribute__((weak)) void mpspack_make_backend_v1(int32_t index, Result<std::unique_ptr<Backend>>* out);
+
 Result<std::unique_ptr<Backend>> make_plugin_backend(std::string_view device, int32_t index) {
+  if (mpspack_make_backend_v1 && device == "cuda") {
+    Result<std::unique_ptr<Backend>> made = make_error(Error::Kind::Runtime, "the built-in {} backend made none", device);
+    mpspack_make_backend_v1(index, &made);
+    return made;
+  }
   MPK_TRY(auto folder, plugin_folder());
   const auto path = folder / fmt::format("backend_{}.so", device);
   // Only called for backends this build made, so a missing file is a broken install, not an unsupported device.

@@ -67,7 +67,7 @@ Status open_library(Model::Impl& m, const LoadOptions& o) {
     m.backend->expect_upload(seg.size, m.container->file().fd(), seg.offset);
   }
   MPK_CHECK(provide_sleef(m));
-  MPK_CHECK(library_to_memory(m));
+  MPK_CHECK(library_to_memory(m, o.bind_shim_privately));
   route_allocations(m, o);
   MPK_CHECK(route_self_mapping(m, o));
   route_weight_copies(m, o);
