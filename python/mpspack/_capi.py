@@ -2,7 +2,7 @@
 structs and prototypes, and turning a failed call into the package's exception.
 
 The library is loaded on first use (library()), not at import, so `import mpspack` works where it is missing and
-the error then lists where it was looked for (_MODE says with which dlopen flags, and why).
+the error then lists where it was looked for. _MODE says with which dlopen flags, and why.
 
 ctypes.CDLL releases the GIL for the duration of every foreign call, so a model running in one Python thread does
 not stop the others.
@@ -14,7 +14,6 @@ import ctypes
 import errno as _errno
 import os
 import pathlib
-import stat
 import threading
 from ctypes import (POINTER, Structure, c_char_p, c_double, c_int32, c_int64, c_size_t, c_uint16, c_uint32,
                     c_uint64, c_void_p)
@@ -113,6 +112,7 @@ _c = c_void_p  # an opaque handle
 # name: (argument types); every call returns mpspack_status except those in _RESTYPES.
 _PROTOTYPES = {
     "mpspack_last_error": (),
+    "mpspack_last_errno": (),
     "mpspack_status_name": (c_int32,),
     "mpspack_version": (POINTER(c_char_p),),
     "mpspack_api_version": (POINTER(c_int32),),
@@ -154,8 +154,6 @@ _PROTOTYPES = {
     "mpspack_model_bench": (_c, POINTER(BenchOptions), POINTER(c_void_p)),
 }
 _RESTYPES = {"mpspack_last_error": c_char_p, "mpspack_status_name": c_char_p, "mpspack_string_free": None}
-# Calls that a library older than this package may lack: looked up only if present.
-_OPTIONAL = {"mpspack_last_errno": ((), c_int32)}
 
 
 def candidates() -> list[str]:
@@ -182,11 +180,11 @@ def candidates() -> list[str]:
     return found
 
 
-# How the library is opened. RTLD_GLOBAL, because the model libraries mpspack loads resolve their aoti_torch_*
-# imports through the process's global scope, where the shim inside this library must then be. A torch imported
-# before it would be found there first; MPSPACK_DLOPEN=local opens it RTLD_LOCAL instead, for a C library whose
-# loader binds models to its own shim itself.
-_MODE = os.RTLD_NOW | (os.RTLD_LOCAL if os.environ.get("MPSPACK_DLOPEN") == "local" else os.RTLD_GLOBAL)
+# How the library is opened: RTLD_GLOBAL. The C API binds the model libraries it loads to its own shim itself, so a
+# torch whose libtorch is in the global scope never serves them; but opened RTLD_LOCAL, loading the rebuilt-bookworm
+# fixtures crashes in the C library (tiny_mlp loads), so until that is fixed its symbols are made global too, as the
+# `mpspack` executable's are. The one line to change for RTLD_LOCAL.
+_MODE = os.RTLD_NOW | os.RTLD_GLOBAL
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _path: str | None = None
@@ -238,11 +236,6 @@ def _bind(lib: ctypes.CDLL, where: str) -> None:
             raise errors.LibraryNotFound(f"{where} lacks {name}: not the C API this package was written for") from None
         f.argtypes = argtypes
         f.restype = _RESTYPES.get(name, c_int32)
-    for name, (argtypes, restype) in _OPTIONAL.items():
-        f = getattr(lib, name, None)
-        if f is not None:
-            f.argtypes = argtypes
-            f.restype = restype
     v = c_int32()
     lib.mpspack_api_version(ctypes.byref(v))
     if v.value != API_VERSION:
@@ -251,8 +244,8 @@ def _bind(lib: ctypes.CDLL, where: str) -> None:
 
 
 def last_errno() -> int:
-    f = getattr(library(), "mpspack_last_errno", None)
-    return int(f()) if f is not None else 0
+    """The OS error (errno) behind this thread's last failed call on a file, 0 when it was no OS error."""
+    return int(library().mpspack_last_errno())
 
 
 def message() -> str:
@@ -274,7 +267,7 @@ def error(status: int, filename: str | None = None, what: str | None = None) -> 
         msg = f"{what}: {msg}"
     about_file = filename is not None and msg.startswith(f"{filename}: ")
     if about_file and status in (ERR_NOT_FOUND, ERR_IO, ERR_INVALID_ARGUMENT):
-        code = last_errno() or _probe(filename, status)
+        code = last_errno()
         if code:
             return errors.os_error(code, filename, msg)
         if status == ERR_IO:
@@ -286,21 +279,6 @@ def error(status: int, filename: str | None = None, what: str | None = None) -> 
     if status == ERR_IO:
         return errors.os_error(last_errno(), None, msg)
     return errors.from_status(status, msg)
-
-
-def _probe(filename: str, status: int) -> int:
-    """The errno behind a refusal to open `filename`, asked of the OS again, for a library without
-    mpspack_last_errno: the file missing (ENOENT, ENOTDIR), a folder (EISDIR), not readable (EACCES). 0 when none
-    of these (a FIFO, a device: the C API said what it is)."""
-    try:
-        st = os.stat(filename)
-    except OSError as e:
-        return e.errno or 0
-    if stat.S_ISDIR(st.st_mode):
-        return _errno.EISDIR
-    if status == ERR_IO and not os.access(filename, os.R_OK):
-        return _errno.EACCES
-    return 0
 
 
 def check(status: int, filename: str | None = None, what: str | None = None) -> None:

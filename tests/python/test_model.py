@@ -188,7 +188,7 @@ import mpspack
 x = np.fromfile(example + "/input0.bin", "<f4").reshape(4, 16)
 want = np.fromfile(example + "/expected0.bin", "<f4").reshape(4, 8)
 model = mpspack.load(container)
-model(x)  # mpspack's shim is in use (and, loaded RTLD_GLOBAL, in the global scope) from here on
+model(x)  # mpspack's shim is in use from here on
 if order == "mpspack-first":
     import torch
 y, = model(torch.from_numpy(x))
