@@ -258,26 +258,20 @@ def status_name(status: int) -> str:
     return library().mpspack_status_name(status).decode()
 
 
-def error(status: int, filename: str | None = None, what: str | None = None) -> errors.Error:
+def error(status: int, filename: str | None = None, what: str | None = None, opening: bool = False) -> errors.Error:
     """The package's exception for a failed call's status and this thread's message. `filename`: the file the
     call opened, for the OSError subclasses; `what`: a prefix for a message that would not say what it is
-    about."""
+    about; `opening`: the call's only argument was that file (mpspack_container_open), so a refusal of the
+    argument is a refusal of the file: a FIFO, a socket or a device is no container (FormatError)."""
     msg = message() or status_name(status)
     if what and not msg.startswith(what):
         msg = f"{what}: {msg}"
-    about_file = filename is not None and msg.startswith(f"{filename}: ")
-    if about_file and status in (ERR_NOT_FOUND, ERR_IO, ERR_INVALID_ARGUMENT):
-        code = last_errno()
-        if code:
-            return errors.os_error(code, filename, msg)
-        if status == ERR_IO:
-            return errors.os_error(0, filename, msg)
-        # The file itself refused before anything was read: a FIFO, a socket, a device is no container.
+    if status in (ERR_NOT_FOUND, ERR_IO):
+        code = last_errno() or (_errno.ENOENT if status == ERR_NOT_FOUND else 0)
+        about_file = filename is not None and msg.startswith(f"{filename}: ")
+        return errors.os_error(code, filename if about_file else None, msg)
+    if opening and status == ERR_INVALID_ARGUMENT:
         return errors.FormatError(msg)
-    if status == ERR_NOT_FOUND:
-        return errors.os_error(_errno.ENOENT, None, msg)
-    if status == ERR_IO:
-        return errors.os_error(last_errno(), None, msg)
     return errors.from_status(status, msg)
 
 

@@ -52,7 +52,7 @@ class Container:
             # A container of a format version this mpspack does not read: for open(), a file it cannot read.
             raise FormatError(_capi.message())
         if status != _capi.OK:
-            raise _capi.error(status, self.name)
+            raise _capi.error(status, self.name, opening=True)
         self._handle: _Handle | None = _Handle(ptr.value)
         try:
             self._describe(lib, ptr)

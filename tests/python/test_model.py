@@ -129,8 +129,10 @@ def test_bad_input_is_one_clear_error(built, tmp_path, tiny_so):
         mpspack.load(tiny_so)  # a model library, not a container
     with pytest.raises(ValueError, match="nope"):
         mpspack.load(built["tiny"], library="nope")
-    with pytest.raises(ValueError, match="device"):
+    with pytest.raises(mpspack.InvalidArgument, match="--device tpu: expected cpu, cuda or cuda:N"):
         mpspack.load(built["tiny"], device="tpu")
+    with pytest.raises(mpspack.UnsupportedError, match="compiled for cpu; it cannot run on --device cuda"):
+        mpspack.load(built["tiny"], device="cuda")
 
     x = np.fromfile(tiny_so.parent / "input0.bin", "<f4").reshape(4, 16)
     model = mpspack.load(built["tiny"])
