@@ -164,10 +164,6 @@ class Model:
 
     # ---- running ---------------------------------------------------------------------------
 
-    def __call__(self, *inputs) -> list:
-        """Runs the model on one array per input, in order; returns its outputs as a list."""
-        return self._call(inputs)
-
     def run(self, inputs: Mapping[str, Any] | Sequence[Any]) -> dict | list:
         """Runs the model on {input name: array} (returning {output name: array}), or on a sequence of arrays
         (returning a list, as calling the model does)."""
@@ -182,17 +178,18 @@ class Model:
             missing = [s.name for s, v in zip(self.inputs, ordered) if v is None]
             if missing:
                 raise InvalidArgument(f"{self._what()}: input {', '.join(missing)} not given")
-            return dict(zip((s.name for s in self.outputs), self._call(ordered)))
+            return dict(zip((s.name for s in self.outputs), self(*ordered)))
         if isinstance(inputs, (str, bytes, np.ndarray)) or not isinstance(inputs, Sequence):
             raise InvalidArgument(f"{self._what()}: run() takes a dict of inputs by name or a sequence of them, "
                                   f"not a {type(inputs).__name__}")
-        return self._call(inputs)
+        return self(*inputs)
 
     def _what(self) -> str:
         """What the package's own messages about this model start with, as the C API's do."""
         return f"{os.fsdecode(self.path)}: library '{self.library}'"
 
-    def _call(self, args: Sequence[Any]) -> list:
+    def __call__(self, *args) -> list:
+        """Runs the model on one array per input, in order; returns its outputs as a list."""
         n = len(args)
         if n != self._n_in:
             # The C API refuses it too; said here with the model's name, before anything is converted.
