@@ -238,6 +238,20 @@ static int fixture(const char* dir, const char* tmp, const char* in_spec, const 
   free(shifted);
   model_misuse(model, &input);
 
+  /* Outputs left on the device (host memory on the CPU) outlive the model and the container they came from. */
+  {
+    mpspack_outputs* on_device = NULL;
+    mpspack_tensor t;
+    mpspack_model* second = NULL;
+    OK(mpspack_model_load(c, NULL, &second));
+    OK(mpspack_model_run_device(second, &input, 1, &on_device));
+    OK(mpspack_model_close(second));
+    OK(mpspack_outputs_get(on_device, 0, &t));
+    CHECK(t.memory == MPSPACK_MEMORY_HOST && t.nbytes == expected_size);
+    CHECK(t.nbytes == expected_size && same_values(t.dtype, t.data, expected, expected_size));
+    OK(mpspack_outputs_free(on_device));
+  }
+
   /* The model keeps the container's mapping: closing the container first leaves it runnable. */
   OK(mpspack_container_close(c));
   EXPECT_ERROR(mpspack_container_close(c), MPSPACK_ERR_INVALID_HANDLE, "container");
