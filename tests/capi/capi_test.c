@@ -13,6 +13,7 @@
 #include <mpspack/mpspack.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,6 +319,47 @@ static void run_recorded_example(const mpspack_container* c) {
   OK(mpspack_model_close(model));
 }
 
+/* Two models of one container, each run on its own thread at once (thread safety: one call at a time per model,
+ * different models concurrently); each thread's results match the recorded example. */
+struct worker {
+  const mpspack_container* c;
+  int ok;
+};
+
+static void* run_worker(void* arg) {
+  struct worker* w = arg;
+  mpspack_model* model = NULL;
+  mpspack_tensor input, want, got;
+  mpspack_outputs* outs = NULL;
+  int i;
+  w->ok = mpspack_model_load(w->c, NULL, &model) == MPSPACK_OK &&
+          mpspack_container_example_tensor(w->c, 0, 0, 0, &input) == MPSPACK_OK &&
+          mpspack_container_example_tensor(w->c, 0, 1, 0, &want) == MPSPACK_OK;
+  for (i = 0; w->ok && i < 20; ++i) {
+    w->ok = mpspack_model_run(model, &input, 1, &outs) == MPSPACK_OK && mpspack_outputs_get(outs, 0, &got) == MPSPACK_OK &&
+            got.nbytes == want.nbytes && same_values(got.dtype, got.data, want.data, want.nbytes);
+    if (outs) mpspack_outputs_free(outs);
+    outs = NULL;
+  }
+  if (w->ok) w->ok = mpspack_model_close(model) == MPSPACK_OK;
+  return NULL;
+}
+
+static void concurrent_models(const mpspack_container* c) {
+  pthread_t threads[2];
+  struct worker workers[2];
+  int i;
+  for (i = 0; i < 2; ++i) {
+    workers[i].c = c;
+    workers[i].ok = 0;
+    CHECK(pthread_create(&threads[i], NULL, run_worker, &workers[i]) == 0);
+  }
+  for (i = 0; i < 2; ++i) {
+    CHECK(pthread_join(threads[i], NULL) == 0);
+    CHECK(workers[i].ok);
+  }
+}
+
 static void bench(const char* mpk) {
   mpspack_bench_options b;
   char* report = NULL;
@@ -330,6 +372,15 @@ static void bench(const char* mpk) {
   b.iterations = 0;
   EXPECT_ERROR(mpspack_bench(mpk, NULL, &b, &report), MPSPACK_ERR_INVALID_ARGUMENT, "iterations");
   CHECK(report == NULL);
+  {  /* A loaded model's bench: the same report, for the container and options it was loaded from. */
+    mpspack_model* model = NULL;
+    b.iterations = 2;
+    OK(mpspack_model_load_file(mpk, NULL, &model));
+    OK(mpspack_model_bench(model, &b, &report));
+    CHECK(report && strstr(report, "\"iterations\": 2") && strstr(report, "\"backend\": \"cpu\""));
+    mpspack_string_free(report);
+    OK(mpspack_model_close(model));
+  }
 }
 
 /* Copies `mpk` to TMP/NAME with the byte at `offset` flipped. */
@@ -461,6 +512,7 @@ static int example(const char* mpk, const char* tmp) {
   mpspack_string_free(report);
   OK(mpspack_verify(mpk, NULL));
   run_recorded_example(c);
+  concurrent_models(c);
   OK(mpspack_container_close(c));
   EXPECT_ERROR(mpspack_container_counts(c, &counts), MPSPACK_ERR_INVALID_HANDLE, "container");
 

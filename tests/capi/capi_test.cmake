@@ -19,7 +19,7 @@ endforeach()
 separate_arguments(flags UNIX_COMMAND "${C_FLAGS}")
 function(compile source out)
   step("compile ${source}" ${C_COMPILER} -std=c99 -Wall -Wextra -pedantic -Werror ${flags} ${source}
-       -I${prefix}/include -L${prefix}/lib -lmpspack_c -lm -Wl,-rpath,${prefix}/lib -o ${out})
+       -I${prefix}/include -L${prefix}/lib -lmpspack_c -lm -pthread -Wl,-rpath,${prefix}/lib -o ${out})
 endfunction()
 compile(${SOURCE_DIR}/tests/capi/capi_test.c ${WORK_DIR}/capi_test)
 
