@@ -1,5 +1,5 @@
-# Run by CTest (tests/capi/CMakeLists.txt) with BUILD_DIR, WORK_DIR, SOURCE_DIR, FIXTURES, C_COMPILER and C_FLAGS
-# set: installs the build tree into a temp prefix, compiles capi_test.c and the C API example of docs/LIBRARY.md
+# Run by CTest (tests/capi/CMakeLists.txt) with BUILD_DIR, WORK_DIR, SOURCE_DIR, FIXTURES, EXAMPLE_SO (the example
+# container's model library), C_COMPILER and C_FLAGS set: installs the build tree into a temp prefix, compiles capi_test.c and the C API example of docs/LIBRARY.md
 # with only the installed mpspack.h and libmpspack_c (C99, warnings as errors), and runs them on every
 # rebuilt-bookworm fixture and the bundled example container. Any failed step stops the test with its output.
 include(${SOURCE_DIR}/tests/install/step.cmake)
@@ -41,6 +41,19 @@ set(example ${prefix}/share/mpspack/examples/tiny_mlp.mpk)
 step("compile capi_local.c" ${C_COMPILER} -std=c99 -Wall -Wextra -pedantic -Werror ${flags}
      ${SOURCE_DIR}/tests/capi/capi_local.c -I${prefix}/include -ldl -lm -o ${WORK_DIR}/capi_local)
 step("capi_local" ${WORK_DIR}/capi_local ${prefix}/lib/libmpspack_c.so.0 ${example})
+# ... and beside an impostor in the global scope (torch's shim, in a process that imported torch): a library
+# defining each aoti_torch_* the example's model imports as a function that aborts.
+step("nm ${EXAMPLE_SO}" nm -D --undefined-only ${EXAMPLE_SO})
+string(REGEX MATCHALL "aoti_torch_[A-Za-z0-9_]+" imports "${STEP_OUTPUT}")
+list(REMOVE_DUPLICATES imports)
+set(impostor "#include <stdlib.h>\n")
+foreach(name ${imports})
+  string(APPEND impostor "void ${name}(void) { abort(); }\n")
+endforeach()
+file(WRITE ${WORK_DIR}/impostor.c "${impostor}")
+step("compile impostor.c" ${C_COMPILER} -shared -fPIC ${flags} ${WORK_DIR}/impostor.c -o ${WORK_DIR}/libimpostor.so)
+step("capi_local beside an impostor" ${WORK_DIR}/capi_local ${prefix}/lib/libmpspack_c.so.0 ${example}
+     ${WORK_DIR}/libimpostor.so)
 step("doc example" ${WORK_DIR}/doc_example ${example})
 if(NOT STEP_OUTPUT MATCHES "output 0: ")
   message(FATAL_ERROR "the doc example printed no output line:\n${STEP_OUTPUT}")
