@@ -1,7 +1,11 @@
 /* tests/capi: the C API's library opened the way a host language opens it, with dlopen(RTLD_LOCAL) (Python's
  * ctypes does): its symbols are then in no global scope, and a model library it loads must still bind to its shim.
  *
- *   capi_local LIBMPSPACK_C MPK   opens the library RTLD_LOCAL, loads MPK's model and runs its recorded example
+ *   capi_local LIBMPSPACK_C MPK [IMPOSTOR]   opens the library RTLD_LOCAL, loads MPK's model and runs its recorded
+ *                                            example; with IMPOSTOR, first opens that library RTLD_GLOBAL: it
+ *                                            defines the model's aoti_torch_* imports as functions that abort, as
+ *                                            libtorch's own shim sits in the global scope of a process that
+ *                                            imported torch, and the model must still bind to mpspack's
  *
  * Exits 0 when the run matched the example's recorded output. */
 #define _POSIX_C_SOURCE 200809L
@@ -58,14 +62,18 @@ int main(int argc, char** argv) {
   mpspack_model* m = NULL;
   mpspack_outputs* outs = NULL;
   mpspack_tensor input, want, got;
-  if (argc != 3) return 2;
+  if (argc != 3 && argc != 4) return 2;
+  if (argc == 4 && !dlopen(argv[3], RTLD_NOW | RTLD_GLOBAL)) {
+    fprintf(stderr, "capi_local: %s\n", dlerror());
+    return 1;
+  }
   lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     fprintf(stderr, "capi_local: %s\n", dlerror());
     return 1;
   }
-  /* Nothing of it is global: a lookup in the global scope finds no shim function. */
-  if (dlsym(RTLD_DEFAULT, "aoti_torch_empty_strided")) {
+  /* Nothing of it is global: a lookup in the global scope finds no shim function of its own. */
+  if (argc == 3 && dlsym(RTLD_DEFAULT, "aoti_torch_empty_strided")) {
     fprintf(stderr, "capi_local: the shim is in the global scope; this test needs it not to be\n");
     return 1;
   }
@@ -84,6 +92,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "capi_local: the output differs from the recorded one\n");
     return 1;
   }
-  printf("capi_local: ran %s from a library opened RTLD_LOCAL\n", argv[2]);
+  printf("capi_local: ran %s from a library opened RTLD_LOCAL%s\n", argv[2],
+         argc == 4 ? ", beside other aoti_torch_* in the global scope" : "");
   return 0;
 }

@@ -8,11 +8,15 @@
  *   capi_test example MPK TMP                         the bundled example container: describe, verify, load, run
  *                                                     its recorded example, bench; misuse of files and handles
  *   capi_test pt2 PKG.pt2 TMP                         a .pt2 built into a container: its constants described
+ *   capi_test cuda CASE_DIR TMP IN_SPEC OUT_SPEC      a CUDA case on the GPU: host and device inputs, outputs
+ *                                                     left on the device; exit 77 (skipped) without a usable GPU
  *
  * Prints one line per failed check and exits 1 when any failed. */
 #include <mpspack/mpspack.h>
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +242,20 @@ static int fixture(const char* dir, const char* tmp, const char* in_spec, const 
   free(shifted);
   model_misuse(model, &input);
 
+  /* Outputs left on the device (host memory on the CPU) outlive the model and the container they came from. */
+  {
+    mpspack_outputs* on_device = NULL;
+    mpspack_tensor t;
+    mpspack_model* second = NULL;
+    OK(mpspack_model_load(c, NULL, &second));
+    OK(mpspack_model_run_device(second, &input, 1, &on_device));
+    OK(mpspack_model_close(second));
+    OK(mpspack_outputs_get(on_device, 0, &t));
+    CHECK(t.memory == MPSPACK_MEMORY_HOST && t.nbytes == expected_size);
+    CHECK(t.nbytes == expected_size && same_values(t.dtype, t.data, expected, expected_size));
+    OK(mpspack_outputs_free(on_device));
+  }
+
   /* The model keeps the container's mapping: closing the container first leaves it runnable. */
   OK(mpspack_container_close(c));
   EXPECT_ERROR(mpspack_container_close(c), MPSPACK_ERR_INVALID_HANDLE, "container");
@@ -304,6 +322,47 @@ static void run_recorded_example(const mpspack_container* c) {
   OK(mpspack_model_close(model));
 }
 
+/* Two models of one container, each run on its own thread at once (thread safety: one call at a time per model,
+ * different models concurrently); each thread's results match the recorded example. */
+struct worker {
+  const mpspack_container* c;
+  int ok;
+};
+
+static void* run_worker(void* arg) {
+  struct worker* w = arg;
+  mpspack_model* model = NULL;
+  mpspack_tensor input, want, got;
+  mpspack_outputs* outs = NULL;
+  int i;
+  w->ok = mpspack_model_load(w->c, NULL, &model) == MPSPACK_OK &&
+          mpspack_container_example_tensor(w->c, 0, 0, 0, &input) == MPSPACK_OK &&
+          mpspack_container_example_tensor(w->c, 0, 1, 0, &want) == MPSPACK_OK;
+  for (i = 0; w->ok && i < 20; ++i) {
+    w->ok = mpspack_model_run(model, &input, 1, &outs) == MPSPACK_OK && mpspack_outputs_get(outs, 0, &got) == MPSPACK_OK &&
+            got.nbytes == want.nbytes && same_values(got.dtype, got.data, want.data, want.nbytes);
+    if (outs) mpspack_outputs_free(outs);
+    outs = NULL;
+  }
+  if (w->ok) w->ok = mpspack_model_close(model) == MPSPACK_OK;
+  return NULL;
+}
+
+static void concurrent_models(const mpspack_container* c) {
+  pthread_t threads[2];
+  struct worker workers[2];
+  int i;
+  for (i = 0; i < 2; ++i) {
+    workers[i].c = c;
+    workers[i].ok = 0;
+    CHECK(pthread_create(&threads[i], NULL, run_worker, &workers[i]) == 0);
+  }
+  for (i = 0; i < 2; ++i) {
+    CHECK(pthread_join(threads[i], NULL) == 0);
+    CHECK(workers[i].ok);
+  }
+}
+
 static void bench(const char* mpk) {
   mpspack_bench_options b;
   char* report = NULL;
@@ -316,6 +375,15 @@ static void bench(const char* mpk) {
   b.iterations = 0;
   EXPECT_ERROR(mpspack_bench(mpk, NULL, &b, &report), MPSPACK_ERR_INVALID_ARGUMENT, "iterations");
   CHECK(report == NULL);
+  {  /* A loaded model's bench: the same report, for the container and options it was loaded from. */
+    mpspack_model* model = NULL;
+    b.iterations = 2;
+    OK(mpspack_model_load_file(mpk, NULL, &model));
+    OK(mpspack_model_bench(model, &b, &report));
+    CHECK(report && strstr(report, "\"iterations\": 2") && strstr(report, "\"backend\": \"cpu\""));
+    mpspack_string_free(report);
+    OK(mpspack_model_close(model));
+  }
 }
 
 /* Copies `mpk` to TMP/NAME with the byte at `offset` flipped. */
@@ -395,6 +463,101 @@ static void file_misuse(const char* mpk, const char* tmp) {
   free(out);
 }
 
+/* The CUDA runtime's copy and allocation, from the libcudart the library brings (a dependency of libmpspack_c when
+ * built with CUDA), for moving test data to and from the GPU. */
+typedef int (*cuda_memcpy_fn)(void*, const void*, size_t, int);
+typedef int (*cuda_malloc_fn)(void**, size_t);
+typedef int (*cuda_free_fn)(void*);
+enum { HOST_TO_DEVICE = 1, DEVICE_TO_HOST = 2 };
+
+static void* cuda_function(const char* name) {
+  void* f = dlsym(RTLD_DEFAULT, name);
+  CHECK(f != NULL);
+  return f;
+}
+
+/* A CUDA case: built with its example, loaded on "cuda" (exit 77, skipped, where this machine has no usable GPU),
+ * run on host inputs, on an input in GPU memory, and with the outputs left on the GPU. */
+static int cuda(const char* dir, const char* tmp, const char* in_spec, const char* out_spec) {
+  char *so = path_join(dir, "model.so"), *mpk = path_join(tmp, "cuda.mpk");
+  char *in_file = path_join(dir, "input0.bin"), *expected_file = path_join(dir, "expected0.bin");
+  char ex_in[4096], ex_out[4096];
+  const char *inputs[1], *ex_inputs[1], *ex_outputs[1];
+  mpspack_build_options bo;
+  mpspack_load_options lo;
+  mpspack_model* model = NULL;
+  mpspack_outputs* outs = NULL;
+  mpspack_tensor sig, input, out;
+  int64_t shape[8];
+  int32_t d;
+  size_t input_size = 0, expected_size = 0;
+  unsigned char *input_data, *expected, *back;
+  void *f, *on_gpu = NULL;
+  cuda_memcpy_fn cuda_memcpy;
+  cuda_malloc_fn cuda_malloc;
+  cuda_free_fn cuda_free;
+  mpspack_status st;
+
+  inputs[0] = so;
+  sprintf(ex_in, "%s:%s", in_file, in_spec);
+  sprintf(ex_out, "%s:%s", expected_file, out_spec);
+  ex_inputs[0] = ex_in;
+  ex_outputs[0] = ex_out;
+  OK(mpspack_build_options_init(&bo));
+  bo.example_inputs = ex_inputs;
+  bo.n_example_inputs = 1;
+  bo.example_outputs = ex_outputs;
+  bo.n_example_outputs = 1;
+  OK(mpspack_build(inputs, 1, mpk, &bo));
+  OK(mpspack_load_options_init(&lo));
+  lo.device = "cuda";
+  st = mpspack_model_load_file(mpk, &lo, &model);
+  if (st != MPSPACK_OK && strstr(mpspack_last_error(), "no usable CUDA device here")) {
+    printf("capi_test cuda: skipped: %s\n", mpspack_last_error());
+    return 77;
+  }
+  CHECK(st == MPSPACK_OK);
+  if (st != MPSPACK_OK) return 1;
+  OK(mpspack_model_input(model, 0, &sig));
+  for (d = 0; d < sig.ndim && d < 8; ++d) shape[d] = sig.shape[d];
+  input_data = read_file(in_file, &input_size);
+  expected = read_file(expected_file, &expected_size);
+  input = sig;
+  input.shape = shape;
+  input.data = input_data;
+  input.nbytes = input_size;
+  input.memory = MPSPACK_MEMORY_HOST;
+  run_and_compare(model, &input, expected, expected_size);
+
+  f = cuda_function("cudaMemcpy");
+  memcpy(&cuda_memcpy, &f, sizeof f);
+  f = cuda_function("cudaMalloc");
+  memcpy(&cuda_malloc, &f, sizeof f);
+  f = cuda_function("cudaFree");
+  memcpy(&cuda_free, &f, sizeof f);
+  CHECK(cuda_malloc(&on_gpu, input_size) == 0 && cuda_memcpy(on_gpu, input_data, input_size, HOST_TO_DEVICE) == 0);
+  input.data = on_gpu;
+  input.memory = MPSPACK_MEMORY_DEVICE;
+  run_and_compare(model, &input, expected, expected_size);
+  OK(mpspack_model_run_device(model, &input, 1, &outs));
+  OK(mpspack_outputs_get(outs, 0, &out));
+  CHECK(out.memory == MPSPACK_MEMORY_DEVICE && out.nbytes == expected_size);
+  back = malloc(expected_size);
+  CHECK(cuda_memcpy(back, out.data, expected_size, DEVICE_TO_HOST) == 0);
+  CHECK(same_values(out.dtype, back, expected, expected_size));
+  OK(mpspack_model_close(model));
+  OK(mpspack_outputs_free(outs)); /* after the model: the outputs hold it */
+  cuda_free(on_gpu);
+  free(back);
+  free(input_data);
+  free(expected);
+  free(so);
+  free(mpk);
+  free(in_file);
+  free(expected_file);
+  return failures ? 1 : 0;
+}
+
 /* A .pt2 package built into a container through the API: its constants table, described. */
 static int pt2(const char* package, const char* tmp) {
   char* mpk = path_join(tmp, "pkg.mpk");
@@ -447,6 +610,7 @@ static int example(const char* mpk, const char* tmp) {
   mpspack_string_free(report);
   OK(mpspack_verify(mpk, NULL));
   run_recorded_example(c);
+  concurrent_models(c);
   OK(mpspack_container_close(c));
   EXPECT_ERROR(mpspack_container_counts(c, &counts), MPSPACK_ERR_INVALID_HANDLE, "container");
 
@@ -459,6 +623,7 @@ int main(int argc, char** argv) {
   if (argc == 6 && strcmp(argv[1], "fixture") == 0) return fixture(argv[2], argv[3], argv[4], argv[5]);
   if (argc == 4 && strcmp(argv[1], "example") == 0) return example(argv[2], argv[3]);
   if (argc == 4 && strcmp(argv[1], "pt2") == 0) return pt2(argv[2], argv[3]);
-  fprintf(stderr, "usage: capi_test fixture CASE_DIR TMP IN_SPEC OUT_SPEC | example MPK TMP | pt2 PKG TMP\n");
+  if (argc == 6 && strcmp(argv[1], "cuda") == 0) return cuda(argv[2], argv[3], argv[4], argv[5]);
+  fprintf(stderr, "usage: capi_test fixture|cuda CASE_DIR TMP IN_SPEC OUT_SPEC | example MPK TMP | pt2 PKG TMP\n");
   return 2;
 }

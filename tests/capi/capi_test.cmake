@@ -1,5 +1,5 @@
-# Run by CTest (tests/capi/CMakeLists.txt) with BUILD_DIR, WORK_DIR, SOURCE_DIR, FIXTURES, C_COMPILER and C_FLAGS
-# set: installs the build tree into a temp prefix, compiles capi_test.c and the C API example of docs/LIBRARY.md
+# Run by CTest (tests/capi/CMakeLists.txt) with BUILD_DIR, WORK_DIR, SOURCE_DIR, FIXTURES, EXAMPLE_SO (the example
+# container's model library), C_COMPILER and C_FLAGS set: installs the build tree into a temp prefix, compiles capi_test.c and the C API example of docs/LIBRARY.md
 # with only the installed mpspack.h and libmpspack_c (C99, warnings as errors), and runs them on every
 # rebuilt-bookworm fixture and the bundled example container. Any failed step stops the test with its output.
 include(${SOURCE_DIR}/tests/install/step.cmake)
@@ -19,7 +19,7 @@ endforeach()
 separate_arguments(flags UNIX_COMMAND "${C_FLAGS}")
 function(compile source out)
   step("compile ${source}" ${C_COMPILER} -std=c99 -Wall -Wextra -pedantic -Werror ${flags} ${source}
-       -I${prefix}/include -L${prefix}/lib -lmpspack_c -lm -Wl,-rpath,${prefix}/lib -o ${out})
+       -I${prefix}/include -L${prefix}/lib -lmpspack_c -lm -pthread -ldl -Wl,-rpath,${prefix}/lib -o ${out})
 endfunction()
 compile(${SOURCE_DIR}/tests/capi/capi_test.c ${WORK_DIR}/capi_test)
 
@@ -41,6 +41,19 @@ set(example ${prefix}/share/mpspack/examples/tiny_mlp.mpk)
 step("compile capi_local.c" ${C_COMPILER} -std=c99 -Wall -Wextra -pedantic -Werror ${flags}
      ${SOURCE_DIR}/tests/capi/capi_local.c -I${prefix}/include -ldl -lm -o ${WORK_DIR}/capi_local)
 step("capi_local" ${WORK_DIR}/capi_local ${prefix}/lib/libmpspack_c.so.0 ${example})
+# ... and beside an impostor in the global scope (torch's shim, in a process that imported torch): a library
+# defining each aoti_torch_* the example's model imports as a function that aborts.
+step("nm ${EXAMPLE_SO}" nm -D --undefined-only ${EXAMPLE_SO})
+string(REGEX MATCHALL "aoti_torch_[A-Za-z0-9_]+" imports "${STEP_OUTPUT}")
+list(REMOVE_DUPLICATES imports)
+set(impostor "#include <stdlib.h>\n")
+foreach(name ${imports})
+  string(APPEND impostor "void ${name}(void) { abort(); }\n")
+endforeach()
+file(WRITE ${WORK_DIR}/impostor.c "${impostor}")
+step("compile impostor.c" ${C_COMPILER} -shared -fPIC ${flags} ${WORK_DIR}/impostor.c -o ${WORK_DIR}/libimpostor.so)
+step("capi_local beside an impostor" ${WORK_DIR}/capi_local ${prefix}/lib/libmpspack_c.so.0 ${example}
+     ${WORK_DIR}/libimpostor.so)
 step("doc example" ${WORK_DIR}/doc_example ${example})
 if(NOT STEP_OUTPUT MATCHES "output 0: ")
   message(FATAL_ERROR "the doc example printed no output line:\n${STEP_OUTPUT}")
@@ -88,3 +101,21 @@ foreach(i RANGE ${last})
        ${in_spec} ${out_spec})
 endforeach()
 message(STATUS "C API: the example and ${n_cases} fixtures passed")
+
+# With the CUDA backend: the CUDA MLP on the GPU, skipped (exit 77) on a machine without a usable one.
+if(WITH_CUDA)
+  set(cuda_case ${FIXTURES}/../torch-built/cuda_mlp_default)
+  if(NOT EXISTS ${cuda_case}/model.so)
+    message(FATAL_ERROR "no CUDA fixture at ${cuda_case}")
+  endif()
+  file(MAKE_DIRECTORY ${WORK_DIR}/tmp/cuda)
+  execute_process(COMMAND ${WORK_DIR}/capi_test cuda ${cuda_case} ${WORK_DIR}/tmp/cuda f32:8x64 f32:8x10
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 77)
+    message(STATUS "C API on CUDA: ${out}")
+  elseif(NOT rc EQUAL 0)
+    message(FATAL_ERROR "capi_test cuda failed (${rc}):\n${out}\n${err}")
+  else()
+    message(STATUS "C API on CUDA: passed")
+  endif()
+endif()

@@ -363,6 +363,13 @@ typedef struct mpspack_outputs mpspack_outputs;
 MPSPACK_API mpspack_status mpspack_model_run(mpspack_model* model, const mpspack_tensor* inputs, size_t n_inputs,
                                              mpspack_outputs** outputs);
 
+/* The same, with the outputs left in the model's device memory, not copied back: on a CUDA model MPSPACK_MEMORY_DEVICE
+ * tensors on its GPU (dense; for DLPack), on the CPU host memory (MPSPACK_MEMORY_HOST). The device's work is finished
+ * when it returns. They belong to *outputs until mpspack_outputs_free(), which may come after mpspack_model_close():
+ * the outputs keep what of the model they need. Thread safety: one at a time per model. */
+MPSPACK_API mpspack_status mpspack_model_run_device(mpspack_model* model, const mpspack_tensor* inputs,
+                                                    size_t n_inputs, mpspack_outputs** outputs);
+
 /* The same, with the outputs copied into caller-provided host buffers: outputs[i].data and .nbytes set by the
  * caller (nbytes must equal the output's size; dtype/ndim/shape are filled in by the call, with shape pointing
  * into the model handle, valid until the next run on it). n_outputs must be the model's output count.
@@ -372,8 +379,9 @@ MPSPACK_API mpspack_status mpspack_model_run_into(mpspack_model* model, const mp
 
 /* Thread safety of the outputs calls: any thread (free: one at a time). */
 MPSPACK_API mpspack_status mpspack_outputs_count(const mpspack_outputs* outputs, size_t* count);
-/* Output i: dtype, shape, data (host, owned by `outputs`, writable), nbytes, name. The outputs are the caller's
- * until mpspack_outputs_free(): they stay valid after the model (and its container) is closed. */
+/* Output i: dtype, shape, data (owned by `outputs`, writable; host memory, or the device's for
+ * mpspack_model_run_device), nbytes, memory, name. The outputs are the caller's until mpspack_outputs_free(): they
+ * stay valid after the model (and its container) is closed. */
 MPSPACK_API mpspack_status mpspack_outputs_get(const mpspack_outputs* outputs, size_t index, mpspack_tensor* tensor);
 MPSPACK_API mpspack_status mpspack_outputs_free(mpspack_outputs* outputs);
 

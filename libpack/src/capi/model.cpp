@@ -58,7 +58,9 @@ mpspack_status load(std::shared_ptr<ContainerState> state, const mpspack_load_op
   if (!h->options.tf32_convolutions) ::setenv("MPSPACK_CUDNN_TF32", "0", 1);
   auto model = runtime::Model::load(c, *index, h->options.load);
   if (!model.ok()) return fail(model.error().context(state->path));
-  h->model.emplace(std::move(model).value());
+  // The model uses the container (its mapping, the weights' check): whoever holds the model holds the container.
+  h->model = std::shared_ptr<runtime::Model>(new runtime::Model(std::move(model).value()),
+                                             [state](runtime::Model* m) { delete m; });
   h->container = std::move(state);
   h->device = h->model->device();
   h->library = lib.name;
@@ -119,6 +121,17 @@ void describe(const HostTensor& t, const std::string& name, mpspack_tensor* out)
   out->nbytes = t.data.size();
   out->memory = MPSPACK_MEMORY_HOST;
   out->name = name.c_str();
+}
+
+void describe_device(const mpspack_outputs& outs, size_t i, mpspack_tensor* out) {
+  const runtime::DeviceOutput& o = outs.device[i];
+  out->dtype = o.dtype;
+  out->ndim = int32_t(o.shape.size());
+  out->shape = o.shape.data();
+  out->data = o.data;
+  out->nbytes = o.nbytes;
+  out->memory = outs.device_is_host ? MPSPACK_MEMORY_HOST : MPSPACK_MEMORY_DEVICE;
+  out->name = outs.names[i].c_str();
 }
 
 // Each result into the caller's buffer of exactly its size; nothing is written unless every one fits.
@@ -325,6 +338,28 @@ mpspack_status mpspack_model_run(mpspack_model* model, const mpspack_tensor* inp
   });
 }
 
+mpspack_status mpspack_model_run_device(mpspack_model* model, const mpspack_tensor* inputs, size_t n_inputs,
+                                        mpspack_outputs** outputs) {
+  const char* fn = __func__;
+  return guarded(fn, [&] {
+    MPK_C_NOT_NULL(outputs, fn, "outputs");
+    *outputs = nullptr;
+    MPK_C_LIVE(model, kM, fn, "model");
+    std::vector<runtime::InputView> views;
+    if (auto s = input_views(fn, inputs, n_inputs, views); s != MPSPACK_OK) return s;
+    auto r = model->model->run_views_on_device(views);
+    if (!r.ok()) return fail(r.error().context(model->container->path));
+    auto out = std::make_unique<mpspack_outputs>();
+    out->device = std::move(r).value();
+    out->keep = model->model;
+    out->names = model->output_names;
+    out->device_is_host = model->device == "cpu";
+    register_handle(out.get(), kO);
+    *outputs = out.release();
+    return MPSPACK_OK;
+  });
+}
+
 mpspack_status mpspack_model_run_into(mpspack_model* model, const mpspack_tensor* inputs, size_t n_inputs,
                                       mpspack_tensor* outputs, size_t n_outputs) {
   const char* fn = __func__;
@@ -345,7 +380,7 @@ mpspack_status mpspack_outputs_count(const mpspack_outputs* outputs, size_t* cou
   return guarded(fn, [&] {
     MPK_C_LIVE(outputs, kO, fn, "outputs");
     MPK_C_NOT_NULL(count, fn, "count");
-    *count = outputs->tensors.size();
+    *count = outputs->keep ? outputs->device.size() : outputs->tensors.size();
     return MPSPACK_OK;
   });
 }
@@ -355,11 +390,11 @@ mpspack_status mpspack_outputs_get(const mpspack_outputs* outputs, size_t index,
   return guarded(fn, [&] {
     MPK_C_LIVE(outputs, kO, fn, "outputs");
     MPK_C_NOT_NULL(tensor, fn, "tensor");
-    if (index >= outputs->tensors.size())
-      return bad_argument(fn, "index", std::to_string(index) + " is out of range (" +
-                                                 std::to_string(outputs->tensors.size()) + " outputs)");
+    const size_t n = outputs->keep ? outputs->device.size() : outputs->tensors.size();
+    if (index >= n) return bad_argument(fn, "index", std::to_string(index) + " is out of range (" + std::to_string(n) + " outputs)");
     *tensor = mpspack_tensor{};
-    describe(outputs->tensors[index], outputs->names[index], tensor);
+    if (outputs->keep) describe_device(*outputs, index, tensor);
+    else describe(outputs->tensors[index], outputs->names[index], tensor);
     return MPSPACK_OK;
   });
 }

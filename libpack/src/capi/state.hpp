@@ -44,7 +44,8 @@ struct mpspack_container {
 
 struct mpspack_model {
   std::shared_ptr<mpspack::capi::ContainerState> container;  // the model uses its mapping: kept alive with it
-  std::optional<mpspack::runtime::Model> model;
+  // Shared with the outputs left on its device (mpspack_model_run_device), which need it until they are freed.
+  std::shared_ptr<mpspack::runtime::Model> model;
   mpspack::runtime::VerifyOptions options;  // what it was loaded with (for mpspack_model_bench)
   uint32_t threads = 0;
   std::string device, library, weights_mode;
@@ -53,6 +54,17 @@ struct mpspack_model {
 };
 
 struct mpspack_outputs {
-  std::vector<mpspack::HostTensor> tensors;
+  std::vector<mpspack::HostTensor> tensors;  // mpspack_model_run's, in host memory
   std::vector<std::string> names;
+  // mpspack_model_run_device's: on the model's device, which `keep` keeps until they are released.
+  std::shared_ptr<mpspack::runtime::Model> keep;
+  std::vector<mpspack::runtime::DeviceOutput> device;
+  bool device_is_host = false;  // the model runs on the CPU: its "device" memory is host memory
+
+  mpspack_outputs() = default;
+  mpspack_outputs(const mpspack_outputs&) = delete;
+  mpspack_outputs& operator=(const mpspack_outputs&) = delete;
+  ~mpspack_outputs() {
+    for (auto& o : device) mpspack::runtime::release_device_output(o);
+  }
 };

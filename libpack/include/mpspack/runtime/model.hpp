@@ -152,6 +152,17 @@ struct InputView {
   bool on_device = false;
 };
 
+// An output left where the model put it: a dense tensor of the shim in the model's device memory (host memory on
+// the CPU). Owned by whoever holds it until release_device_output(); the model must outlive it.
+struct DeviceOutput {
+  void* tensor = nullptr;  // the shim's tensor handle (AtenTensorHandle)
+  int32_t dtype = dtype::float32;
+  std::vector<int64_t> shape;
+  void* data = nullptr;  // its first element
+  uint64_t nbytes = 0;
+};
+void release_device_output(DeviceOutput& output);
+
 // The host machine name as the container writes it ("x86_64", "aarch64").
 std::string_view host_machine();
 
@@ -197,6 +208,9 @@ class Model {
   // to the device first.
   Status check_views(std::span<const InputView> inputs) const;
   Result<std::vector<HostTensor>> run_views(std::span<const InputView> inputs);
+  // The same, the outputs left on the device (made dense there where the model returned a strided view), the
+  // device's work finished when it returns.
+  Result<std::vector<DeviceOutput>> run_views_on_device(std::span<const InputView> inputs);
 
   // For timing the model alone: prepare_inputs() copies the inputs to the device once; run_prepared() runs
   // the model on them (new handles on the same memory each time), waits for the device and drops the

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace mpspack::runtime {
@@ -230,25 +231,28 @@ Status Model::check_views(std::span<const InputView> inputs) const {
 
 namespace {
 
-// Runs the model on `in` (which it owns from here on, aoti-abi.md section 2) and reads its outputs back to the host.
-Result<std::vector<HostTensor>> run_handles(Model::Impl& m, std::vector<AtenTensorHandle>& in,
-                                            loader::Clock::time_point t0) {
+// Runs the model on `in` (which it owns from here on, aoti-abi.md section 2): its output handles, ours to delete.
+Result<std::vector<AtenTensorHandle>> run_raw(Model::Impl& m, std::vector<AtenTensorHandle>& in) {
   std::vector<AtenTensorHandle> out(m.n_out, nullptr);
   const int32_t rc = m.api.run(m.handle, in.data(), in.size(), out.data(), out.size(), m.backend->stream(), nullptr);
+  if (rc == 0 && std::all_of(out.begin(), out.end(), [](AtenTensorHandle h) { return h != nullptr; })) return out;
+  const auto missing = std::find(out.begin(), out.end(), nullptr) - out.begin();
+  for (AtenTensorHandle h : out)
+    if (h) aoti_torch_delete_tensor_object(h);
+  if (rc != 0) return m.error(Kind::Runtime, "the model reported an error (see above)");
+  return m.error(Kind::Runtime, fmt::format("the model returned no tensor for output {}", missing));
+}
+
+// Runs the model on `in` and reads its outputs back to the host.
+Result<std::vector<HostTensor>> run_handles(Model::Impl& m, std::vector<AtenTensorHandle>& in,
+                                            loader::Clock::time_point t0) {
+  MPK_TRY(std::vector<AtenTensorHandle> out, run_raw(m, in));
   auto free_outputs = [&] {
     for (AtenTensorHandle& h : out)
       if (h) aoti_torch_delete_tensor_object(std::exchange(h, nullptr));
   };
-  if (rc != 0) {
-    free_outputs();
-    return m.error(Kind::Runtime, "the model reported an error (see above)");
-  }
   std::vector<HostTensor> results;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (!out[i]) {
-      free_outputs();
-      return m.error(Kind::Runtime, fmt::format("the model returned no tensor for output {}", i));
-    }
     auto host = m.backend->to_host(out[i]);
     if (!host.ok()) {
       free_outputs();
@@ -260,6 +264,28 @@ Result<std::vector<HostTensor>> run_handles(Model::Impl& m, std::vector<AtenTens
   MPK_CHECK(loader::await_weights_check(m));
   if (m.t.first_run_ms < 0) m.t.first_run_ms = loader::ms_since(t0);
   return results;
+}
+
+// Output `h` as a dense DeviceOutput: itself when dense, else a dense copy made on the device (`h` deleted).
+Result<DeviceOutput> dense_output(Model::Impl& m, AtenTensorHandle h) {
+  int64_t dim = 0;
+  int64_t *sizes = nullptr, *strides = nullptr;
+  DeviceOutput o;
+  if (aoti_torch_get_dim(h, &dim) || aoti_torch_get_sizes(h, &sizes) || aoti_torch_get_strides(h, &strides) ||
+      aoti_torch_get_dtype(h, &o.dtype))
+    return shim_error("reading an output's geometry");
+  o.shape.assign(sizes, sizes + dim);
+  if (std::vector<int64_t>(strides, strides + dim) != dense_strides(o.shape)) {
+    MPK_TRY(AtenTensorHandle dense, m.backend->allocate(o.dtype, o.shape));
+    const bool copied = aoti_torch_copy_(dense, h, 0) == AOTI_TORCH_SUCCESS;
+    aoti_torch_delete_tensor_object(copied ? h : dense);
+    if (!copied) return shim_error("aoti_torch_copy_ of a strided output");
+    h = dense;
+  }
+  o.tensor = h;
+  MPK_TRY(o.nbytes, tensor_bytes(o.dtype, o.shape));
+  if (aoti_torch_get_data_ptr(h, &o.data)) return shim_error("aoti_torch_get_data_ptr");
+  return o;
 }
 
 // A handle the model may own for input `v`: over the caller's memory where the device reads it in place (its own
@@ -294,10 +320,10 @@ Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
   return run_handles(m, in, t0);
 }
 
-Result<std::vector<HostTensor>> Model::run_views(std::span<const InputView> inputs) {
-  Impl& m = *impl_;
-  MPK_CHECK(check_views(inputs));
-  const auto t0 = loader::Clock::now();
+namespace {
+
+// Handles the model may own for `inputs` (input_handle() each); none left over on failure.
+Result<std::vector<AtenTensorHandle>> input_handles(Model::Impl& m, std::span<const InputView> inputs) {
   std::vector<AtenTensorHandle> in;
   for (const InputView& v : inputs) {
     auto h = input_handle(m, v);
@@ -307,7 +333,46 @@ Result<std::vector<HostTensor>> Model::run_views(std::span<const InputView> inpu
     }
     in.push_back(*h);
   }
-  return run_handles(m, in, t0);
+  return in;
+}
+
+}  // namespace
+
+Result<std::vector<HostTensor>> Model::run_views(std::span<const InputView> inputs) {
+  MPK_CHECK(check_views(inputs));
+  const auto t0 = loader::Clock::now();
+  MPK_TRY(std::vector<AtenTensorHandle> in, input_handles(*impl_, inputs));
+  return run_handles(*impl_, in, t0);
+}
+
+Result<std::vector<DeviceOutput>> Model::run_views_on_device(std::span<const InputView> inputs) {
+  Impl& m = *impl_;
+  MPK_CHECK(check_views(inputs));
+  const auto t0 = loader::Clock::now();
+  MPK_TRY(std::vector<AtenTensorHandle> in, input_handles(m, inputs));
+  MPK_TRY(std::vector<AtenTensorHandle> out, run_raw(m, in));
+  std::vector<DeviceOutput> results;
+  Status status;
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto o = status.ok() ? dense_output(m, out[i]) : Result<DeviceOutput>(status.error());
+    if (o.ok()) results.push_back(std::move(o).value());
+    else aoti_torch_delete_tensor_object(out[i]);
+    if (!o.ok() && status.ok()) status = m.error(Kind::Runtime, fmt::format("output {}: {}", i, o.error().message));
+  }
+  if (status.ok()) status = m.backend->synchronize();
+  if (status.ok()) status = loader::await_weights_check(m);
+  if (!status.ok()) {
+    for (DeviceOutput& o : results) release_device_output(o);
+    return status.error();
+  }
+  if (m.t.first_run_ms < 0) m.t.first_run_ms = loader::ms_since(t0);
+  return results;
+}
+
+void release_device_output(DeviceOutput& output) {
+  if (output.tensor) aoti_torch_delete_tensor_object(static_cast<AtenTensorHandle>(output.tensor));
+  output.tensor = nullptr;
+  output.data = nullptr;
 }
 
 Status Model::prepare_inputs(std::span<const HostTensor> inputs) {
