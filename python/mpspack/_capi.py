@@ -146,6 +146,7 @@ _PROTOTYPES = {
     "mpspack_model_info": (_c, POINTER(c_char_p), POINTER(c_char_p), POINTER(c_char_p)),
     "mpspack_model_run": (_c, POINTER(Tensor), c_size_t, POINTER(_c)),
     "mpspack_model_run_into": (_c, POINTER(Tensor), c_size_t, POINTER(Tensor), c_size_t),
+    "mpspack_model_run_device": (_c, POINTER(Tensor), c_size_t, POINTER(_c)),
     "mpspack_outputs_count": (_c, _size_t_p),
     "mpspack_outputs_get": (_c, c_size_t, POINTER(Tensor)),
     "mpspack_outputs_free": (_c,),

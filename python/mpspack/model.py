@@ -135,6 +135,7 @@ class Model:
         self._shapes: list[tuple[tuple, Any] | None] = [None] * len(self.inputs)
         self._run = lib.mpspack_model_run
         self._run_into_c = lib.mpspack_model_run_into
+        self._run_device = lib.mpspack_model_run_device
         self._out = ctypes.c_void_p()
         self._out_ref = ctypes.byref(self._out)
         self._n_in = len(self.inputs)
@@ -208,7 +209,9 @@ class Model:
                     outputs = self._run_into(n, self._predicted)
                     if outputs is not None:
                         return outputs
-            status = self._run(self._ptr, self._in, n, self._out_ref)
+            # torch in, torch out: a GPU model's outputs stay on its GPU, handed out by DLPack without a copy back.
+            run = self._run_device if torch_out and self._on_gpu else self._run
+            status = run(self._ptr, self._in, n, self._out_ref)
             if status != _capi.OK:
                 raise _capi.error(status, what=os.fsdecode(self.path))
             owner = _Outputs(self._out.value)
