@@ -6,7 +6,6 @@ API's, which are the lines the `mpspack` tool prints for the same problem."""
 from __future__ import annotations
 
 import errno
-import os
 
 
 class Error(Exception):

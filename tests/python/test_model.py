@@ -6,7 +6,6 @@ or argument. The CUDA test runs where a GPU is (the device machine) and says why
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import subprocess
 import sys
