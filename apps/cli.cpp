@@ -78,50 +78,7 @@ std::optional<Error> unknown_input(const std::string& path, std::string_view com
   return Error{Error::Kind::NotThisFormat, fmt::format("{}: not a file mpspack {} reads ({})", path, command, what)};
 }
 
-namespace {
-
-// RFC 6901: '~' and '/' in a member name are escaped as ~0 and ~1.
-std::string pointer_token(std::string_view key) {
-  std::string out;
-  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-  return out;
-}
-
-// Our own documents, a few levels deep: the recursion is bounded by what the commands build, never by input.
-nlohmann::json replaced_strings(const nlohmann::json& j, const std::string& pointer, nlohmann::json& invalid) {
-  if (j.is_string()) {
-    const auto& s = j.get_ref<const std::string&>();
-    if (text::is_valid_utf8(s)) return j;
-    invalid.push_back({{"pointer", pointer}, {"hex", text::hex_bytes(s)}});
-    return text::utf8_with_replacements(s);
-  }
-  if (j.is_array()) {
-    nlohmann::json out = nlohmann::json::array();
-    for (size_t i = 0; i < j.size(); ++i) out.push_back(replaced_strings(j[i], pointer + "/" + std::to_string(i), invalid));
-    return out;
-  }
-  if (j.is_object()) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& [key, value] : j.items()) {
-      // Member names are mpspack's own, or dtype names: replaced, not recorded.
-      const std::string name = text::utf8_with_replacements(key);
-      out[name] = replaced_strings(value, pointer + "/" + pointer_token(name), invalid);
-    }
-    return out;
-  }
-  return j;
-}
-
-}  // namespace
-
-nlohmann::json utf8_json(const nlohmann::json& j) {
-  nlohmann::json invalid = nlohmann::json::array();
-  nlohmann::json out = replaced_strings(j, "", invalid);
-  if (!invalid.empty() && out.is_object()) out["invalid_utf8"] = std::move(invalid);
-  return out;
-}
-
-void print_json(const nlohmann::json& j) { std::cout << utf8_json(j).dump(2) << "\n"; }
+void print_json(const nlohmann::json& j) { std::cout << json_text(j); }
 
 namespace {
 

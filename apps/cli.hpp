@@ -4,6 +4,8 @@
 #include "mpspack/format/container.hpp"
 #include "mpspack/result.hpp"
 
+#include "mpspack/json_report.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -80,12 +82,7 @@ std::optional<Error> unknown_input(const std::string& path, std::string_view com
 // Text that is safe to print on a terminal (text::printable: controls, C1 and invalid UTF-8 become \xNN).
 std::string printable(std::string_view s);
 
-// `j` with every string valid UTF-8, as JSON requires: a byte that is not part of well-formed UTF-8 becomes
-// U+FFFD, and a top-level "invalid_utf8" array gives each such string's JSON Pointer and exact bytes in hex
-// (docs/CLI.md, "Names in output"). Every JSON document mpspack prints goes through it.
-nlohmann::json utf8_json(const nlohmann::json& j);
-
-// Pretty-prints JSON (through utf8_json) on stdout.
+// Pretty-prints JSON (json_text: through utf8_json) on stdout.
 void print_json(const nlohmann::json& j);
 
 }  // namespace mpspack::cli

@@ -29,76 +29,6 @@ constexpr std::string_view kOciScheme = "oci://";
 
 std::string hex(uint64_t v) { return fmt::format("{:#x}", v); }
 
-json region_json(const ConstantsRegion& r) {
-  return {{"section", r.section}, {"start_vaddr", r.start_vaddr}, {"end_vaddr", r.end_vaddr},
-          {"size", r.end_vaddr - r.start_vaddr}, {"file_offset", r.file_offset}, {"writable", r.writable}};
-}
-
-struct DtypeTotals {
-  uint64_t count = 0, parameters = 0, bytes = 0;
-};
-
-uint64_t numel(const std::vector<int64_t>& shape) {
-  uint64_t n = 1;
-  for (int64_t d : shape) n *= d < 0 ? 0 : uint64_t(d);
-  return n;
-}
-
-std::map<std::string, DtypeTotals> totals_by_dtype(const std::vector<ConstantInfo>& constants) {
-  std::map<std::string, DtypeTotals> t;
-  for (const auto& c : constants) {
-    auto& x = t[dtype_name(c.dtype)];
-    x.count++;
-    x.parameters += numel(c.shape);
-    x.bytes += c.size;
-  }
-  return t;
-}
-
-}  // namespace
-
-json constants_json(const std::vector<ConstantInfo>& constants) {
-  json cj = json::array();
-  for (const auto& k : constants)
-    cj.push_back({{"name", k.name}, {"fqn", k.fqn}, {"dtype", dtype_name(k.dtype)}, {"shape", k.shape},
-                  {"stride", k.stride}, {"storage_offset", k.storage_offset}, {"offset", k.offset},
-                  {"size", k.size}, {"type", k.type}, {"from_folded", k.from_folded},
-                  {"aligned_64", k.offset % 64 == 0}});
-  return cj;
-}
-
-json totals_json(const std::vector<ConstantInfo>& constants) {
-  json tj = json::object();
-  for (const auto& [name, t] : totals_by_dtype(constants))
-    tj[name] = {{"count", t.count}, {"parameters", t.parameters}, {"bytes", t.bytes}};
-  return tj;
-}
-
-namespace {
-
-struct VersionFamily {
-  const char* key;     // in JSON
-  const char* prefix;  // of the version names
-  const char* library; // in text
-};
-constexpr VersionFamily kVersionFamilies[] = {{"glibc", "GLIBC_", "glibc"},
-                                              {"glibcxx", "GLIBCXX_", "libstdc++"},
-                                              {"cxxabi", "CXXABI_", "libstdc++"},
-                                              {"gcc", "GCC_", "libgcc_s"}};
-
-// A stored library's version needs, read from its ELF tables in the container (the manifest does not record them).
-Result<std::vector<elf::VersionNeed>> stored_version_needs(const format::Container& c, const LibraryInfo& l) {
-  MPK_TRY(elf::ElfFile elf, elf::ElfFile::parse(ByteView(c.segment(l.segment).span(), l.name)));
-  return elf.version_needs();
-}
-
-// `library_bytes` false: from a registry, where only the metadata is fetched; null there.
-json stored_version_needs_json(const format::Container& c, const LibraryInfo& l, bool library_bytes) {
-  if (!library_bytes) return nullptr;
-  auto needs = stored_version_needs(c, l);
-  return needs.ok() ? version_needs_json(*needs) : json(nullptr);
-}
-
 std::string stored_version_needs_text(const format::Container& c, const LibraryInfo& l, bool library_bytes) {
   if (!library_bytes) return "(not known: only the metadata was fetched)";
   auto needs = stored_version_needs(c, l);
@@ -106,17 +36,6 @@ std::string stored_version_needs_text(const format::Container& c, const LibraryI
 }
 
 }  // namespace
-
-json version_needs_json(const std::vector<elf::VersionNeed>& needs) {
-  json highest = json::object();
-  for (const VersionFamily& f : kVersionFamilies) {
-    const std::string v = elf::highest_version(needs, f.prefix);
-    highest[f.key] = v.empty() ? json(nullptr) : json(v);
-  }
-  json files = json::array();
-  for (const auto& n : needs) files.push_back({{"file", n.file}, {"versions", n.versions}});
-  return {{"highest", highest}, {"files", files}};
-}
 
 std::string version_needs_text(const std::vector<elf::VersionNeed>& needs) {
   std::string out;
@@ -126,64 +45,6 @@ std::string version_needs_text(const std::vector<elf::VersionNeed>& needs) {
   }
   return out.empty() ? "(none)" : out;
 }
-
-namespace {
-
-json container_json(const format::Container& c, bool library_bytes) {
-  const auto& h = c.header();
-  const auto& m = c.manifest();
-  json j;
-  j["schema_version"] = 1;
-  j["file"] = c.name();
-  j["kind"] = "container";
-  j["format"] = {{"major", h.version_major}, {"minor", h.version_minor}};
-  j["header"] = {{"header_size", h.header_size}, {"metadata_offset", h.metadata_offset},
-                 {"metadata_size", h.metadata_size}, {"data_offset", h.data_offset},
-                 {"data_size", h.data_size}, {"file_size", h.file_size},
-                 {"checksum", fmt::format("{:016x}", h.checksum)}};
-  j["producer"] = {{"name", m.producer}, {"version", m.producer_version}};
-  j["sources"] = json::array();
-  for (const auto& s : m.sources)
-    j["sources"].push_back({{"name", s.name}, {"size", s.size}, {"sha256", s.sha256}, {"kind", s.kind},
-                            {"flavour", s.flavour}, {"mode", s.mode}});
-  j["segments"] = json::array();
-  for (size_t i = 0; i < m.segments.size(); ++i) {
-    const auto& s = m.segments[i];
-    j["segments"].push_back({{"index", i}, {"kind", to_string(s.kind)}, {"name", s.name}, {"offset", s.offset},
-                             {"size", s.size}, {"alignment", s.alignment}, {"xxh3", fmt::format("{:016x}", s.xxh3)}});
-  }
-  j["libraries"] = json::array();
-  for (const auto& l : m.libraries) {
-    json lj = {{"name", l.name}, {"device", l.device}, {"abi", l.abi}, {"machine", l.machine},
-               {"flavour", to_string(l.flavour)}, {"segment", l.segment}, {"needed", l.needed},
-               {"dropped_needed", l.dropped_needed}, {"imports", l.imports},
-               {"weights", l.weights < 0 ? json(nullptr) : json(l.weights)}, {"cubins", l.cubins},
-               {"original_size", l.original_size}, {"original_sha256", l.original_sha256},
-               {"constants_region", l.region ? region_json(*l.region) : json(nullptr)},
-               {"missing_shim_imports", runtime::missing_shim_imports(l)},
-               {"version_needs", stored_version_needs_json(c, l, library_bytes)}};
-    j["libraries"].push_back(lj);
-  }
-  j["weights"] = json::array();
-  for (const auto& w : m.weights) {
-    const auto& seg = m.segments[w.segment];
-    j["weights"].push_back({{"segment", w.segment}, {"size", seg.size}, {"offset", seg.offset},
-                            {"alignment", seg.alignment}, {"constants", constants_json(w.constants)},
-                            {"totals_by_dtype", totals_json(w.constants)}});
-  }
-  j["examples"] = json::array();
-  for (const auto& e : m.examples) {
-    auto tensors = [](const std::vector<TensorInfo>& ts) {
-      json a = json::array();
-      for (const auto& t : ts) a.push_back({{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"segment", t.segment}});
-      return a;
-    };
-    j["examples"].push_back({{"library", e.library}, {"inputs", tensors(e.inputs)}, {"outputs", tensors(e.outputs)}});
-  }
-  return j;
-}
-
-}  // namespace
 
 json library_json(const std::string& file, uint64_t size, const aoti::LibraryAnalysis& a) {
   json j;

@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "mpspack/runtime/bench.hpp"
+#include "mpspack/runtime/report_json.hpp"
 #include "mpspack/runtime/verify.hpp"
 #include "run_report.hpp"
 
@@ -65,7 +66,7 @@ int run_verify(const RunArgs& a) {
   auto report = runtime::verify(a.bench.model);
   if (!report.ok()) return fail(report.error());
   if (a.json) {
-    print_json(run_json(*report));
+    print_json(runtime::run_json(*report));
   } else if (!globals().quiet) {
     std::fputs(run_text(*report).c_str(), stdout);
   }

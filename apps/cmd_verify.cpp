@@ -15,22 +15,11 @@ int run_verify(const VerifyArgs& a) {
   if (!c.ok()) {
     // A container whose structure is damaged fails the check; one that cannot be read is an error.
     bool damaged = c.error().kind == Error::Kind::Corrupt;
-    if (a.json)
-      print_json({{"schema_version", 1}, {"file", a.file}, {"ok", false}, {"problems", {c.error().message}}});
+    if (a.json) print_json(verify_failure_json(a.file, c.error().message));
     return fail(c.error(), damaged ? kCheckFailed : kError);
   }
   auto report = format::verify(*c, progress_bar("verify"));
-  if (a.json) {
-    nlohmann::json segs = nlohmann::json::array();
-    for (const auto& s : report.segments) {
-      const auto& info = c->manifest().segments[s.index];
-      segs.push_back({{"index", s.index}, {"name", info.name}, {"ok", s.ok},
-                      {"xxh3", fmt::format("{:016x}", info.xxh3)},
-                      {"computed_xxh3", fmt::format("{:016x}", s.computed_xxh3)}});
-    }
-    print_json({{"schema_version", 1}, {"file", a.file}, {"ok", report.ok()}, {"header_checksum", true},
-                {"bytes_checked", report.bytes_checked}, {"segments", segs}, {"problems", report.problems}});
-  }
+  if (a.json) print_json(verify_json(*c, report));
   for (const auto& p : report.problems) std::fprintf(stderr, "mpspack: %s\n", printable(p).c_str());
   if (!report.ok()) return report.unreadable ? kError : kCheckFailed;  // as when open() cannot read it
   if (!a.json && !globals().quiet)

@@ -3,6 +3,7 @@
 
 #include "mpspack/aoti/library.hpp"
 #include "mpspack/manifest.hpp"
+#include "mpspack/runtime/report_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -12,12 +13,18 @@
 
 namespace mpspack::cli {
 
-nlohmann::json constants_json(const std::vector<ConstantInfo>& constants);
-nlohmann::json totals_json(const std::vector<ConstantInfo>& constants);  // count, parameters, bytes by dtype
+// The JSON parts are the library's (mpspack/runtime/report_json.hpp), which the C API's reports share.
+using runtime::constants_json;
+using runtime::container_json;
+using runtime::kVersionFamilies;
+using runtime::region_json;
+using runtime::stored_version_needs;
+using runtime::totals_by_dtype;
+using runtime::totals_json;
+using runtime::version_needs_json;
+using runtime::VersionFamily;
+
 void print_constants(const std::vector<ConstantInfo>& constants);
-// The symbol versions a library needs (DT_VERNEED): the highest of glibc, libstdc++ (GLIBCXX_, CXXABI_) and
-// libgcc_s (GCC_), and every version by file.
-nlohmann::json version_needs_json(const std::vector<elf::VersionNeed>& needs);
 // "GLIBC_2.38 (glibc), GLIBCXX_3.4.30 (libstdc++), ..." or "(none)".
 std::string version_needs_text(const std::vector<elf::VersionNeed>& needs);
 nlohmann::json library_json(const std::string& file, uint64_t size, const aoti::LibraryAnalysis& a);

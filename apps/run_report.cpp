@@ -3,6 +3,7 @@
 #include "cli.hpp"
 #include "latency_histogram.hpp"
 #include "mpspack/manifest.hpp"
+#include "mpspack/runtime/report_json.hpp"
 #include "mpspack/text.hpp"
 
 #include <fmt/format.h>
@@ -42,16 +43,6 @@ std::string index_string(const std::vector<int64_t>& idx) {
   return s + "]";
 }
 
-json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-// The load phases, by the names both reports give them.
-json phases_json(const runtime::PhaseTimings& t) {
-  return {{"open_ms", t.open_ms},       {"checks_ms", t.checks_ms}, {"library_ms", t.library_ms},
-          {"weights_ms", t.weights_ms}, {"create_ms", t.create_ms}, {"constants_ms", t.constants_ms},
-          {"first_run_ms", t.first_run_ms}, {"verify_ms", t.verify_ms < 0 ? json(nullptr) : json(t.verify_ms)},
-          {"verify_wait_ms", t.verify_wait_ms}};
-}
-
 std::string comparison_text(const runtime::OutputCheck& o) {
   const runtime::OutputReference& ref = *o.reference;
   const Comparison& c = ref.comparison;
@@ -68,32 +59,6 @@ std::string comparison_text(const runtime::OutputCheck& o) {
       c.max_rel_error, index_string(c.first_mismatch_index).c_str(), c.first_got, c.first_want);
 }
 
-json comparison_json(const runtime::OutputReference& ref) {
-  const Comparison& c = ref.comparison;
-  json o = {{"reference", ref.name},
-            {"match", c.match},
-            {"rtol", ref.tolerance.rtol},
-            {"atol", ref.tolerance.atol},
-            {"mismatches", c.mismatches},
-            {"max_abs_error", finite_or_null(c.max_abs_error)},
-            {"max_rel_error", finite_or_null(c.max_rel_error)}};
-  if (!c.problem.empty()) o["problem"] = c.problem;
-  if (c.first_mismatch) {
-    o["first_mismatch"] = {{"index", c.first_mismatch_index},
-                           {"flat", *c.first_mismatch},
-                           {"got", finite_or_null(c.first_got)},
-                           {"expected", finite_or_null(c.first_want)}};
-  }
-  return o;
-}
-
-json output_json(const runtime::OutputCheck& o) {
-  json j = {{"index", o.index}, {"dtype", dtype_name(o.tensor.dtype)}, {"shape", o.tensor.shape}};
-  if (!o.written.empty()) j["written"] = o.written;
-  if (o.reference) j.update(comparison_json(*o.reference));
-  return j;
-}
-
 // --- run --bench
 
 // A name as the text report shows it: what the JSON report holds (valid UTF-8), made safe for a terminal.
@@ -103,97 +68,6 @@ std::string shown(const std::string& s) { return printable(text::utf8_with_repla
 constexpr const char* kLoadPhases[] = {"open_ms",     "checks_ms",    "library_ms",     "weights_ms",
                                        "create_ms",   "constants_ms", "first_run_ms",   "load_total_ms",
                                        "load_to_first_result_ms"};
-
-json load_json(const runtime::PhaseTimings& t) {
-  json j = phases_json(t);
-  j["load_total_ms"] = runtime::load_total_ms(t);
-  j["load_to_first_result_ms"] = runtime::load_total_ms(t) + t.first_run_ms;
-  return j;
-}
-
-json latency_json(const runtime::LatencyStats& l) {
-  return {{"min", l.min}, {"mean", l.mean}, {"p50", l.p50},      {"p90", l.p90},
-          {"p99", l.p99}, {"max", l.max},   {"stddev", l.stddev}};
-}
-
-// "p99.9" for 99.9: the key an extra percentile has in the reports.
-std::string percentile_key(double p) { return fmt::format("p{}", p); }
-
-// The extra percentiles asked for, by key: each one's mean over the repetitions, or its spread (stddev).
-json percentiles_json(const BenchReport& r, const runtime::LatencyStats& l) {
-  json j = json::object();
-  for (size_t i = 0; i < r.percentiles.size() && i < l.percentiles.size(); ++i)
-    j[percentile_key(r.percentiles[i])] = l.percentiles[i];
-  return j;
-}
-
-json machine_json(const runtime::MachineInfo& m) {
-  return {{"cpu", m.cpu},   {"cores", m.cores}, {"os", m.os}, {"kernel", m.kernel},
-          {"arch", m.arch}, {"blas_kernels", m.blas_kernels}};
-}
-
-json cold_cache_json(const runtime::ColdCache& c) {
-  return {{"attempted", true},
-          {"ok", c.ok},
-          {"resident_fraction_after", c.resident_fraction_after ? json(*c.resident_fraction_after) : json(nullptr)}};
-}
-
-json device_json(const runtime::DeviceReport& d) {
-  const runtime::DeviceFigures& f = d.figures;
-  json j = {{"name", f.name},
-            {"memory_total_bytes", f.memory_total},
-            {"memory_used_bytes", f.memory_used},
-            {"pool_peak_bytes", f.pool_peak},
-            {"h2d_copy_bytes", d.h2d_copy_bytes},
-            {"h2d_pinned_gbps", f.h2d_pinned_gbps},
-            {"h2d_pageable_gbps", f.h2d_pageable_gbps}};
-  if (const auto& u = d.weights_upload) {
-    j["weights_upload"] = {
-        {"bytes", u->bytes}, {"ms", u->ms}, {"gbps", u->gbps}, {"of_pinned_copy", u->of_pinned_copy}};
-  }
-  return j;
-}
-
-json bench_json(const BenchReport& r, const std::string& export_times) {
-  json j = {{"schema_version", 1},
-            {"container", r.container},
-            {"library", r.library},
-            {"backend", r.backend},
-            {"include_transfers", r.include_transfers},
-            {"cuda_graph", r.cuda_graph},
-            {"cudnn_tf32", r.cudnn_tf32},
-            {"weights_mode", runtime::to_string(r.weights_mode)},
-            {"embedded_weights", runtime::to_string(r.load.embedded)},
-            {"large_blocks", r.load.prefault_large_blocks ? "prefault" : "libc"},
-            {"populate_weights", r.load.populate_weights},
-            {"cold", r.cold},
-            {"inputs", r.inputs},
-            {"seed", r.seed ? json(*r.seed) : json(nullptr)},
-            {"threads", r.threads.count},
-            {"threads_source", r.threads.source},
-            {"cpus_allowed", r.threads.cpus_allowed},
-            {"load_ms", load_json(r.timings)},
-            {"time_to_first_result_ms", r.time_to_first_result_ms},
-            {"checked", r.checked},
-            {"ok", r.ok},
-            {"repetitions", r.repetitions},
-            {"warmup_runs", r.warmup_runs},
-            {"iterations", r.times_ms.size()},
-            {"total_ms", r.total_ms},
-            {"latency_ms", latency_json(r.latency)},
-            {"latency_ms_stddev", latency_json(r.latency_stddev)},
-            {"percentiles_ms", percentiles_json(r, r.latency)},
-            {"percentiles_ms_stddev", percentiles_json(r, r.latency_stddev)},
-            {"throughput_per_s", r.throughput_per_s},
-            {"peak_rss_bytes", r.peak_rss_bytes},
-            {"machine", machine_json(r.machine)},
-            {"container_sha256", r.container_sha256},
-            {"mpspack_version", r.mpspack_version}};
-  if (r.cold_cache) j["cold_cache"] = cold_cache_json(*r.cold_cache);
-  if (r.device) j["device"] = device_json(*r.device);
-  if (!export_times.empty()) j["export_times"] = export_times;
-  return j;
-}
 
 std::string cold_text(const BenchReport& r) {
   std::string s = fmt::format("cold: {}", r.cold ? "yes" : "no");
@@ -243,7 +117,7 @@ std::string latency_text(const BenchReport& r) {
   s += stat("min", l.min, d.min) + stat("mean", l.mean, d.mean) + stat("p50", l.p50, d.p50) +
        stat("p90", l.p90, d.p90) + stat("p99", l.p99, d.p99);
   for (size_t i = 0; i < r.percentiles.size() && i < l.percentiles.size(); ++i)
-    s += stat(percentile_key(r.percentiles[i]), l.percentiles[i], d.percentiles[i]);
+    s += stat(runtime::percentile_key(r.percentiles[i]), l.percentiles[i], d.percentiles[i]);
   s += stat("max", l.max, d.max) + stat("stddev", l.stddev, d.stddev);
   s.erase(s.find(':') + 1, 1);  // one space after the colon, as the other lines have
   return s + "\n";
@@ -257,7 +131,7 @@ std::string bench_text(const BenchReport& r) {
                    r.threads.source == "option" ? "--threads" : r.threads.source);
   s += cold_text(r);
   s += "load (ms):";
-  const json load = load_json(r.timings);
+  const json load = runtime::load_json(r.timings);
   for (const char* name : kLoadPhases) s += fmt::format(" {} {:.3f},", name, load.at(name).get<double>());
   s.back() = '\n';
   s += fmt::format("time to first result: {:.3f} ms from process start\n", r.time_to_first_result_ms);
@@ -378,25 +252,10 @@ std::string run_text(const VerifyReport& r) {
   return s;
 }
 
-json run_json(const VerifyReport& r) {
-  json outputs = json::array();
-  for (const auto& o : r.outputs) outputs.push_back(output_json(o));
-  return {{"schema_version", 1},
-          {"container", r.container},
-          {"library", r.library},
-          {"weights", runtime::to_string(r.weights_mode)},
-          {"inputs", r.inputs},
-          {"seed", r.seed ? json(*r.seed) : json(nullptr)},
-          {"checked", r.checked()},
-          {"ok", r.ok()},
-          {"outputs", std::move(outputs)},
-          {"timings", phases_json(r.timings)}};
-}
-
 std::string bench_rendered(const BenchReport& r, const std::string& export_times, const std::string& format,
                            bool csv_header) {
   if (format == "text") return bench_text(r);
-  const json j = utf8_json(bench_json(r, export_times));
+  const json j = utf8_json(runtime::bench_json(r, export_times));
   if (format == "json") return j.dump(2) + "\n";
   if (format == "jsonl") return j.dump() + "\n";
   if (format == "csv") return csv_of(j, csv_header);

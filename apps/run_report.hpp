@@ -1,7 +1,7 @@
 // How `run` and `run --bench` show their reports (docs/CLI.md, ## run): text and JSON for run; text, JSON, JSON
 // lines (one run per line), CSV (fixed columns, nested keys joined with '.', one line per run) and Markdown (a
 // two-column table) for --bench.
-// Every key of both JSON reports is written in run_report.cpp, once.
+// Every key of both JSON reports is written once, in libpack (mpspack/runtime/report_json.hpp).
 #pragma once
 
 #include "mpspack/runtime/bench.hpp"
@@ -13,9 +13,8 @@
 
 namespace mpspack::cli {
 
-// One line per output (and how it compared), then the load line.
+// One line per output (and how it compared), then the load line. (The JSON reports: runtime/report_json.hpp.)
 std::string run_text(const runtime::VerifyReport& r);
-nlohmann::json run_json(const runtime::VerifyReport& r);
 
 // format: text, json, jsonl, csv, md. export_times: the file the iteration times went to, "" for none.
 // csv_header: CSV starts with its header line (not when appending to a table).

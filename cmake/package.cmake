@@ -19,7 +19,8 @@ set(CPACK_PACKAGE_DESCRIPTION
     "mpspack packs AOTInductor model libraries (model.so, .pt2) and their weights into one container file,\
  inspects and verifies it without running anything, restores the original byte for byte, and runs the model\
  without libtorch on its own AOTInductor shim (CPU, and CUDA when built with it). The package holds the tool, its\
- libraries and plugins, the C++ library and runtime with their CMake package, the man page, bash completion and\
+ libraries and plugins, the C++ library and runtime with their CMake package, the C API (libmpspack_c.so.0 and\
+ mpspack.h), the man page, bash completion and\
  an example container (share/mpspack/examples/tiny_mlp.mpk).")
 set(CPACK_GENERATOR DEB TGZ)
 set(CPACK_STRIP_FILES ON)

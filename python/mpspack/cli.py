@@ -1,6 +1,8 @@
-"""Thin wrappers over the mpspack executable: each runs one command with --json and returns the
-parsed report (docs/CLI.md). The executable is the `mpspack_bin` argument, else $MPSPACK_BIN, else
-the one installed with this package (installed_executables()), else `mpspack` on PATH."""
+"""mpspack.run(): a thin wrapper over the mpspack executable's `run --json`, for its checking report (outputs
+compared with references, written to files). Running a model in this process is mpspack.load() (model.py), which
+needs no executable. The executable is the `mpspack_bin` argument, else $MPSPACK_BIN, else the one installed with
+this package (installed_executables()), else `mpspack` on PATH. Also the tensor arguments shared with build() and
+Model.bench(): paths, (path, dtype, shape) tuples or NumPy arrays written to temporary .npy files."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import Iterable, Iterator, Sequence, Union
+from typing import Iterable, Iterator, Union
 
 import numpy as np
 
@@ -153,33 +155,6 @@ def _call(argv: list[str], timeout: float | None) -> dict:
     if report is None:
         raise CommandError(argv, proc.returncode, f"{stderr}\nmpspack printed no JSON report")
     return report
-
-
-def build(inputs: PathLike | Sequence[PathLike], output: PathLike | None = None, *,
-          weights: Iterable[PathLike] = (), example_inputs: Iterable = (), example_outputs: Iterable = (),
-          keep_libtorch: bool = False, fsync: bool = False, mpspack_bin: PathLike | None = None,
-          timeout: float | None = None) -> dict:
-    """`mpspack build INPUT... [-o OUTPUT] --json`: packs model libraries (.so) or .pt2 packages into
-    one container. `weights` are the external blobs in input order; example tensors are paths,
-    (path, dtype, shape) or numpy arrays, as run()'s inputs. Returns {"output", "libraries", "segments", "segment_bytes"}."""
-    if isinstance(inputs, (str, bytes, os.PathLike)):
-        inputs = [inputs]
-    argv = [find_executable(mpspack_bin), "build", *(os.fspath(i) for i in inputs)]
-    if output is not None:
-        argv += ["-o", os.fspath(output)]
-    for w in weights:
-        argv += ["--weights", os.fspath(w)]
-    with _scratch() as scratch:
-        for t in _tensors(example_inputs, "build() example_inputs", scratch):
-            argv += ["--example-input", t]
-        for t in _tensors(example_outputs, "build() example_outputs", scratch):
-            argv += ["--example-output", t]
-        if keep_libtorch:
-            argv.append("--keep-libtorch")
-        if fsync:
-            argv.append("--fsync")
-        argv.append("--json")
-        return _call(argv, timeout)
 
 
 def run(container: PathLike, *, library: str | int | None = None, inputs: Iterable = (), expect: Iterable = (),

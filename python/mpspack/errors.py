@@ -1,11 +1,11 @@
 """The package's own exceptions. Each derives from mpspack.Error, and also from the built-in
-exception a caller would otherwise catch (ValueError, LookupError, RuntimeError, and the OSError
-subclasses for a file that cannot be opened), so either kind of `except` works."""
+exception a caller would otherwise catch (ValueError, LookupError, RuntimeError, MemoryError, ImportError, and the
+OSError subclasses for a file that cannot be opened), so either kind of `except` works. Their messages are the C
+API's, which are the lines the `mpspack` tool prints for the same problem."""
 
 from __future__ import annotations
 
 import errno
-import os
 
 
 class Error(Exception):
@@ -13,8 +13,42 @@ class Error(Exception):
 
 
 class FormatError(Error, ValueError):
-    """A file that is not a container, or a damaged one: the message names the file and the rule
-    of docs/FORMAT.md it breaks ("m.mpk: rule H6: file is ... bytes but the header records ...")."""
+    """A file that is not a container (or not a model library or .pt2 where one is read), or a damaged one: the
+    message, the C library's, names the file and the rule of docs/FORMAT.md it breaks (by its id), or the segment
+    whose hash does not match."""
+
+
+class InvalidArgument(Error, ValueError):
+    """An argument the C API refused: a wrong dtype, shape, size or count of a model's inputs, an unknown library
+    or device, an option out of its range, or a closed model or container. The message names the argument."""
+
+
+class UnsupportedError(Error, RuntimeError):
+    """A valid container that cannot run here: a library for another device kind or machine, a shim function this
+    build lacks, no backend (or no usable device) for the device asked for."""
+
+
+class ModelError(Error, RuntimeError):
+    """The model or its device failed while loading or running (the model's own message went to stderr)."""
+
+
+class CheckFailed(Error, ValueError):
+    """A check ran and said no: a model's outputs did not match their reference (`report` holds the report)."""
+
+    report: dict | None = None
+
+
+class OutOfMemory(Error, MemoryError):
+    """mpspack could not allocate memory."""
+
+
+class InternalError(Error, RuntimeError):
+    """A bug in mpspack (please report it with the message)."""
+
+
+class LibraryNotFound(Error, ImportError):
+    """The C API library (libmpspack_c.so.0) was not found or is not the one this package was written for; the
+    message says where it was looked for."""
 
 
 class NoConstantsTable(Error, LookupError):
@@ -37,10 +71,15 @@ class CommandError(Error, RuntimeError):
 
 
 class OpenError(Error, OSError):
-    """A file that cannot be opened. `errno`, `strerror` and `filename` are set as on any OSError;
-    the message is one line naming the file first, as FormatError's ("m.mpk: no such file")."""
+    """A file that cannot be opened or read. `errno`, `strerror` and `filename` are set as on any OSError;
+    the message is one line naming the file first, as FormatError's ("m.mpk: cannot open: No such file or
+    directory")."""
+
+    _text: str | None = None  # the C API's line, when it did not start with the file's name
 
     def __str__(self) -> str:
+        if self._text is not None or self.filename is None:
+            return self._text if self._text is not None else str(self.strerror)
         return f"{self.filename}: {self.strerror}"
 
 
@@ -50,7 +89,7 @@ class NotFoundError(OpenError, FileNotFoundError):
 
 class IsAFolderError(OpenError, IsADirectoryError, FormatError):
     """The path is a folder (also an IsADirectoryError; and a FormatError, as a folder is no
-    container, which is what mpspack.open raised for it before)."""
+    container)."""
 
 
 class AccessError(OpenError, PermissionError):
@@ -61,6 +100,20 @@ _BY_ERRNO = {errno.ENOENT: NotFoundError, errno.ENOTDIR: NotFoundError, errno.EI
              errno.EACCES: AccessError, errno.EPERM: AccessError}
 
 
-def open_error(code: int, filename: str, message: str | None = None) -> OpenError:
-    """The OpenError subclass matching errno `code`, for `filename`."""
-    return _BY_ERRNO.get(code, OpenError)(code, message or os.strerror(code), filename)
+def os_error(code: int, filename: str | None, message: str) -> OpenError:
+    """The OpenError subclass matching errno `code` (OpenError itself for 0 or another code) for `filename`, with
+    `message` (the C API's line, which starts with the file's name) as its text."""
+    if filename is not None and message.startswith(f"{filename}: "):
+        return _BY_ERRNO.get(code, OpenError)(code, message[len(filename) + 2:], filename)
+    err = _BY_ERRNO.get(code, OpenError)(code, message, filename)
+    err._text = message
+    return err
+
+
+_BY_STATUS = {1: InvalidArgument, 2: InvalidArgument, 5: FormatError, 6: FormatError, 7: UnsupportedError,
+              8: ModelError, 9: CheckFailed, 10: OutOfMemory, 11: InternalError}
+
+
+def from_status(status: int, message: str) -> Error:
+    """The exception for a C API status (mpspack_status) other than the file-opening ones."""
+    return _BY_STATUS.get(status, InternalError)(message)

@@ -47,6 +47,7 @@ $contents"
 }
 has_link usr/bin/mpspack /opt/mpspack/bin/mpspack
 has_link usr/share/bash-completion/completions/mpspack /opt/mpspack/share/bash-completion/completions/mpspack
+has_link usr/lib/python3/dist-packages/mpspack /opt/mpspack/lib/python/mpspack
 man_built=no
 if printf '%s\n' "$contents" | grep -q ' \./opt/mpspack/share/man/man1/mpspack\.1$'; then
   man_built=yes
@@ -75,7 +76,7 @@ if dpkg-query -W -f '${Status}' mpspack >/dev/null 2>&1; then
   exit 77
 fi
 for p in /opt/mpspack /usr/bin/mpspack /usr/share/man/man1/mpspack.1 /usr/share/man/man1/mpspack.1.gz \
-         /usr/share/bash-completion/completions/mpspack; do
+         /usr/share/bash-completion/completions/mpspack /usr/lib/python3/dist-packages/mpspack; do
   if [ -e "$p" ] || [ -L "$p" ]; then
     echo "skipped: $p exists and no package owns it; installing the .deb would replace it"
     exit 77
@@ -119,6 +120,13 @@ install_and_check() {
     printf "reply:%s\n" "${COMPREPLY[@]}"' 2>&1) || fail "bash-completion did not load the completion: $reply"
   echo "$reply" | grep -q '^complete -F _mpspack mpspack$' || fail "complete -p mpspack: $reply"
   echo "$reply" | grep -qx 'reply:build' || fail "completing 'mpspack bui' gave: $reply"
+
+  # Debian's python3 imports the package through its link and loads the tree's C API library.
+  if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+    lib=$(cd / && env -u PYTHONPATH -u MPSPACK_LIBRARY /usr/bin/python3 -c 'import mpspack; print(mpspack.library_path())' 2>&1) ||
+      fail "python3 -c 'import mpspack' failed after dpkg -i: $lib"
+    [ "$lib" = /opt/mpspack/lib/libmpspack_c.so.0 ] || fail "the installed package loaded '$lib'"
+  fi
 }
 
 # Removed (dpkg -r), and once more installed and purged (dpkg --purge): no warning from dpkg either way, nothing of
@@ -127,7 +135,8 @@ removed_by() {
   quiet "dpkg $1 mpspack" dpkg "$1" mpspack
   installed=no
   dpkg-query -W -f '${Status}' mpspack >/dev/null 2>&1 && fail "dpkg still knows mpspack after dpkg $1"
-  for p in /opt/mpspack /usr/bin/mpspack /usr/share/man/man1/mpspack.1 /usr/share/bash-completion/completions/mpspack
+  for p in /opt/mpspack /usr/bin/mpspack /usr/share/man/man1/mpspack.1 /usr/share/bash-completion/completions/mpspack \
+           /usr/lib/python3/dist-packages/mpspack
   do
     { [ -e "$p" ] || [ -L "$p" ]; } && fail "$p is still there after dpkg $1 mpspack"
   done

@@ -146,6 +146,24 @@ if(WITH_CUDA)
   endif()
 endif()
 
+# 8. The Python package of the tree (lib/python/mpspack) imported by Debian's python3 with nothing but the tree:
+#    it loads the tree's C API library (lib/libmpspack_c.so.0, found from its own place), opens and verifies the
+#    example container and runs its model in-process, with no mpspack executable on PATH. (The code has no ';':
+#    step() passes its arguments on as a CMake list.)
+if(NOT EXISTS ${prefix}/lib/python/mpspack/__init__.py)
+  message(FATAL_ERROR "not installed: ${prefix}/lib/python/mpspack/__init__.py")
+endif()
+find_program(SYSTEM_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(SYSTEM_PYTHON3)
+  step("installed python package" ${CMAKE_COMMAND} -E env --unset=MPSPACK_LIBRARY --unset=MPSPACK_BIN
+       PYTHONPATH=${prefix}/lib/python PYTHONDONTWRITEBYTECODE=1 PATH=/nonexistent ${SYSTEM_PYTHON3} -c
+       "import sys, mpspack\nprint(mpspack.library_path())\nc = mpspack.open(sys.argv[1])\nprint(c.verify()['ok'])\nprint(mpspack.load(c).bench(iterations=1)['ok'])"
+       ${example})
+  if(NOT STEP_OUTPUT STREQUAL "${prefix}/lib/libmpspack_c.so.0\nTrue\nTrue\n")
+    message(FATAL_ERROR "the installed Python package printed:\n${STEP_OUTPUT}")
+  endif()
+endif()
+
 # Errors are values: a file that is not a container gives NotThisFormat (exit 3 in the consumer).
 file(WRITE ${WORK_DIR}/junk.mpk "not a container")
 execute_process(COMMAND ${WORK_DIR}/consumer/consumer ${WORK_DIR}/junk.mpk RESULT_VARIABLE rc ERROR_VARIABLE err)

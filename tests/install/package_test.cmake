@@ -52,6 +52,7 @@ set(links "usr/bin/mpspack:bin/mpspack"
 if(HELP2MAN)
   list(APPEND links "usr/share/man/man1/mpspack.1:share/man/man1/mpspack.1")
 endif()
+list(APPEND links "usr/lib/python3/dist-packages/mpspack:lib/python/mpspack")  # the Python package
 set(rest "${contents}")
 foreach(pair ${links})
   string(REPLACE ":" ";" pair "${pair}")
@@ -65,6 +66,10 @@ foreach(pair ${links})
   endif()
   string(REGEX REPLACE "(^|\n)${entry}" "" rest "${rest}")
 endforeach()
+# The C API's library under its SONAME and its development name, links to its versioned file beside them, as
+# shared libraries are installed (ldconfig and the linker's -lmpspack_c look for those names).
+string(REGEX REPLACE "(^|\n)lrwxrwxrwx root/root +0 [^\n]+ \\./opt/mpspack/lib/libmpspack_c\\.so(\\.0)? -> libmpspack_c\\.so\\.[0-9.]+"
+       "" rest "${rest}")
 string(REGEX MATCHALL "(^|\n)[^d-][^\n]*" odd "${rest}")
 if(odd)
   message(FATAL_ERROR "the .deb holds entries that are neither folders nor plain files:${odd}")
@@ -76,9 +81,14 @@ set(root ./opt/mpspack)
 set(wanted bin/mpspack include/mpspack/mpspack.hpp include/mpspack/runtime/verify.hpp lib/libmpspack.a
            lib/libmpspack_runtime.a lib/libmpspack_shim.a lib/libsleef.so.3 lib/libzip.so.4 lib/mpspack/onednn.so
            lib/cmake/mpspack/mpspackConfig.cmake lib/cmake/mpspack/mpspackTargets.cmake
-           share/bash-completion/completions/mpspack share/mpspack/examples/tiny_mlp.mpk)
+           share/bash-completion/completions/mpspack share/mpspack/examples/tiny_mlp.mpk
+           include/mpspack/mpspack.h)
 if(HELP2MAN)
   list(APPEND wanted share/man/man1/mpspack.1)
+endif()
+list(APPEND wanted lib/python/mpspack/__init__.py lib/python/mpspack/_capi.py)
+if(NOT contents MATCHES " \\./opt/mpspack/lib/libmpspack_c\\.so\\.0\\.[0-9.]+\n")
+  message(FATAL_ERROR "the .deb lacks the C API's library, lib/libmpspack_c.so.0.*:\n${contents}")
 endif()
 foreach(f ${wanted})
   string(FIND "${contents}" " ${root}/${f}\n" at)
@@ -107,6 +117,20 @@ if(NOT on_path STREQUAL "/opt/mpspack/bin/mpspack")
   message(FATAL_ERROR "/usr/bin/mpspack links to '${on_path}', expected /opt/mpspack/bin/mpspack")
 endif()
 step(".deb: mpspack --version through /usr/bin" ${WORK_DIR}/root${on_path} --version)
+# The Python package from the unpacked tree, by Debian's python3: it loads that tree's C API library and runs the
+# example in-process.
+find_program(SYSTEM_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+function(python_from tree)
+  if(NOT SYSTEM_PYTHON3)
+    return()
+  endif()
+  step("python package of ${tree}" ${CMAKE_COMMAND} -E env --unset=MPSPACK_LIBRARY PYTHONPATH=${tree}/lib/python
+       PYTHONDONTWRITEBYTECODE=1 ${SYSTEM_PYTHON3} -c
+       "import sys, mpspack\nprint(mpspack.library_path())\nprint(mpspack.load(sys.argv[1]).bench(iterations=1)['ok'])"
+       ${tree}/share/mpspack/examples/tiny_mlp.mpk)
+  expect("python" "${STEP_OUTPUT}" "^${tree}/lib/libmpspack_c\\.so\\.0\nTrue\n$")
+endfunction()
+python_from(${WORK_DIR}/root/opt/mpspack)
 
 # 4. The archive, unpacked anywhere.
 file(MAKE_DIRECTORY ${WORK_DIR}/tgz)
@@ -116,4 +140,5 @@ step(".tar.gz: mpspack --version" ${top}/bin/mpspack --version)
 expect("--version" "${STEP_OUTPUT}" "^mpspack 0\\.1\\.0")
 step(".tar.gz: mpspack inspect" ${top}/bin/mpspack inspect ${top}/share/mpspack/examples/tiny_mlp.mpk)
 expect("inspect" "${STEP_OUTPUT}" "model")
+python_from(${top})
 file(REMOVE_RECURSE ${WORK_DIR})

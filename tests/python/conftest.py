@@ -1,7 +1,8 @@
 """Shared fixtures of the Python package's tests (run by CTest as test "python").
 
-Environment (CTest sets it; tests/CMakeLists.txt): MPSPACK_BIN, the built executable;
-MPSPACK_BINARY_DIR, the build tree (for examples/tiny_mlp/model.so); MPSPACK_SHARED_DIR, the
+Environment (CTest sets it; tests/CMakeLists.txt): MPSPACK_LIBRARY, the built C API library the package
+loads; MPSPACK_BIN, the built executable (only the tests that compare with the CLI or test mpspack.run() use
+it); MPSPACK_BINARY_DIR, the build tree (for examples/tiny_mlp/model.so); MPSPACK_SHARED_DIR, the
 fixtures (../shared beside the checkout). A missing input skips its tests with the reason shown
 (pytest -rs), except under CI=true, where it fails, as the C++ fixture tests do."""
 
@@ -21,7 +22,7 @@ if os.environ.get("MPSPACK_PYTHON_INSTALLED") != "1":
 
 import mpspack  # noqa: E402
 import xxhash  # noqa: E402
-from mpspack._flatbuf import decode_metadata  # noqa: E402
+from metadata_reader import decode_metadata  # noqa: E402
 
 
 def missing(what: str):
@@ -60,24 +61,23 @@ def tiny_so() -> pathlib.Path:
 
 
 @pytest.fixture(scope="session")
-def built(tmp_path_factory, mpspack_bin, fixtures, tiny_so) -> dict:
-    """Containers built by the mpspack executable, by name: the bundled example (embedded weights,
+def built(tmp_path_factory, fixtures, tiny_so) -> dict:
+    """Containers built by mpspack.build() (the C API), by name: the bundled example (embedded weights,
     with a recorded example), the rebuilt fixtures (a plain .so and its weights.blob; embedded) and
     the .pt2 fixtures (with a constants table)."""
     out = tmp_path_factory.mktemp("built")
     e = tiny_so.parent
     made = {}
     mpspack.build(tiny_so, out / "tiny.mpk", example_inputs=[(e / "input0.bin", "f32", (4, 16))],
-                  example_outputs=[(e / "expected0.bin", "f32", (4, 8))], mpspack_bin=mpspack_bin)
+                  example_outputs=[(e / "expected0.bin", "f32", (4, 8))])
     made["tiny"] = out / "tiny.mpk"
     rb = fixtures / "rebuilt-bookworm"
-    mpspack.build(rb / "cpu_mlp_blob" / "model.so", out / "cpu_mlp_blob.mpk", weights=[rb / "cpu_mlp_blob" / "weights.blob"],
-                  mpspack_bin=mpspack_bin)
+    mpspack.build(rb / "cpu_mlp_blob" / "model.so", out / "cpu_mlp_blob.mpk", weights=[rb / "cpu_mlp_blob" / "weights.blob"])
     made["cpu_mlp_blob"] = out / "cpu_mlp_blob.mpk"
-    mpspack.build(rb / "cpu_cnn_embedded" / "model.so", out / "cpu_cnn_embedded.mpk", mpspack_bin=mpspack_bin)
+    mpspack.build(rb / "cpu_cnn_embedded" / "model.so", out / "cpu_cnn_embedded.mpk")
     made["cpu_cnn_embedded"] = out / "cpu_cnn_embedded.mpk"
     for name in ("blob", "pkg"):
-        mpspack.build(fixtures / "pt2" / f"{name}.pt2", out / f"pt2_{name}.mpk", mpspack_bin=mpspack_bin)
+        mpspack.build(fixtures / "pt2" / f"{name}.pt2", out / f"pt2_{name}.mpk")
         made[f"pt2_{name}"] = out / f"pt2_{name}.mpk"
     return made
 

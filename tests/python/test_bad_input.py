@@ -7,13 +7,18 @@ FlatBuffers reader and the structural rules, as a hostile file would)."""
 from __future__ import annotations
 
 import os
+import pathlib
 import random
+import shutil
 import struct
+import subprocess
+import sys
+import tempfile
 
 import pytest
 
 import mpspack
-from conftest import rechecksum, rewrite
+from conftest import SOURCE_DIR, rechecksum, rewrite
 
 
 def refused(path, rule: str | None = None) -> mpspack.FormatError:
@@ -39,11 +44,11 @@ def test_empty_garbage_and_other_files(tmp_path, tiny_so):
     assert "is a FIFO, not a regular file" in str(refused(tmp_path / "fifo.mpk"))  # refused, not waited on
 
 
-def test_paths_that_cannot_be_opened_raise_the_matching_os_error(tmp_path, monkeypatch):
-    # A folder: IsADirectoryError, and still the FormatError it was before.
+def test_paths_that_cannot_be_opened_raise_the_matching_os_error(tmp_path):
+    # A folder: IsADirectoryError, and a FormatError too; the CLI's message.
     folder = refused(tmp_path)
     assert isinstance(folder, IsADirectoryError) and isinstance(folder, mpspack.IsAFolderError)
-    assert str(folder) == f"{tmp_path}: is a folder, not a regular file"
+    assert str(folder) == f"{tmp_path}: is a directory, not a file"
     assert folder.filename == str(tmp_path)
     # Missing: FileNotFoundError, also the package's own error; not a FormatError (nothing was read).
     for absent in (tmp_path / "absent.mpk", tmp_path / "no_folder" / "x.mpk"):
@@ -51,24 +56,55 @@ def test_paths_that_cannot_be_opened_raise_the_matching_os_error(tmp_path, monke
             mpspack.open(absent)
         assert isinstance(e.value, mpspack.NotFoundError) and isinstance(e.value, mpspack.OpenError)
         assert isinstance(e.value, mpspack.Error) and not isinstance(e.value, mpspack.FormatError)
-        assert str(e.value).startswith(f"{absent}: ") and e.value.filename == str(absent)
+        assert str(e.value) == f"{absent}: cannot open: No such file or directory"
+        assert e.value.filename == str(absent)
     # A file under a regular file: ENOTDIR, which is a missing file too.
     (tmp_path / "plain").write_bytes(b"x")
     with pytest.raises(mpspack.NotFoundError):
         mpspack.open(tmp_path / "plain" / "x.mpk")
-    # No permission: PermissionError. Root reads any file, so there the refusal is the kernel's answer
-    # as os.open would give it.
-    locked = tmp_path / "locked.mpk"
-    locked.write_bytes(b"MPSPACK\0")
-    locked.chmod(0)
-    if os.geteuid() == 0:
-        def refuse(path, *args, **kwargs):
-            raise PermissionError(13, "Permission denied", os.fspath(path))
-        monkeypatch.setattr(mpspack.container.os, "open", refuse)
-    with pytest.raises(PermissionError) as e:
-        mpspack.open(locked)
-    assert isinstance(e.value, mpspack.AccessError) and isinstance(e.value, mpspack.Error)
-    assert str(e.value) == f"{locked}: Permission denied"
+
+
+def test_no_permission_raises_permission_error(tmp_path):
+    """A file that may not be read: PermissionError. Root reads any file, so there the check runs in a child
+    process as the unprivileged user `nobody`, on a file in a folder it may enter (pytest's own are private)."""
+    root = os.geteuid() == 0
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="mpspack-perm-")) if root else tmp_path
+    try:
+        folder.chmod(0o755)
+        locked = folder / "locked.mpk"
+        locked.write_bytes(b"MPSPACK\0")
+        locked.chmod(0)
+        code = ("import sys, mpspack\n"
+                "try:\n    mpspack.open(sys.argv[1])\n"
+                "except PermissionError as e:\n"
+                "    assert isinstance(e, mpspack.AccessError) and isinstance(e, mpspack.Error), type(e)\n"
+                "    print(e)\n")
+        env = dict(os.environ, PYTHONPATH=str(SOURCE_DIR / "python"))
+        r = subprocess.run([sys.executable, "-c", code, str(locked)], env=env, capture_output=True, text=True,
+                           timeout=60, user=65534 if root else None)
+        if root and r.returncode != 0 and "locked.mpk" not in r.stderr:
+            pytest.skip(f"the child process as `nobody` cannot load the package or its library here: "
+                        f"{r.stderr.strip()[-300:]}")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.strip() == f"{locked}: cannot open: Permission denied"
+    finally:
+        if root:
+            shutil.rmtree(folder)
+
+
+def test_errno_maps_to_the_builtin_exceptions():
+    """The mapping from an OS error number to the exception, for each kind (errors.os_error)."""
+    import errno
+    from mpspack.errors import os_error
+    for code, builtin, own in ((errno.ENOENT, FileNotFoundError, mpspack.NotFoundError),
+                               (errno.ENOTDIR, FileNotFoundError, mpspack.NotFoundError),
+                               (errno.EACCES, PermissionError, mpspack.AccessError),
+                               (errno.EPERM, PermissionError, mpspack.AccessError),
+                               (errno.EISDIR, IsADirectoryError, mpspack.IsAFolderError),
+                               (errno.EIO, OSError, mpspack.OpenError)):
+        e = os_error(code, "f.mpk", "f.mpk: cannot open: why")
+        assert isinstance(e, builtin) and isinstance(e, own) and e.errno == code
+        assert str(e) == "f.mpk: cannot open: why" and e.filename == "f.mpk"
 
 
 @pytest.mark.parametrize("cut", [1, 65536, 200000])

@@ -1,9 +1,12 @@
-"""mpspack.build() and mpspack.run(): the CLI's --json reports, and CommandError on failure."""
+"""mpspack.build() (the C API, in this process) and mpspack.run() (the executable): the CLI's --json reports,
+the package's errors for a failed build and CommandError for a failed run."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import subprocess
 import sys
 import tempfile
 
@@ -17,7 +20,7 @@ def test_build_and_run_return_the_json_reports(tmp_path, mpspack_bin, tiny_so):
     e = tiny_so.parent
     out = tmp_path / "tiny.mpk"
     report = mpspack.build(tiny_so, out, example_inputs=[(e / "input0.bin", "f32", (4, 16))],
-                           example_outputs=[(e / "expected0.bin", "f32", (4, 8))], mpspack_bin=mpspack_bin)
+                           example_outputs=[(e / "expected0.bin", "f32", (4, 8))])
     assert report == {"schema_version": 1, "output": str(out), "libraries": 1, "segments": 4,
                       "segment_bytes": report["segment_bytes"]}
     with mpspack.open(out) as c:
@@ -33,14 +36,28 @@ def test_build_and_run_return_the_json_reports(tmp_path, mpspack_bin, tiny_so):
     assert ran["checked"] and ran["ok"]
 
 
-def test_a_failed_command_raises_command_error(tmp_path, mpspack_bin, tiny_so):
-    with pytest.raises(mpspack.CommandError) as e:
-        mpspack.build(tmp_path / "absent.so", tmp_path / "x.mpk", mpspack_bin=mpspack_bin)
-    assert e.value.returncode == 2 and "absent.so" in str(e.value) and e.value.stderr.startswith("mpspack: ")
+def test_build_reports_like_the_cli(tmp_path, mpspack_bin, tiny_so):
+    """build()'s report is `mpspack build --json`'s for the same inputs (the output path aside)."""
+    mine = mpspack.build(tiny_so, tmp_path / "a.mpk")
+    cli = json.loads(subprocess.run([mpspack_bin, "build", str(tiny_so), "-o", str(tmp_path / "b.mpk"), "--json"],
+                                    check=True, capture_output=True).stdout)
+    assert {**mine, "output": None} == {**cli, "output": None}
+    with mpspack.open(tmp_path / "a.mpk") as a, mpspack.open(tmp_path / "b.mpk") as b:
+        assert {**a.to_dict(), "file": None} == {**b.to_dict(), "file": None}  # the same container
+
+
+def test_a_failed_build_or_run_raises(tmp_path, mpspack_bin, tiny_so):
+    with pytest.raises(FileNotFoundError) as e:
+        mpspack.build(tmp_path / "absent.so", tmp_path / "x.mpk")
+    assert isinstance(e.value, mpspack.NotFoundError) and str(e.value).startswith(f"{tmp_path / 'absent.so'}: ")
+    assert not (tmp_path / "x.mpk").exists()
+    (tmp_path / "junk.so").write_bytes(b"not a library")
+    with pytest.raises(mpspack.FormatError, match="junk.so"):
+        mpspack.build(tmp_path / "junk.so", tmp_path / "x.mpk")
     assert not (tmp_path / "x.mpk").exists()
     # Outputs that do not match: exit 1, and the report is still there.
     out = tmp_path / "t.mpk"
-    mpspack.build(tiny_so, out, mpspack_bin=mpspack_bin)
+    mpspack.build(tiny_so, out)
     wrong = tmp_path / "wrong.bin"
     wrong.write_bytes(bytes(4 * 8 * 4))
     with pytest.raises(mpspack.CommandError) as e:
@@ -102,7 +119,7 @@ def scratch(monkeypatch, tmp_path):
 def test_run_takes_numpy_arrays_and_removes_their_files(tmp_path, mpspack_bin, tiny_so, scratch):
     e = tiny_so.parent
     out = tmp_path / "tiny.mpk"
-    mpspack.build(tiny_so, out, mpspack_bin=mpspack_bin)
+    mpspack.build(tiny_so, out)
     x = np.fromfile(e / "input0.bin", dtype="<f4").reshape(4, 16)
     y = np.fromfile(e / "expected0.bin", dtype="<f4").reshape(4, 8)
     ran = mpspack.run(out, inputs=[x], expect=[y], mpspack_bin=mpspack_bin)
@@ -118,7 +135,7 @@ def test_run_takes_numpy_arrays_and_removes_their_files(tmp_path, mpspack_bin, t
     assert err.value.returncode == 1 and err.value.report["ok"] is False
     assert list(scratch.iterdir()) == []
     # example tensors of build() take arrays too.
-    mpspack.build(tiny_so, tmp_path / "ex.mpk", example_inputs=[x], example_outputs=[y], mpspack_bin=mpspack_bin)
+    mpspack.build(tiny_so, tmp_path / "ex.mpk", example_inputs=[x], example_outputs=[y])
     assert mpspack.run(tmp_path / "ex.mpk", mpspack_bin=mpspack_bin)["checked"]
     assert list(scratch.iterdir()) == []
 

@@ -1,9 +1,10 @@
-"""mpspack.open(): the metadata as inspect --json describes it, constants as zero-copy views, verify()."""
+"""mpspack.open() on the C API: the metadata as inspect --json describes it, constants as zero-copy views of the
+C library's mapping, verify() with the CLI's report."""
 
 from __future__ import annotations
 
+import ctypes
 import json
-import mmap
 import subprocess
 import sys
 import zipfile
@@ -22,9 +23,6 @@ def test_metadata_equals_inspect_json(built, mpspack_bin, name):
     path = str(built[name])
     want = json.loads(subprocess.run([mpspack_bin, "inspect", path, "--json"], check=True,
                                      capture_output=True).stdout)
-    for lib in want["libraries"]:
-        lib.pop("missing_shim_imports")  # what this mpspack's shim lacks: not a property of the file
-        lib.pop("version_needs")  # read from the stored library's ELF tables, not from the metadata
     with mpspack.open(path) as c:
         assert c.to_dict() == want
         assert c.libraries == want["libraries"] and c.segments == want["segments"] and c.weights == want["weights"]
@@ -75,14 +73,28 @@ def test_constants_equal_the_library_bytes_when_embedded(built, fixtures):
 
 
 def test_constants_are_read_only_views_of_one_mapping(built):
+    from mpspack import _capi
     with mpspack.open(built["pt2_blob"]) as c:
         a = next(iter(c.constants().values()))
-        assert isinstance(a.base, mmap.mmap)  # a view of the file's mapping, not a copy
         assert not a.flags.writeable and not a.flags.owndata
         with pytest.raises(ValueError):
             a[(0,) * a.ndim] = 1
-        assert a.base is c.weights_bytes().base  # one mapping for everything
-    assert np.array_equal(a, a.copy())  # still readable after close(): the view keeps the mapping alive
+        with pytest.raises(ValueError):
+            a.flags.writeable = True  # the mapping is read-only: no way to make a view writable
+        whole = a.base
+        assert whole is c.weights_bytes().base  # one mapping for everything: the whole file, as the C API maps it
+        assert whole.dtype == np.uint8 and whole.size == c.header["file_size"] and not whole.flags.owndata
+        # The constant's first element is where the C API's descriptor points: a view, not a copy.
+        info = _capi.ConstantInfo()
+        assert _capi.library().mpspack_container_constant(c._handle.ptr, 0, 0, ctypes.byref(info)) == 0
+        assert _capi.text(info.name) == "l_weight"
+        assert a.__array_interface__["data"][0] == info.data + info.storage_offset * a.itemsize
+        data, size = ctypes.c_void_p(), ctypes.c_uint64()
+        _capi.library().mpspack_container_bytes(c._handle.ptr, ctypes.byref(data), ctypes.byref(size))
+        assert whole.__array_interface__["data"][0] == data.value
+    with pytest.raises(ValueError, match="closed"):
+        c.constants()
+    assert np.array_equal(a, a.copy())  # still readable after close(): the view keeps the C handle open
 
 
 def test_bf16_is_its_raw_16_bit_view(built, tmp_path):

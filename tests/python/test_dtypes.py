@@ -1,12 +1,15 @@
-"""The package's dtype table (code, printed name, element size) against the C++ one it mirrors,
-libpack/include/mpspack/dtype.hpp, so a dtype added there without the reader fails here."""
+"""The package's dtype table, which it reads from the C API (mpspack_dtype_info), against the C++ one it comes
+from, libpack/include/mpspack/dtype.hpp: codes, names, element sizes, and the NumPy dtype each comes as (the raw bits
+as an unsigned integer of its size where NumPy has none)."""
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from conftest import SOURCE_DIR
-from mpspack.container import DTYPES, RAW_BITS
+from mpspack import _dtypes
 
 
 def cpp_dtypes() -> dict:
@@ -14,17 +17,28 @@ def cpp_dtypes() -> dict:
     codes = dict(re.findall(r"\b(\w+) = (\d+)\b", text.split("namespace dtype {")[1].split("}")[0]))
     rows = re.findall(r'\{dtype::(\w+), "(\w+)", "(\w+)", (\d+), "(\w*)", (?:true|false)\}', text)
     assert rows, "no rows read from dtype.hpp's kDtypes"
-    return {int(codes[c]): (name, int(size), npy) for c, name, _torch, size, npy in rows}
+    return {int(codes[c]): (name, torch, int(size), npy) for c, name, torch, size, npy in rows}
 
 
 def test_dtypes_match_cpp_table():
     want = cpp_dtypes()
-    assert set(DTYPES) == set(want)
-    for code, (name, size, npy) in want.items():
-        got_name, np_dtype = DTYPES[code]
-        assert got_name == name, code
-        assert np_dtype.itemsize == size, name
-        if code in RAW_BITS:
-            assert npy == ""  # NumPy has none: the reader gives its raw bits as an unsigned integer
+    got = _dtypes.table()
+    assert set(got) == set(want)
+    for code, (name, torch, size, npy) in want.items():
+        d = got[code]
+        assert (d.name, d.torch_name, d.itemsize) == (name, torch, size), code
+        assert d.numpy.itemsize == size, name
+        if npy == "":
+            assert d.raw_bits and d.numpy.kind == "u"  # NumPy has none: the raw bits as an unsigned integer
         else:
-            assert np_dtype.str[1:] == npy, name
+            assert not d.raw_bits and d.numpy.str[1:] == npy, name
+
+
+def test_numpy_and_dlpack_mapping():
+    assert _dtypes.from_numpy(np.dtype("<f4")) == 6 and _dtypes.from_numpy(np.dtype(">f4")) == 6
+    assert _dtypes.from_numpy(np.dtype("u2")) == 27  # a uint16 array is u16, unless the model's input says bf16
+    assert _dtypes.from_numpy(np.dtype("?")) == 11
+    assert _dtypes.from_numpy(np.dtype("U3")) is None
+    assert _dtypes.from_dlpack(4, 16) == 15 and _dtypes.to_dlpack(15) == (4, 16)  # bf16
+    assert _dtypes.from_dlpack(2, 32) == 6 and _dtypes.to_dlpack(6) == (2, 32)
+    assert _dtypes.to_dlpack(24) is None  # float8: DLPack v0.8 has no code for it

@@ -1,13 +1,13 @@
-"""The package's reader knows the metadata schema field by field (a FlatBuffers field's id is its
-position): compare it with schema/container.fbs, so a field appended to the schema without the
-reader fails here."""
+"""The tests' metadata reader (metadata_reader.py, which conftest.rewrite() edits containers with) knows the
+schema field by field (a FlatBuffers field's id is its position): compare it with schema/container.fbs, so a field
+appended to the schema without the reader fails here."""
 
 from __future__ import annotations
 
 import re
 
 from conftest import SOURCE_DIR
-from mpspack._flatbuf import IDENTIFIER, ROOT, TABLES
+from metadata_reader import IDENTIFIER, ROOT, TABLES
 
 FBS_TYPES = {"byte": "i8", "ubyte": "u8", "bool": "bool", "int": "i32", "uint": "u32", "long": "i64",
              "ulong": "u64", "string": "str", "Flavour": "i8", "SegmentKind": "i8"}

@@ -84,6 +84,10 @@ struct LoadOptions {
   bool populate_in_background = false;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;
+  // The library's aoti_torch_* imports bound to this process's shim by the loader (made weak in its copy before
+  // dlopen, its GOT slots written after), not through the global scope: for the C API's shared library, which a
+  // host may open RTLD_LOCAL, and in a process where torch put its own aoti_torch_* in the global scope.
+  bool bind_shim_privately = false;
 };
 
 // What a device reports for --bench (zeros where it has nothing to say: the CPU).
@@ -138,6 +142,27 @@ struct LiveConstant {
   uint64_t storage_bytes = 0;
 };
 
+// An input in memory its caller keeps, which a run only reads: host memory, or (on_device) memory of the model's
+// device. Dense, row-major.
+struct InputView {
+  int32_t dtype = dtype::float32;
+  std::span<const int64_t> shape;
+  const void* data = nullptr;
+  uint64_t nbytes = 0;
+  bool on_device = false;
+};
+
+// An output left where the model put it: a dense tensor of the shim in the model's device memory (host memory on
+// the CPU). Owned by whoever holds it until release_device_output(); the model must outlive it.
+struct DeviceOutput {
+  void* tensor = nullptr;  // the shim's tensor handle (AtenTensorHandle)
+  int32_t dtype = dtype::float32;
+  std::vector<int64_t> shape;
+  void* data = nullptr;  // its first element
+  uint64_t nbytes = 0;
+};
+void release_device_output(DeviceOutput& output);
+
 // The host machine name as the container writes it ("x86_64", "aarch64").
 std::string_view host_machine();
 
@@ -178,6 +203,14 @@ class Model {
   // copies); the outputs come back as host tensors. A model that fails prints its reason on
   // stderr and this returns Error "model reported an error (see above)".
   Result<std::vector<HostTensor>> run(std::span<const HostTensor> inputs);
+  // The same checks and run on inputs the caller keeps (the C API's): memory of the model's device, and on the CPU
+  // host memory at an address aligned for its dtype, is given to the model in place; other host memory is copied
+  // to the device first.
+  Status check_views(std::span<const InputView> inputs) const;
+  Result<std::vector<HostTensor>> run_views(std::span<const InputView> inputs);
+  // The same, the outputs left on the device (made dense there where the model returned a strided view), the
+  // device's work finished when it returns.
+  Result<std::vector<DeviceOutput>> run_views_on_device(std::span<const InputView> inputs);
 
   // For timing the model alone: prepare_inputs() copies the inputs to the device once; run_prepared() runs
   // the model on them (new handles on the same memory each time), waits for the device and drops the

@@ -80,6 +80,10 @@ Result<VerifyReport> verify(const VerifyOptions& options);
 // The report as an error when an output did not match ("FILE: outputs 0, 2 do not match"), else ok.
 Status verdict(const VerifyReport& report);
 
+// The device index options.device ("cpu", "cuda", "cuda:N"; "" = 0) names for library `lib` of options.container:
+// a library runs only on the kind of device it was compiled for, and the CPU has index 0 only (`run --device`).
+Result<int32_t> device_index(const VerifyOptions& options, const LibraryInfo& lib);
+
 // The milliseconds from opening the container to a model ready to run (the first run not included).
 double load_total_ms(const PhaseTimings& t);
 

@@ -6,6 +6,8 @@
 // rest of mpspack against the executable, which exports them.
 #include "plugin.hpp"
 
+#include "code_folder.hpp"
+
 #include "mpspack/shared_library.hpp"
 
 #include <dlfcn.h>
@@ -19,17 +21,25 @@
 namespace mpspack::runtime {
 namespace {
 
-// <folder of the running executable>/../lib/mpspack
+// <folder of the binary holding this code (the executable, or the C API's library)>/../lib/mpspack
 Result<std::filesystem::path> plugin_folder() {
-  char exe[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n < 0) return make_error(Error::Kind::Runtime, "cannot find the running executable: {}", std::strerror(errno));
-  return std::filesystem::path(std::string(exe, size_t(n))).parent_path().parent_path() / "lib" / "mpspack";
+  const std::string folder = shim::code_folder();
+  if (folder.starts_with("(")) return make_error(Error::Kind::Runtime, "cannot find mpspack's own file: {}", folder);
+  return std::filesystem::path(folder).parent_path().parent_path() / "lib" / "mpspack";
 }
 
 }  // namespace
 
+// Defined where the CUDA backend is linked into the binary holding this code (the C API's library built with CUDA,
+// libpack/src/capi); weak, so null in the executable, which opens the plugin file instead.
+extern "C" __attribute__((weak)) void mpspack_make_backend_v1(int32_t index, Result<std::unique_ptr<Backend>>* out);
+
 Result<std::unique_ptr<Backend>> make_plugin_backend(std::string_view device, int32_t index) {
+  if (mpspack_make_backend_v1 && device == "cuda") {
+    Result<std::unique_ptr<Backend>> made = make_error(Error::Kind::Runtime, "the built-in {} backend made none", device);
+    mpspack_make_backend_v1(index, &made);
+    return made;
+  }
   MPK_TRY(auto folder, plugin_folder());
   const auto path = folder / fmt::format("backend_{}.so", device);
   // Only called for backends this build made, so a missing file is a broken install, not an unsupported device.

@@ -62,7 +62,7 @@ Status provide_sleef(Model::Impl& m) {
   return {};
 }
 
-Status library_to_memory(Model::Impl& m) {
+Status library_to_memory(Model::Impl& m, bool private_shim) {
   ByteView stored = m.container->segment(m.lib.segment);
   m.memfd = ::memfd_create(m.lib.name.c_str(), MFD_CLOEXEC);
   if (m.memfd < 0) return sys_error(m.lib.name, "memfd_create");
@@ -86,6 +86,7 @@ Status library_to_memory(Model::Impl& m) {
     auto s = write_file(m.memfd, stored.data(), stored.size());
     if (!s.ok()) return s.error().context(m.what());
   }
+  if (private_shim) MPK_CHECK(weaken_shim_imports(m, stored));
   // RTLD_NODELETE: dlclose must not unmap a model library. Its OpenMP parallel regions leave
   // libgomp's pooled threads holding state from the library's code, and unmapping it made later
   // loads in the same process crash now and then (seen in test_loader's in-place blob case, ~1 run
@@ -99,6 +100,7 @@ Status library_to_memory(Model::Impl& m) {
   if (::dlinfo(m.dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
     return m.error(Kind::Runtime, "dlinfo(RTLD_DI_LINKMAP) failed");
   m.base = lm->l_addr;
+  if (private_shim) MPK_CHECK(bind_shim_imports(m, stored));
   return {};
 }
 

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace mpspack::runtime {
@@ -67,7 +68,7 @@ Status open_library(Model::Impl& m, const LoadOptions& o) {
     m.backend->expect_upload(seg.size, m.container->file().fd(), seg.offset);
   }
   MPK_CHECK(provide_sleef(m));
-  MPK_CHECK(library_to_memory(m));
+  MPK_CHECK(library_to_memory(m, o.bind_shim_privately));
   route_allocations(m, o);
   MPK_CHECK(route_self_mapping(m, o));
   route_weight_copies(m, o);
@@ -182,29 +183,126 @@ WeightsMode Model::weights_mode() const { return impl_->mode; }
 const PhaseTimings& Model::timings() const { return impl_->t; }
 PhaseTimings& Model::mutable_timings() { return impl_->t; }
 
+namespace {
+
+// What run() refuses in input i before anything reaches the model: a size that does not fit its dtype and shape,
+// and (with a recorded example) another dtype or shape. Errors name the input.
+Status check_input(const Model::Impl& m, size_t i, int32_t dtype, std::span<const int64_t> shape_span, uint64_t nbytes) {
+  const std::vector<int64_t> shape(shape_span.begin(), shape_span.end());
+  auto need = tensor_bytes(dtype, shape);
+  if (!need.ok()) return m.error(Kind::Invalid, fmt::format("input {}: {}", i, need.error().message));
+  if (*need != nbytes)
+    return m.error(Kind::Invalid, fmt::format("input {}: {} bytes given, {} {} needs {}", i, nbytes,
+                                              dtype_name(dtype), shape_string(shape), *need));
+  if (!m.in_sig) return {};
+  const TensorInfo& want = (*m.in_sig)[i];
+  if (dtype != want.dtype)
+    return m.error(Kind::Invalid, fmt::format("input {}: dtype {} given, the model takes {} (recorded example)", i,
+                                              dtype_name(dtype), dtype_name(want.dtype)));
+  if (shape != want.shape)
+    return m.error(Kind::Invalid, fmt::format("input {}: shape {} given, the model takes {} (recorded example)", i,
+                                              shape_string(shape), shape_string(want.shape)));
+  return {};
+}
+
+Status check_count(const Model::Impl& m, size_t given) {
+  if (given == m.n_in) return {};
+  return m.error(Kind::Invalid, fmt::format("takes {} input{}, {} given", m.n_in, m.n_in == 1 ? "" : "s", given));
+}
+
+}  // namespace
+
 Status Model::check_inputs(std::span<const HostTensor> inputs) const {
-  const Impl& m = *impl_;
-  if (inputs.size() != m.n_in)
-    return m.error(Kind::Invalid, fmt::format("takes {} input{}, {} given", m.n_in, m.n_in == 1 ? "" : "s",
-                                              inputs.size()));
+  MPK_CHECK(check_count(*impl_, inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    MPK_CHECK(check_input(*impl_, i, inputs[i].dtype, inputs[i].shape, inputs[i].data.size()));
+  return {};
+}
+
+Status Model::check_views(std::span<const InputView> inputs) const {
+  MPK_CHECK(check_count(*impl_, inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const HostTensor& t = inputs[i];
-    auto need = tensor_bytes(t.dtype, t.shape);
-    if (!need.ok()) return m.error(Kind::Invalid, fmt::format("input {}: {}", i, need.error().message));
-    if (*need != t.data.size())
-      return m.error(Kind::Invalid, fmt::format("input {}: {} bytes given, {} {} needs {}", i, t.data.size(),
-                                                dtype_name(t.dtype), shape_string(t.shape), *need));
-    if (!m.in_sig) continue;
-    const TensorInfo& want = (*m.in_sig)[i];
-    if (t.dtype != want.dtype)
-      return m.error(Kind::Invalid, fmt::format("input {}: dtype {} given, the model takes {} (recorded example)", i,
-                                                dtype_name(t.dtype), dtype_name(want.dtype)));
-    if (t.shape != want.shape)
-      return m.error(Kind::Invalid, fmt::format("input {}: shape {} given, the model takes {} (recorded example)", i,
-                                                shape_string(t.shape), shape_string(want.shape)));
+    const InputView& v = inputs[i];
+    if (!v.data && v.nbytes > 0) return impl_->error(Kind::Invalid, fmt::format("input {}: no data (NULL)", i));
+    MPK_CHECK(check_input(*impl_, i, v.dtype, v.shape, v.nbytes));
   }
   return {};
 }
+
+namespace {
+
+// Runs the model on `in` (which it owns from here on, aoti-abi.md section 2): its output handles, ours to delete.
+Result<std::vector<AtenTensorHandle>> run_raw(Model::Impl& m, std::vector<AtenTensorHandle>& in) {
+  std::vector<AtenTensorHandle> out(m.n_out, nullptr);
+  const int32_t rc = m.api.run(m.handle, in.data(), in.size(), out.data(), out.size(), m.backend->stream(), nullptr);
+  if (rc == 0 && std::all_of(out.begin(), out.end(), [](AtenTensorHandle h) { return h != nullptr; })) return out;
+  const auto missing = std::find(out.begin(), out.end(), nullptr) - out.begin();
+  for (AtenTensorHandle h : out)
+    if (h) aoti_torch_delete_tensor_object(h);
+  if (rc != 0) return m.error(Kind::Runtime, "the model reported an error (see above)");
+  return m.error(Kind::Runtime, fmt::format("the model returned no tensor for output {}", missing));
+}
+
+// Runs the model on `in` and reads its outputs back to the host.
+Result<std::vector<HostTensor>> run_handles(Model::Impl& m, std::vector<AtenTensorHandle>& in,
+                                            loader::Clock::time_point t0) {
+  MPK_TRY(std::vector<AtenTensorHandle> out, run_raw(m, in));
+  auto free_outputs = [&] {
+    for (AtenTensorHandle& h : out)
+      if (h) aoti_torch_delete_tensor_object(std::exchange(h, nullptr));
+  };
+  std::vector<HostTensor> results;
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto host = m.backend->to_host(out[i]);
+    if (!host.ok()) {
+      free_outputs();
+      return m.error(Kind::Runtime, fmt::format("output {}: {}", i, host.error().message));
+    }
+    results.push_back(std::move(host).value());
+  }
+  free_outputs();
+  MPK_CHECK(loader::await_weights_check(m));
+  if (m.t.first_run_ms < 0) m.t.first_run_ms = loader::ms_since(t0);
+  return results;
+}
+
+// Output `h` as a dense DeviceOutput: itself when dense, else a dense copy made on the device (`h` deleted).
+Result<DeviceOutput> dense_output(Model::Impl& m, AtenTensorHandle h) {
+  int64_t dim = 0;
+  int64_t *sizes = nullptr, *strides = nullptr;
+  DeviceOutput o;
+  if (aoti_torch_get_dim(h, &dim) || aoti_torch_get_sizes(h, &sizes) || aoti_torch_get_strides(h, &strides) ||
+      aoti_torch_get_dtype(h, &o.dtype))
+    return shim_error("reading an output's geometry");
+  o.shape.assign(sizes, sizes + dim);
+  if (std::vector<int64_t>(strides, strides + dim) != dense_strides(o.shape)) {
+    MPK_TRY(AtenTensorHandle dense, m.backend->allocate(o.dtype, o.shape));
+    const bool copied = aoti_torch_copy_(dense, h, 0) == AOTI_TORCH_SUCCESS;
+    aoti_torch_delete_tensor_object(copied ? h : dense);
+    if (!copied) return shim_error("aoti_torch_copy_ of a strided output");
+    h = dense;
+  }
+  o.tensor = h;
+  MPK_TRY(o.nbytes, tensor_bytes(o.dtype, o.shape));
+  if (aoti_torch_get_data_ptr(h, &o.data)) return shim_error("aoti_torch_get_data_ptr");
+  return o;
+}
+
+// A handle the model may own for input `v`: over the caller's memory where the device reads it in place (its own
+// memory; host memory on the CPU, aligned for the dtype), else a device copy of it.
+Result<AtenTensorHandle> input_handle(Model::Impl& m, const InputView& v) {
+  const std::vector<int64_t> shape(v.shape.begin(), v.shape.end());
+  const bool cpu = m.backend->shim_device_type() == aoti_torch_device_type_cpu();
+  const uint32_t itemsize = std::max<uint32_t>(dtype_size(v.dtype), 1);
+  if (v.on_device || (cpu && reinterpret_cast<uintptr_t>(v.data) % itemsize == 0))
+    return m.backend->wrap(const_cast<void*>(v.data), v.dtype, shape, dense_strides(shape), 0);
+  HostTensor t{v.dtype, shape, {}};
+  const auto* bytes = static_cast<const uint8_t*>(v.data);
+  t.data.assign(bytes, bytes + v.nbytes);
+  return m.backend->to_device(t);
+}
+
+}  // namespace
 
 Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
   Impl& m = *impl_;
@@ -219,34 +317,62 @@ Result<std::vector<HostTensor>> Model::run(std::span<const HostTensor> inputs) {
     }
     in.push_back(*h);
   }
-  std::vector<AtenTensorHandle> out(m.n_out, nullptr);
-  // The model owns the input handles from here on (aoti-abi.md section 2); the outputs are ours.
-  const int32_t rc = m.api.run(m.handle, in.data(), in.size(), out.data(), out.size(), m.backend->stream(), nullptr);
-  auto free_outputs = [&] {
-    for (AtenTensorHandle& h : out)
-      if (h) aoti_torch_delete_tensor_object(std::exchange(h, nullptr));
-  };
-  if (rc != 0) {
-    free_outputs();
-    return m.error(Kind::Runtime, "the model reported an error (see above)");
+  return run_handles(m, in, t0);
+}
+
+namespace {
+
+// Handles the model may own for `inputs` (input_handle() each); none left over on failure.
+Result<std::vector<AtenTensorHandle>> input_handles(Model::Impl& m, std::span<const InputView> inputs) {
+  std::vector<AtenTensorHandle> in;
+  for (const InputView& v : inputs) {
+    auto h = input_handle(m, v);
+    if (!h.ok()) {
+      for (AtenTensorHandle x : in) aoti_torch_delete_tensor_object(x);
+      return h.error().context(m.what());
+    }
+    in.push_back(*h);
   }
-  std::vector<HostTensor> results;
+  return in;
+}
+
+}  // namespace
+
+Result<std::vector<HostTensor>> Model::run_views(std::span<const InputView> inputs) {
+  MPK_CHECK(check_views(inputs));
+  const auto t0 = loader::Clock::now();
+  MPK_TRY(std::vector<AtenTensorHandle> in, input_handles(*impl_, inputs));
+  return run_handles(*impl_, in, t0);
+}
+
+Result<std::vector<DeviceOutput>> Model::run_views_on_device(std::span<const InputView> inputs) {
+  Impl& m = *impl_;
+  MPK_CHECK(check_views(inputs));
+  const auto t0 = loader::Clock::now();
+  MPK_TRY(std::vector<AtenTensorHandle> in, input_handles(m, inputs));
+  MPK_TRY(std::vector<AtenTensorHandle> out, run_raw(m, in));
+  std::vector<DeviceOutput> results;
+  Status status;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (!out[i]) {
-      free_outputs();
-      return m.error(Kind::Runtime, fmt::format("the model returned no tensor for output {}", i));
-    }
-    auto host = m.backend->to_host(out[i]);
-    if (!host.ok()) {
-      free_outputs();
-      return m.error(Kind::Runtime, fmt::format("output {}: {}", i, host.error().message));
-    }
-    results.push_back(std::move(host).value());
+    auto o = status.ok() ? dense_output(m, out[i]) : Result<DeviceOutput>(status.error());
+    if (o.ok()) results.push_back(std::move(o).value());
+    else aoti_torch_delete_tensor_object(out[i]);
+    if (!o.ok() && status.ok()) status = m.error(Kind::Runtime, fmt::format("output {}: {}", i, o.error().message));
   }
-  free_outputs();
-  MPK_CHECK(loader::await_weights_check(m));
+  if (status.ok()) status = m.backend->synchronize();
+  if (status.ok()) status = loader::await_weights_check(m);
+  if (!status.ok()) {
+    for (DeviceOutput& o : results) release_device_output(o);
+    return status.error();
+  }
   if (m.t.first_run_ms < 0) m.t.first_run_ms = loader::ms_since(t0);
   return results;
+}
+
+void release_device_output(DeviceOutput& output) {
+  if (output.tensor) aoti_torch_delete_tensor_object(static_cast<AtenTensorHandle>(output.tensor));
+  output.tensor = nullptr;
+  output.data = nullptr;
 }
 
 Status Model::prepare_inputs(std::span<const HostTensor> inputs) {

@@ -130,8 +130,14 @@ Status await_weights_check(Model::Impl& m);
 
 // library_memory.cpp
 Status provide_sleef(Model::Impl& m);
-Status library_to_memory(Model::Impl& m);
+// private_shim: LoadOptions::bind_shim_privately (shim_binding.cpp around the dlopen).
+Status library_to_memory(Model::Impl& m, bool private_shim);
 Status write_cubins(Model::Impl& m);
+
+// shim_binding.cpp: the library's aoti_torch_* imports made weak in its memfd copy before dlopen, then its GOT
+// slots for them written with this process's shim.
+Status weaken_shim_imports(Model::Impl& m, ByteView stored);
+Status bind_shim_imports(Model::Impl& m, ByteView stored);
 
 // routes.cpp
 void route_allocations(Model::Impl& m, const LoadOptions& o);

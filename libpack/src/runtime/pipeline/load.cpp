@@ -5,12 +5,14 @@
 #include <cstdlib>
 #include <string>
 
-namespace mpspack::runtime::pipeline {
+namespace mpspack::runtime {
 namespace {
 
 Error bad_device(const VerifyOptions& o) {
   return make_error(Error::Kind::Invalid, "{}: --device {}: expected cpu, cuda or cuda:N", o.container, o.device);
 }
+
+}  // namespace
 
 // KIND[:N] against the library's device kind: an AOTInductor library is compiled for one kind of device, so the
 // device can only pick which device of that kind.
@@ -35,7 +37,7 @@ Result<int32_t> device_index(const VerifyOptions& o, const LibraryInfo& lib) {
   return index;
 }
 
-}  // namespace
+namespace pipeline {
 
 Status load_model(Context& ctx) {
   const VerifyOptions& o = ctx.options;
@@ -51,4 +53,5 @@ Status load_model(Context& ctx) {
   return {};
 }
 
-}  // namespace mpspack::runtime::pipeline
+}  // namespace pipeline
+}  // namespace mpspack::runtime

@@ -6,6 +6,7 @@
 
 #include "conv_cpu.hpp"
 #include "onednn_api.hpp"
+#include "code_folder.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -20,14 +21,11 @@
 namespace mpspack::shim {
 namespace {
 
-// <folder of the running executable>/../lib/mpspack/onednn.so, where the build and the install put it.
+// <folder of the binary holding this code>/../lib/mpspack/onednn.so, where the build and the install put it.
 std::string plugin_path() {
-  char exe[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n < 0) return std::string("(no path: cannot read /proc/self/exe: ") + std::strerror(errno) + ")";
-  std::string path(exe, size_t(n));
-  path.resize(path.find_last_of('/') + 1);
-  return path + "../lib/mpspack/onednn.so";
+  const std::string folder = code_folder();
+  if (folder.starts_with("(")) return folder;
+  return folder + "../lib/mpspack/onednn.so";
 }
 
 struct Plugin {

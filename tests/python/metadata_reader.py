@@ -1,6 +1,8 @@
-"""A bounds-checked reader of the metadata block (schema/container.fbs).
+"""The tests' own reader of the metadata block (schema/container.fbs): conftest.rewrite() uses it to find where
+each metadata scalar lies, to make damaged containers that pass the header checks and reach the C library's
+metadata and structural rules. The package reads containers only through the C API; this is test tooling.
 
-Why not `flatc --python`: the generated code reads with `struct.unpack_from` on whatever offsets
+A bounds-checked reader. Why not `flatc --python`: the generated code reads with `struct.unpack_from` on whatever offsets
 the buffer holds. Python's FlatBuffers runtime has no Verifier, and `unpack_from` accepts a
 negative offset (it counts from the end of the buffer), so a damaged block would be read from the
 wrong place without any error, or fail with IndexError/struct.error deep inside the generated code.
@@ -15,7 +17,10 @@ from __future__ import annotations
 
 import struct
 
-from .errors import FormatError
+
+
+class FormatError(ValueError):
+    """A block this reader refuses."""
 
 # Field types: scalars ("i8", "u8", "bool", "i32", "u32", "i64", "u64"), "str", a table name, or
 # a list of one of those ("[...]"). Scalars absent from the buffer take the schema's default.
