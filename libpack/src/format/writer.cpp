@@ -97,7 +97,10 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
     for (uint64_t off = 0; off < seg.size;) {
       const uint64_t n = std::min<uint64_t>(seg.size - off, kPiece - (seg.offset + off) % kPiece);
       hasher.update(p + off, n);
-      MPK_CHECK(out.write_sparse(p + off, n));
+      if (pending[i].file >= 0)
+        MPK_CHECK(out.copy_sparse(pending[i].file, pending[i].file_offset + off, p + off, n));
+      else
+        MPK_CHECK(out.write_sparse(p + off, n));
       off += n;
       done += n;
       if (progress) progress(done, total);
