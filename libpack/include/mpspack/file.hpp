@@ -81,10 +81,6 @@ class AtomicWriter {
   Status write_zeros(uint64_t count);
   // Like write(), but blocks of zeros become holes, so sparse inputs stay sparse.
   Status write_sparse(const void* data, uint64_t size);
-  // Like write_sparse(), where the same `size` bytes as at `data` (a mapping of `in_fd`) lie in the file `in_fd`
-  // at `in_offset`: the non-zero runs are copied by the kernel (copy_file_range), page cache to page cache,
-  // without a pass through the mapping, and from `data` where the kernel cannot (another file system).
-  Status copy_sparse(int in_fd, uint64_t in_offset, const void* data, uint64_t size);
   // Overwrites bytes already written (used to fill in the header last).
   Status pwrite(uint64_t offset, const void* data, uint64_t size);
   uint64_t position() const { return position_; }
@@ -106,7 +102,6 @@ class AtomicWriter {
   unsigned final_mode_ = 0644;  // what a new file in its folder gets (umask, default ACL), read at create()
   int fd_ = -1;
   bool pending_ = false;  // the temp file exists and is this writer's to remove
-  bool kernel_copy_ = true;  // copy_file_range has not been refused yet
   uint64_t position_ = 0;
 };
 

@@ -159,7 +159,6 @@ AtomicWriter& AtomicWriter::operator=(AtomicWriter&& o) noexcept {
     fd_ = std::exchange(o.fd_, -1);
     pending_ = std::exchange(o.pending_, false);
     position_ = o.position_;
-    kernel_copy_ = o.kernel_copy_;
   }
   return *this;
 }
@@ -215,53 +214,23 @@ bool all_zero(const uint8_t* p, uint64_t n) {
 }
 }  // namespace
 
-Status AtomicWriter::write_sparse(const void* data, uint64_t size) { return copy_sparse(-1, 0, data, size); }
-
-Status AtomicWriter::copy_sparse(int in_fd, uint64_t in_offset, const void* data, uint64_t size) {
+Status AtomicWriter::write_sparse(const void* data, uint64_t size) {
   constexpr uint64_t kBlock = 1 << 16;
   // Runs of non-zero blocks go out in one write() each (64 KiB writes cost a system call per block), up to
   // 2 MiB: a whole aligned 2 MiB in one write is one large page-cache folio (format/writer.cpp says why).
   constexpr uint64_t kMaxRun = 32 * kBlock;
   const auto* p = static_cast<const uint8_t*>(data);
-  auto flush = [&](uint64_t from, uint64_t to) -> Status {
-    if (in_fd >= 0 && kernel_copy_) {
-      // copy_file_range copies from the page cache of the input straight into the output's, through the
-      // kernel's own mapping of memory: no page-table entry of ours per 4 KiB page and none of its TLB misses,
-      // which made the same copy out of our mapping (write()) about a third slower.
-      loff_t off_in = static_cast<loff_t>(in_offset + from);
-      while (from < to) {
-        const ssize_t n = ::copy_file_range(in_fd, &off_in, fd_, nullptr, to - from, 0);
-        if (n > 0) {
-          from += static_cast<uint64_t>(n);
-          position_ += static_cast<uint64_t>(n);
-          continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        // Refused before a byte moved (another file system, a kernel without it): the rest is written.
-        if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
-                      errno == EBADF)) {
-          kernel_copy_ = false;
-          break;
-        }
-        // 0: the input ended before the bytes its mapping showed (it was truncated meanwhile).
-        if (n == 0) return io_error(target_.string(), "the input shrank while it was copied");
-        return io_error(target_.string(), "write failed");
-      }
-      if (from == to) return {};
-    }
-    return write(p + from, to - from);
-  };
   uint64_t pending = 0;  // offset of the first byte not yet written
   for (uint64_t off = 0; off < size; off += kBlock) {
     const uint64_t n = std::min(size - off, kBlock);
     const bool zero = all_zero(p + off, n);
     const uint64_t end = zero ? off : off + n;  // the non-zero bytes end before a zero block, else after it
     if (!zero && end - pending < kMaxRun) continue;
-    MPK_CHECK(flush(pending, end));
+    MPK_CHECK(write(p + pending, end - pending));
     if (zero) MPK_CHECK(write_zeros(n));
     pending = off + n;
   }
-  return flush(pending, size);
+  return write(p + pending, size - pending);
 }
 
 Status AtomicWriter::pwrite(uint64_t offset, const void* data, uint64_t size) {
