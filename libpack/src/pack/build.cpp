@@ -366,7 +366,7 @@ struct Plan {
   std::vector<format::PendingSegment> segments;
 };
 
-// `file`, when given, holds `bytes` at `file_offset` (the writer copies them from there in the kernel).
+// `file`, when given, holds `bytes` at `file_offset` (the writer reads them from there: format/writer.cpp says why).
 uint32_t add_segment(Plan& plan, SegmentKind kind, std::string name, ByteView bytes,
                      std::optional<uint64_t> anchor = {}, const MappedFile* file = nullptr,
                      uint64_t file_offset = 0) {
