@@ -13,9 +13,8 @@
 #include "mpspack/version.hpp"
 
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
