@@ -4,11 +4,7 @@
 #include "mpspack/file.hpp"
 #include "mpspack/format/metadata.hpp"
 
-#include <unistd.h>
-
 #include <bit>
-#include <cerrno>
-#include <cstring>
 
 namespace mpspack::format {
 namespace {
@@ -65,27 +61,6 @@ Status check_as_reader(const std::vector<uint8_t>& metadata, const Header& h, co
   return validate_manifest(decoded, h, path.string());
 }
 
-// Reads `n` bytes of segment `seg` at `offset` from its file into `out`. A segment that lies in an input file is
-// copied through one buffer, read with pread(): the kernel then copies page cache to buffer and buffer to page
-// cache, where write() straight out of the input's mapping paid a page-table entry and a fault-around per
-// 64 KiB of the mapping and copied from it at a third of the speed (2 GiB: 2.96 s of CPU against 1.47 s on the
-// development VM). copy_file_range would copy in the kernel alone (1.18 s), but in 64 KiB pieces, which leave
-// the output in 64 KiB folios instead of the 2 MiB ones a model's mapping of the weights needs (kPiece). The
-// buffer's bytes are also the ones hashed, so the hashes always describe what was written.
-Status read_piece(const PendingSegment& seg, uint64_t offset, uint8_t* out, uint64_t n) {
-  uint64_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(seg.file, out + got, n - got, static_cast<off_t>(seg.file_offset + offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return make_error(Error::Kind::Io, "{}: read error: {}", seg.bytes.what(), std::strerror(errno));
-    if (r == 0)
-      return make_error(Error::Kind::Io, "{}: read error: the file ended early (it was truncated meanwhile)",
-                        seg.bytes.what());
-    got += static_cast<uint64_t>(r);
-  }
-  return {};
-}
-
 }  // namespace
 
 Result<Manifest> write_container(const std::filesystem::path& path, Manifest manifest,
@@ -114,7 +89,6 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
   MPK_TRY(auto out, AtomicWriter::create(path, durability));
   MPK_CHECK(out.write_zeros(data_offset));  // header + metadata are filled in last
   uint64_t done = 0;
-  std::vector<uint8_t> buffer;  // a piece of a segment read from its file (read_piece)
   for (size_t i = 0; i < pending.size(); ++i) {
     auto& seg = manifest.segments[i];
     MPK_CHECK(out.write_zeros(seg.offset - out.position()));
@@ -122,14 +96,8 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
     const uint8_t* p = pending[i].bytes.data();
     for (uint64_t off = 0; off < seg.size;) {
       const uint64_t n = std::min<uint64_t>(seg.size - off, kPiece - (seg.offset + off) % kPiece);
-      const uint8_t* piece = p + off;
-      if (pending[i].file >= 0) {
-        if (buffer.empty()) buffer.resize(kPiece);
-        MPK_CHECK(read_piece(pending[i], off, buffer.data(), n));
-        piece = buffer.data();
-      }
-      hasher.update(piece, n);
-      MPK_CHECK(out.write_sparse(piece, n));
+      hasher.update(p + off, n);
+      MPK_CHECK(out.write_sparse(p + off, n));
       off += n;
       done += n;
       if (progress) progress(done, total);

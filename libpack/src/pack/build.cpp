@@ -365,15 +365,9 @@ struct Plan {
   std::vector<format::PendingSegment> segments;
 };
 
-// `file`, when given, holds `bytes` at `file_offset` (the writer reads them from there: format/writer.cpp says why).
 uint32_t add_segment(Plan& plan, SegmentKind kind, std::string name, ByteView bytes,
-                     std::optional<uint64_t> anchor = {}, const MappedFile* file = nullptr,
-                     uint64_t file_offset = 0) {
+                     std::optional<uint64_t> anchor = {}) {
   plan.segments.push_back(format::PendingSegment{kind, std::move(name), bytes, anchor});
-  if (file) {
-    plan.segments.back().file = file->fd();
-    plan.segments.back().file_offset = file_offset;
-  }
   return static_cast<uint32_t>(plan.segments.size() - 1);
 }
 
@@ -392,10 +386,7 @@ int32_t add_weights(Plan& plan, const Input& in) {
   std::optional<uint64_t> anchor;
   if (in.analysis.flavour == Flavour::Embedded) anchor = in.analysis.region.start_vaddr;
   std::string name = in.blob ? in.blob->name : in.name + "_weights.blob";
-  // The weights are the blob file, or the removed range of the library file (weights_bytes).
-  const MappedFile& file = in.blob ? *in.blob->file : *in.so;
-  uint32_t seg = add_segment(plan, SegmentKind::Weights, name, bytes, anchor, &file,
-                             in.blob ? 0 : in.split.removed_offset);
+  uint32_t seg = add_segment(plan, SegmentKind::Weights, name, bytes, anchor);
   plan.manifest.weights.push_back(WeightsInfo{seg, in.constants});
   return static_cast<int32_t>(plan.manifest.weights.size() - 1);
 }
@@ -430,8 +421,7 @@ Plan lay_out(const Context& ctx) {
     l.segment = add_segment(plan, SegmentKind::Library, in.name + ".so",
                             ByteView(in.split.stored, in.name + ".so"));
     l.weights = add_weights(plan, in);
-    for (const auto& c : in.cubins)
-      l.cubins.push_back(add_segment(plan, SegmentKind::Cubin, c.name, c.file->view(), {}, c.file.get()));
+    for (const auto& c : in.cubins) l.cubins.push_back(add_segment(plan, SegmentKind::Cubin, c.name, c.file->view()));
     plan.manifest.libraries.push_back(std::move(l));
   }
   return plan;

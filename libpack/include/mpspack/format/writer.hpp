@@ -21,10 +21,6 @@ struct PendingSegment {
   std::string name;
   ByteView bytes;                        // usually a view into a mapped input: never copied whole
   std::optional<uint64_t> congruent_to;  // place at an offset equal to this modulo 64 KiB
-  // Where the same bytes lie in an open file (an input's descriptor, -1: nowhere): the writer then reads them
-  // from it (pread, a piece at a time into one buffer) instead of through `bytes`' mapping (writer.cpp: why).
-  int file = -1;
-  uint64_t file_offset = 0;
 };
 
 // The offsets the segments get, in order; same inputs, same layout. `data_offset` is where the
