@@ -1,11 +1,13 @@
 // The format's hashes: the dispatched XXH3 (AVX2 on CPUs that have it) must give the reference
-// values of xxhash's portable code, one-shot and streamed in any chunking; SHA-256 the standard's vectors.
+// values of xxhash's portable code, one-shot and streamed in any chunking; SHA-256 the standard's vectors and
+// Nettle's own digest (the SHA-extension loop that takes whole blocks from Nettle must agree with it).
 #include "mpspack/format/hash.hpp"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <catch2/catch.hpp>
+#include <nettle/sha2.h>
 
 #include <random>
 #include <vector>
@@ -98,5 +100,36 @@ TEST_CASE("Sha256Stream gives the FIPS 180-2 digest however the bytes are split"
     }
     INFO("piece " << piece);
     CHECK(s.hex_digest() == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  }
+}
+
+TEST_CASE("Sha256Stream gives Nettle's own digest at every length and split (the many-block SHA-extension loop)") {
+  // Where the CPU has the SHA extensions, whole blocks skip Nettle's update; Nettle alone is the reference.
+  auto nettle_hex = [](const std::vector<uint8_t>& b) {
+    sha256_ctx c;
+    sha256_init(&c);
+    for (uint8_t x : b) sha256_update(&c, 1, &x);  // one byte a call: Nettle's own buffering only
+    uint8_t md[SHA256_DIGEST_SIZE];
+    sha256_digest(&c, sizeof md, md);
+    std::string hex;
+    for (uint8_t x : md) hex += "0123456789abcdef"[x >> 4], hex += "0123456789abcdef"[x & 15];
+    return hex;
+  };
+  std::vector<size_t> sizes;
+  for (size_t n = 0; n <= 300; ++n) sizes.push_back(n);
+  for (size_t n : {4095u, 4096u, 4097u, 65536u + 37u, (1u << 20) + 129u}) sizes.push_back(n);
+  for (size_t n : sizes) {
+    const auto bytes = random_bytes(n, static_cast<uint32_t>(n) + 7);
+    const std::string want = nettle_hex(bytes);
+    for (size_t piece : std::initializer_list<size_t>{1, 63, 64, 65, 100, 4096, size_t(1) << 30}) {
+      Sha256Stream s;
+      for (size_t done = 0; done < n;) {
+        const size_t k = std::min(piece, n - done);
+        s.update(bytes.data() + done, k);
+        done += k;
+      }
+      INFO("size " << n << ", piece " << piece);
+      CHECK(s.hex_digest() == want);
+    }
   }
 }

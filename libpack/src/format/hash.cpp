@@ -1,6 +1,9 @@
 #include "mpspack/format/hash.hpp"
 
 #include "hash_xxh3_variants.hpp"
+#ifdef MPSPACK_SHA256_NI
+#include "hash_sha256_ni.hpp"
+#endif
 
 #include <nettle/sha2.h>
 
@@ -77,9 +80,37 @@ struct Sha256Stream::State {
 Sha256Stream::Sha256Stream() : state_(std::make_unique<State>()) { sha256_init(&state_->ctx); }
 Sha256Stream::~Sha256Stream() = default;
 
+#ifdef MPSPACK_SHA256_NI
+namespace {
+bool has_sha_extensions() {
+  static const bool has = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+  return has;
+}
+}  // namespace
+#endif
+
 void Sha256Stream::update(const uint8_t* data, uint64_t size) {
   static_assert(sizeof(size_t) == sizeof(uint64_t), "Nettle takes the length as a size_t");
-  sha256_update(&state_->ctx, size_t(size), data);
+  sha256_ctx& c = state_->ctx;
+#ifdef MPSPACK_SHA256_NI
+  // The whole blocks go to the multi-block loop (hash_sha256_ni.cpp says why), straight into Nettle's
+  // state: Nettle keeps the partial block it buffers in `block`/`index` and the blocks compressed in
+  // `count`, which its digest pads with. A partial block already buffered is completed by Nettle first.
+  if (has_sha_extensions() && size >= SHA256_BLOCK_SIZE) {
+    if (c.index != 0) {
+      const uint64_t fill = SHA256_BLOCK_SIZE - c.index;
+      sha256_update(&c, size_t(fill), data);
+      data += fill;
+      size -= fill;
+    }
+    const uint64_t blocks = size / SHA256_BLOCK_SIZE;
+    sha256_ni_blocks(c.state, data, blocks);
+    c.count += blocks;
+    data += blocks * SHA256_BLOCK_SIZE;
+    size -= blocks * SHA256_BLOCK_SIZE;
+  }
+#endif
+  sha256_update(&c, size_t(size), data);
 }
 
 std::string Sha256Stream::hex_digest() {

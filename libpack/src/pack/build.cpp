@@ -13,14 +13,19 @@
 #include "mpspack/version.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
-#include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace mpspack::pack {
 namespace fs = std::filesystem;
@@ -47,7 +52,7 @@ struct Input {
 struct Context {
   const BuildOptions& options;
   std::vector<Input> inputs;
-  std::vector<SourceInfo> sources;                        // sha256 filled in by hash_sources()
+  std::vector<SourceInfo> sources;                        // sha256 filled in by SourceHashes
   std::vector<std::shared_ptr<MappedFile>> source_files;  // their bytes, one per source
   std::vector<std::shared_ptr<pt2::Pt2Package>> packages;  // keep extracted entries' owners alive
   size_t next_weights_option = 0;
@@ -83,7 +88,7 @@ uint32_t file_mode(const MappedFile& f) {
 // A SHA-256 in hex is always 64 characters: the metadata's size is known before the hashes are.
 const std::string kHashPending(64, '0');
 
-// Records an input file; its SHA-256 is computed later, while the container is written (hash_sources).
+// Records an input file; its SHA-256 is computed later, while the container is written (SourceHashes).
 // Returns its index in ctx.sources. `mode` is 0 for what is no file of its own (a .pt2's entries).
 size_t add_source(Context& ctx, std::string name, std::shared_ptr<MappedFile> f, std::string kind, uint32_t mode,
                   std::string flavour = {}) {
@@ -93,16 +98,96 @@ size_t add_source(Context& ctx, std::string name, std::shared_ptr<MappedFile> f,
   return ctx.sources.size() - 1;
 }
 
-// SHA-256 of every source, on a thread of its own: it overlaps the writing of the segments, which
-// is the other half of build's time on large inputs (each input is hashed once: a library's hash is
-// also its original_sha256).
-std::future<std::vector<std::string>> hash_sources(const Context& ctx) {
-  return std::async(std::launch::async, [files = ctx.source_files] {
-    std::vector<std::string> out;
-    for (const auto& f : files) out.push_back(format::sha256_hex({f->data(), f->size()}));
-    return out;
-  });
-}
+// SHA-256 of every source, on threads of their own: they overlap the writing of the segments, which is the
+// other half of build's time on large inputs (each input is hashed once: a library's hash is also its
+// original_sha256). One SHA-256 cannot be split, so the sources are spread over up to one thread per core but
+// one (the writer's), largest first; on 2 cores that is one thread for them all. Each worker publishes how far
+// it has hashed, so that wait() can drop the page-table entries of the mapping behind it (see wait()).
+class SourceHashes {
+ public:
+  explicit SourceHashes(const std::vector<std::shared_ptr<MappedFile>>& files)
+      : files_(files), jobs_(files.size()), hex_(files.size()) {
+    for (size_t i = 0; i < files.size(); ++i) order_.push_back(i);
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](size_t a, size_t b) { return files[a]->size() > files[b]->size(); });
+    const size_t cores = std::max(2u, std::thread::hardware_concurrency());
+    const size_t workers = std::min(files.size(), cores - 1);
+    for (size_t w = 0; w < workers; ++w) threads_.emplace_back([this] { work(); });
+  }
+  SourceHashes(const SourceHashes&) = delete;
+  SourceHashes& operator=(const SourceHashes&) = delete;
+  // An early error: the workers stop at their next piece (they still read the inputs until then).
+  ~SourceHashes() {
+    stop_ = true;
+    join();
+  }
+
+  // The hex digests, in the order of the files. Meanwhile the caller's thread, whose writing is done, drops
+  // the mapping's page-table entries behind the workers (MADV_DONTNEED: the pages stay in the page cache, and
+  // the mapping reads the same bytes if touched again): otherwise the exit's munmap of a 2 GiB input, with
+  // half a million entries, came after the last hash, 0.05-0.15 s of build's time on the development VM.
+  std::vector<std::string> wait() {
+    std::vector<uint64_t> released(files_.size(), 0);
+    while (true) {
+      {
+        std::lock_guard lock(mutex_);
+        if (finished_ == files_.size()) break;
+      }
+      for (size_t i = 0; i < files_.size(); ++i) {
+        const uint64_t behind = jobs_[i].done.load(std::memory_order_acquire) & ~(kPiece - 1);
+        if (behind > released[i]) {
+          ::madvise(const_cast<uint8_t*>(files_[i]->data()) + released[i], behind - released[i], MADV_DONTNEED);
+          released[i] = behind;
+        }
+      }
+      // Woken at once by the last file's end; in between, every 20 ms (about one piece hashed).
+      std::unique_lock lock(mutex_);
+      finished_all_.wait_for(lock, std::chrono::milliseconds(20), [&] { return finished_ == files_.size(); });
+    }
+    join();
+    return hex_;
+  }
+
+ private:
+  // Hashed and published a piece at a time; a whole number of 2 MiB pages, as the mapping starts page-aligned.
+  static constexpr uint64_t kPiece = 32ull << 20;
+
+  struct Job {
+    std::atomic<uint64_t> done{0};  // bytes hashed so far
+  };
+
+  void work() {
+    for (size_t k; (k = next_.fetch_add(1)) < order_.size();) {
+      const size_t i = order_[k];
+      const MappedFile& f = *files_[i];
+      format::Sha256Stream sha;
+      for (uint64_t off = 0; off < f.size() && !stop_; off += kPiece) {
+        const uint64_t n = std::min(kPiece, f.size() - off);
+        sha.update(f.data() + off, n);
+        jobs_[i].done.store(off + n, std::memory_order_release);
+      }
+      hex_[i] = sha.hex_digest();
+      std::lock_guard lock(mutex_);
+      if (++finished_ == files_.size()) finished_all_.notify_one();
+    }
+  }
+
+  void join() {
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+  }
+
+  const std::vector<std::shared_ptr<MappedFile>>& files_;
+  std::vector<Job> jobs_;
+  std::vector<std::string> hex_;  // each written by one worker, read after join()
+  std::vector<size_t> order_;     // the files, largest first
+  std::atomic<size_t> next_{0};   // the next entry of order_ to take
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  size_t finished_ = 0;  // files hashed (under mutex_)
+  std::condition_variable finished_all_;
+  std::vector<std::thread> threads_;
+};
 
 // `source_name` names the input in messages (the path as given); `recorded` is what the metadata keeps.
 Status add_library(Context& ctx, std::string name, std::string source_name, std::string recorded, uint32_t mode,
@@ -397,17 +482,15 @@ Result<Manifest> build(const BuildOptions& options) {
   MPK_CHECK(add_examples(options, plan, example_tensors));
   // From here on the layout is fixed; only bytes move.
   spdlog::debug("writing {} segments to {}", plan.segments.size(), options.output.string());
-  auto hashes = hash_sources(ctx);
+  SourceHashes hashes(ctx.source_files);
   auto fill_hashes = [&](Manifest& m) -> Status {
-    std::vector<std::string> h = hashes.get();
+    std::vector<std::string> h = hashes.wait();
     for (size_t i = 0; i < h.size(); ++i) m.sources[i].sha256 = h[i];  // ctx's sources come first
     for (size_t i = 0; i < ctx.inputs.size(); ++i) m.libraries[i].original_sha256 = h[ctx.inputs[i].source];
     return {};
   };
-  auto written = format::write_container(options.output, std::move(plan.manifest), plan.segments, options.progress,
-                                         fill_hashes, options.durability);
-  if (hashes.valid()) hashes.wait();  // an early error: the hashing thread still reads the inputs
-  return written;
+  return format::write_container(options.output, std::move(plan.manifest), plan.segments, options.progress,
+                                 fill_hashes, options.durability);
 }
 
 }  // namespace mpspack::pack

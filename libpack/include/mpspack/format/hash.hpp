@@ -52,7 +52,8 @@ class SegmentHasher {
   std::vector<uint64_t> chunks_;
 };
 
-// SHA-256 fed in pieces (Nettle; cmake/nettle.cmake says why Nettle).
+// SHA-256 fed in pieces (Nettle; cmake/nettle.cmake says why Nettle; whole blocks go to hash_sha256_ni.cpp
+// where the CPU has the SHA extensions).
 class Sha256Stream {
  public:
   Sha256Stream();
