@@ -5,7 +5,7 @@
 #                  attention_cuda and matmul_cpu (bench/device/attention_torch.py, attention_cuda_torch.py,
 #                  matmul_torch.py), int8_matmul_cpu (int8_torch.py), test_shim (the CPU shim's unit tests, for
 #                  the kernels only that CPU runs: test_shim "[int8]"), h2d_copies, stripped
-#   .device/lib/   the libraries mpspack carries beside itself (RUNPATH $ORIGIN/../lib)
+#   .device/lib/   the libraries mpspack carries beside itself (RUNPATH $ORIGIN/../lib) and the C API's libmpspack_c.so
 #   .device/fixtures/  the torch-built cases from ../shared, which does not travel
 # Files over 4 MiB go as .xz.
 # On the device machine, `bash bench/device/payload.sh --unpack` restores the .xz files in place.
@@ -28,6 +28,10 @@ for exe in mpspack test_cuda_shim op_conformance_cuda direct_load cuda_conv_host
 done
 cp -a "$build/lib/." "$out/lib/"
 rm -f "$out"/lib/*.a
+# The C API's library (issue 43) is mpspack's own build, unstripped in the build tree: strip it as the tools are.
+for f in "$out"/lib/libmpspack_c.so.*; do
+  [ -f "$f" ] && [ ! -L "$f" ] && strip "$f"
+done
 find "$out/bin" "$out/lib" -type f -size +4M -exec xz -T2 -6 {} \;
 shared="$root/../shared/fixtures/aoti-2.11"
 cp -a "$shared/torch-built" "$out/fixtures/"
