@@ -26,7 +26,7 @@ NATIVE = HERE / "cuda_provided.cpp"
 
 # Views share their input's storage; the CPU shim makes them for a tensor on any device, so the CUDA function is
 # the same function (a host copy would break the aliasing a model may rely on).
-VIEWS = {"reshape", "permute", "narrow", "squeeze_dim", "view_dtype", "view_as_real", "view_as_complex"}
+VIEWS = {"reshape", "permute", "narrow", "squeeze_dim", "view_dtype", "view_as_real", "view_as_complex", "slice_Tensor"}
 # The resizes change the handle and grow its own storage in place, on any device, so they are forwarded too.
 FORWARDED = VIEWS | {"resize_", "resize_as_"}
 # The CPU fallbacks torch 2.11's c_shim_cuda.h has no CUDA twin of.
