@@ -1,5 +1,5 @@
 // Adapters for the arithmetic group beyond the reference lists: mul, add, subtract, pow, fill_, slice, index,
-// searchsorted, bucketize.
+// searchsorted, bucketize, repeat_interleave, set_, bernoulli_ with a tensor of probabilities.
 #include "op_calls.hpp"
 
 namespace {
@@ -38,6 +38,12 @@ const bool registered = mpspack::test::register_op_calls({
      [](CallArgs& a) {
        return SHIM(bucketize_Tensor)(a.tensor(0), a.tensor(1), a.boolean(2), a.boolean(3), a.ret(0));
      }},
+    {"aoti_torch_cpu_repeat_interleave_Tensor",
+     [](CallArgs& a) { return SHIM(repeat_interleave_Tensor)(a.tensor(0), a.optional_i64(1), a.ret(0)); }},
+    {"aoti_torch_cpu_set__source_Tensor",
+     [](CallArgs& a) { return SHIM(set__source_Tensor)(a.tensor(0), a.tensor(1)); }},
+    {"aoti_torch_cpu_bernoulli__Tensor",
+     [](CallArgs& a) { return SHIM(bernoulli__Tensor)(a.tensor(0), a.tensor(1), a.generator(2)); }},
     {"aoti_torch_cpu_slice_Tensor",
      [](CallArgs& a) {
        return SHIM(slice_Tensor)(a.tensor(0), a.i64(1), a.optional_i64(2), a.optional_i64(3), a.i64(4), a.ret(0));

@@ -271,3 +271,42 @@ def bucketize_tensor(g):
     yield Case("0-d", [torch.tensor(1.5), b, False, False])
     yield Case("empty", [g.randn(0), b, False, False])
     yield err("2-d boundaries", [vals, torch.ones(2, 2), False, False])
+
+
+@op("repeat_interleave_Tensor", torch_op="aten.repeat_interleave.Tensor")
+def repeat_interleave_tensor(g):
+    yield Case("int64", [torch.tensor([2, 0, 3, 1]), None])
+    yield Case("int32", [torch.tensor([1, 2], dtype=torch.int32), None])
+    yield Case("with the output size", [torch.tensor([2, 1]), 3])
+    yield Case("every other element", [torch.tensor([1, 9, 2, 9, 3])[::2], None])
+    yield Case("empty", [torch.tensor([], dtype=torch.int64), None])
+    yield err("negative", [torch.tensor([1, -1]), None])
+    yield err("2-d", [torch.tensor([[1]]), None])
+    yield err("float", [torch.tensor([1.0]), None])
+    yield err("output size differs", [torch.tensor([2, 1]), 4])
+
+
+@op("set__source_Tensor", call=lambda self, source: self.set_(source))
+def set_source_tensor(g):
+    yield Case("f32: takes source's shape", [g.randn(2), g.randn(3, 4)], mutated=[0])
+    yield Case("transposed source", [g.randn(5), g.randn(4, 3).t()], mutated=[0])
+    yield Case("int64 0-d source", [g.randint(0, 9, (3,)), torch.tensor(7)], mutated=[0])
+    yield Case("empty source", [g.randn(2, 2), g.randn(0, 3)], mutated=[0])
+    yield Case("complex64", [cplx(g, 1), cplx(g, 2, 3)], mutated=[0])
+
+
+@op("bernoulli__Tensor", call=lambda self, p, generator: self.bernoulli_(p))
+def bernoulli_tensor(g):
+    p = torch.full((100, 100), 0.3)
+    yield Case("f32, p 0.3", [torch.empty(100, 100), p, None], mutated=[0], check="moments")
+    yield Case("f64, broadcast row of p", [torch.empty(200, 60, dtype=torch.float64),
+                                           torch.linspace(0.1, 0.9, 60, dtype=torch.float64), None],
+               mutated=[0], check="moments")
+    yield Case("int64", [torch.empty(100, 100, dtype=torch.int64), p, None], mutated=[0], check="moments")
+    yield Case("p of 0 and 1: exact", [torch.empty(2, 3), torch.tensor([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]]), None],
+               mutated=[0])
+    yield Case("transposed self", [torch.empty(100, 120).t(), torch.full((120, 100), 0.5), None],
+               mutated=[0], check="moments")
+    yield Case("empty", [torch.empty(0, 3), torch.full((3,), 0.5), None], mutated=[0])
+    yield err("p above 1", [torch.empty(2), torch.tensor([2.0]), None], mutated=[0])
+    yield err("p does not broadcast", [torch.empty(2), torch.ones(3), None], mutated=[0])

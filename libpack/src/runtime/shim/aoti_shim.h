@@ -566,6 +566,14 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_searchsorted_Scalar(AtenTensor
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_bucketize_Tensor(AtenTensorHandle self, AtenTensorHandle boundaries,
                                                                   int32_t out_int32, int32_t right,
                                                                   AtenTensorHandle* ret0);
+/* repeat_interleave_Tensor, set__source_Tensor (set_repeat.cpp): set_ makes self alias source (any device);
+ * bernoulli__Tensor (random.cpp): per-element probabilities, broadcast to self. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_repeat_interleave_Tensor(AtenTensorHandle repeats,
+                                                                          int64_t* output_size,
+                                                                          AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_set__source_Tensor(AtenTensorHandle self, AtenTensorHandle source);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_bernoulli__Tensor(AtenTensorHandle self, AtenTensorHandle p,
+                                                                   AtenGeneratorHandle* generator);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_slice_Tensor(AtenTensorHandle self, int64_t dim, int64_t* start,
                                                               int64_t* end, int64_t step, AtenTensorHandle* ret0);
 /* ---- device-generic ops (generated/c_shim_aten.h) -------------------------------------------------------- */
