@@ -119,9 +119,44 @@ double rounded(double v, int32_t dtype) {
   return load_as_double(slot, dtype);
 }
 
+template <class E, class F>
+void typed_loop(Tensor& out, const Tensor& a, const Tensor& b, const std::vector<int64_t>& sa,
+                const std::vector<int64_t>& sb, F&& f) {
+  const E* pa = reinterpret_cast<const E*>(a.data());
+  const E* pb = reinterpret_cast<const E*>(b.data());
+  E* po = reinterpret_cast<E*>(out.data());
+  for_each_index(out.sizes, [&](std::span<const int64_t> idx) {
+    po[offset_of(idx, out.strides)] = f(pa[offset_of(idx, sa)], pb[offset_of(idx, sb)]);
+  });
+}
+
+// The common case of one dtype throughout (float32, float64, complex64, complex128) without the per-element dtype
+// dispatch of the general loop; the same arithmetic. False for any other combination.
+bool same_dtype_loop(Tensor& out, const Tensor& a, const Tensor& b, const Kernels& k, double alpha,
+                     const std::vector<int64_t>& sa, const std::vector<int64_t>& sb) {
+  if (a.dtype != out.dtype || b.dtype != out.dtype) return false;
+  using C64 = std::complex<float>;
+  switch (out.dtype) {
+    case mpspack::dtype::float32:
+      typed_loop<float>(out, a, b, sa, sb, [&](float x, float y) { return static_cast<float>(k.real(x, y, alpha)); });
+      return true;
+    case mpspack::dtype::float64:
+      typed_loop<double>(out, a, b, sa, sb, [&](double x, double y) { return k.real(x, y, alpha); });
+      return true;
+    case mpspack::dtype::complex64:
+      typed_loop<C64>(out, a, b, sa, sb, [&](C64 x, C64 y) { return C64(k.complex(Complex(x), Complex(y), alpha)); });
+      return true;
+    case mpspack::dtype::complex128:
+      typed_loop<Complex>(out, a, b, sa, sb, [&](Complex x, Complex y) { return k.complex(x, y, alpha); });
+      return true;
+    default: return false;
+  }
+}
+
 // out[i] = f(a[i], b[i], alpha) over out's shape, a and b broadcast (either may be a 0-d stand-in for a scalar).
 void binary_loop(Tensor& out, const Tensor& a, const Tensor& b, const Kernels& k, double alpha) {
   const std::vector<int64_t> sa = broadcast_strides(out, a), sb = broadcast_strides(out, b);
+  if (same_dtype_loop(out, a, b, k, alpha, sa, sb)) return;
   const char* pa = a.data();
   const char* pb = b.data();
   char* po = out.data();
