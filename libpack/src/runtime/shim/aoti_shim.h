@@ -534,12 +534,55 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_polar(AtenTensorHandle abs, At
                                                        AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_gcd(AtenTensorHandle self, AtenTensorHandle other,
                                                      AtenTensorHandle* ret0);
+/* Arithmetic beyond the reference lists (elementwise_ops.cpp): torch's result_type (a double scalar counts as a
+ * float wrapped number), broadcasting, TensorIterator strides; complex for mul, add and pow. alpha must be
+ * integral-valued for integer results. slice_Tensor: a view (null start/end: the dim's ends). */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mul_Tensor(AtenTensorHandle self, AtenTensorHandle other,
+                                                            AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mul_Scalar(AtenTensorHandle self, double other, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_add_Tensor(AtenTensorHandle self, AtenTensorHandle other, double alpha,
+                                                            AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_add_Scalar(AtenTensorHandle self, double other, double alpha,
+                                                            AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_pow_Tensor_Tensor(AtenTensorHandle self, AtenTensorHandle exponent,
+                                                                   AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_pow_Tensor_Scalar(AtenTensorHandle self, double exponent,
+                                                                   AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_pow_Scalar(double self, AtenTensorHandle exponent,
+                                                            AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_fill__Scalar(AtenTensorHandle self, double value);
+/* index_Tensor: advanced indexing (indexing.cpp), the indices as index_put takes them. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_index_Tensor(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                                              int64_t indices_len_, AtenTensorHandle* ret0);
+/* searchsorted / bucketize (bucketize.cpp): binary search of each value in its line of the sorted sequence. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_searchsorted_Tensor(AtenTensorHandle sorted_sequence,
+                                                                     AtenTensorHandle self, int32_t out_int32,
+                                                                     int32_t right, const char** side,
+                                                                     AtenTensorHandle* sorter, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_searchsorted_Scalar(AtenTensorHandle sorted_sequence, double self,
+                                                                     int32_t out_int32, int32_t right,
+                                                                     const char** side, AtenTensorHandle* sorter,
+                                                                     AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_bucketize_Tensor(AtenTensorHandle self, AtenTensorHandle boundaries,
+                                                                  int32_t out_int32, int32_t right,
+                                                                  AtenTensorHandle* ret0);
+/* repeat_interleave_Tensor, set__source_Tensor (set_repeat.cpp): set_ makes self alias source (any device);
+ * bernoulli__Tensor (random.cpp): per-element probabilities, broadcast to self. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_repeat_interleave_Tensor(AtenTensorHandle repeats,
+                                                                          int64_t* output_size,
+                                                                          AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_set__source_Tensor(AtenTensorHandle self, AtenTensorHandle source);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_bernoulli__Tensor(AtenTensorHandle self, AtenTensorHandle p,
+                                                                   AtenGeneratorHandle* generator);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_slice_Tensor(AtenTensorHandle self, int64_t dim, int64_t* start,
+                                                              int64_t* end, int64_t step, AtenTensorHandle* ret0);
 /* ---- device-generic ops (generated/c_shim_aten.h) -------------------------------------------------------- */
 /* Any device with registered memory. amax and pad's reflect/replicate/circular: computed on a host copy of a
  * device tensor. full, new_empty, new_zeros: null device: self's, or the CPU; null dtype: self's, or float32.
  * narrow: a view. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
                                                        int32_t keepdim, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_fill__Scalar(AtenTensorHandle self, double value);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_full(const int64_t* size, int64_t size_len_, double fill_value,
                                                        int32_t* dtype, int32_t* layout, int32_t* device,
                                                        int32_t device_index_, int32_t* pin_memory,
@@ -556,6 +599,8 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_new_zeros(AtenTensorHandle se
                                                             int32_t* pin_memory, AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_pad(AtenTensorHandle self, const int64_t* pad, int64_t pad_len_,
                                                       const char* mode, double* value, AtenTensorHandle* ret0);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_aten_subtract_Tensor(AtenTensorHandle self, AtenTensorHandle other,
+                                                                  double alpha, AtenTensorHandle* ret0);
 /* Order statistics. median / nanmedian: the lower middle of all elements (a 0-d tensor): NaN when self holds
  * NaN (median) or holds nothing else (nanmedian). kthvalue: each line's k-th smallest (k from 1), NaN largest;
  * mode: each line's most frequent value, the smallest on a tie, with its last position. Contiguous results. */

@@ -1,6 +1,7 @@
-// aten::index_put (functional: a copy of self with values put at the indexed elements) and aten::nonzero.
+// aten::index.Tensor (a copy of the indexed elements), aten::index_put (functional: a copy of self with values put
+// at the indexed elements) and aten::nonzero.
 //
-// index_put follows torch's advanced indexing: one index per leading dim of self, each None (a null pointer),
+// index and index_put follow torch's advanced indexing: one index per leading dim of self, each None (a null pointer),
 // an integer tensor (int64 or int32, negative counting from the end) or a bool/uint8 mask standing for the
 // integer tensors of its nonzero positions. The integer indices broadcast together to a shape B; when they
 // index adjacent dims, B replaces those dims in place, otherwise it goes first. values broadcast to that
@@ -10,8 +11,10 @@
 #include "element.hpp"
 #include "index_walk.hpp"
 #include "tensor.hpp"
+#include "view_helpers.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -76,8 +79,9 @@ std::vector<int64_t> integer_values(const Tensor& t) {
 }
 
 // The indices as integer indices of the dims they address; a mask of k dims becomes k of them.
-std::vector<DimIndex> dim_indices(const Tensor& self, const AtenTensorHandle** indices, int64_t count) {
-  if (count < 0 || (count > 0 && indices == nullptr)) fail("index_put: indices is null");
+std::vector<DimIndex> dim_indices(const Tensor& self, const AtenTensorHandle** indices, int64_t count,
+                                   const std::string& op) {
+  if (count < 0 || (count > 0 && indices == nullptr)) fail(op + ": indices is null");
   std::vector<DimIndex> out;
   int64_t dim = 0;
   for (int64_t i = 0; i < count; ++i) {
@@ -87,13 +91,13 @@ std::vector<DimIndex> dim_indices(const Tensor& self, const AtenTensorHandle** i
       continue;
     }
     const Tensor& t = **slot;
-    require_cpu(t, "index_put");
+    require_cpu(t, op.c_str());
     const auto dt = static_cast<DType>(t.dtype);
     if (dt == DType::boolean || dt == DType::u8) {
       for (int64_t k = 0; k < t.dim(); ++k)
         if (dim + k >= self.dim() || t.sizes[static_cast<std::size_t>(k)] != self.sizes[static_cast<std::size_t>(dim + k)])
-          fail("index_put: the mask of index " + std::to_string(i) + " does not match self's shape");
-      if (t.dim() == 0) fail("index_put: a 0-d mask index is not supported");
+          fail(op + ": the mask of index " + std::to_string(i) + " does not match self's shape");
+      if (t.dim() == 0) fail(op + ": a 0-d mask index is not supported");
       const Nonzero nz = nonzero_positions(t);
       for (int64_t k = 0; k < t.dim(); ++k) {
         DimIndex di{dim + k, {nz.count}, {}};
@@ -105,12 +109,12 @@ std::vector<DimIndex> dim_indices(const Tensor& self, const AtenTensorHandle** i
       out.push_back({dim, t.sizes, integer_values(t)});
       ++dim;
     } else {
-      fail(std::string("index_put: index ") + std::to_string(i) + " has dtype " + dtype_name(t.dtype) +
+      fail(op + ": index " + std::to_string(i) + " has dtype " + dtype_name(t.dtype) +
            "; indices must be int64, int32, bool or uint8");
     }
   }
   if (dim > self.dim())
-    fail("index_put: " + std::to_string(dim) + " indices for a tensor of " + std::to_string(self.dim()) + " dims");
+    fail(op + ": " + std::to_string(dim) + " indices for a tensor of " + std::to_string(self.dim()) + " dims");
   return out;
 }
 
@@ -123,7 +127,7 @@ std::vector<int64_t> broadcast_shape(const std::vector<DimIndex>& idx) {
     for (std::size_t k = 0; k < di.sizes.size(); ++k) {
       int64_t& s = shape[off + k];
       if (di.sizes[k] == s || di.sizes[k] == 1) continue;
-      if (s != 1) fail("index_put: the indices' shapes do not broadcast together");
+      if (s != 1) fail("index: shape mismatch: indexing tensors could not be broadcast together");
       s = di.sizes[k];
     }
   }
@@ -177,7 +181,7 @@ Tensor* index_put(const Tensor& self, const AtenTensorHandle** indices, int64_t 
          dtype_name(self.dtype));
   TensorPtr out(new_tensor(self.sizes, empty_like_strides(self), self.dtype));
   copy_into(*out, self);
-  const std::vector<DimIndex> idx = dim_indices(self, indices, count);
+  const std::vector<DimIndex> idx = dim_indices(self, indices, count, "index_put");
   if (idx.empty()) fail("index_put: every index is None (a plain copy_ is not an index_put)");
   const std::vector<int64_t> b = broadcast_shape(idx);
   const IndexedShape shape = indexed_shape(self, idx, b);
@@ -222,6 +226,64 @@ Tensor* index_put(const Tensor& self, const AtenTensorHandle** indices, int64_t 
   return out.release();
 }
 
+
+// The strides torch's index gives its result: TensorIterator's over self restrided to the indexed shape (B dims
+// stride 0) and the indices (read contiguously over B, stride 0 elsewhere).
+std::vector<int64_t> gathered_strides(const Tensor& self, const std::vector<DimIndex>& idx, const IndexedShape& shape,
+                                      const std::vector<int64_t>& b) {
+  std::vector<Tensor> operands(1 + idx.size());
+  for (Tensor& t : operands) {
+    t.sizes = shape.sizes;
+    t.strides.assign(shape.sizes.size(), 0);
+  }
+  for (std::size_t k = 0; k < shape.free_dims.size(); ++k)
+    operands[0].strides[k < shape.b_at ? k : k + shape.b_len] =
+        self.strides[static_cast<std::size_t>(shape.free_dims[k])];
+  for (std::size_t i = 0; i < idx.size(); ++i) {
+    const std::vector<int64_t> read = broadcast_read_strides(idx[i].sizes, b);
+    std::copy(read.begin(), read.end(), operands[1 + i].strides.begin() + static_cast<std::ptrdiff_t>(shape.b_at));
+  }
+  std::vector<const Tensor*> inputs;
+  for (const Tensor& t : operands) inputs.push_back(&t);
+  return viewops::elementwise_strides(shape.sizes, inputs);
+}
+
+// aten::index.Tensor: the elements of self at the indices (advanced indexing), copied element by element.
+Tensor* index_gather(const Tensor& self, const AtenTensorHandle** indices, int64_t count) {
+  require_cpu(self, "index");
+  const std::vector<DimIndex> idx = dim_indices(self, indices, count, "index");
+  if (idx.empty()) {
+    TensorPtr copy(new_tensor(self.sizes, empty_like_strides(self), self.dtype));
+    viewops::copy_values(*copy, self, "index");
+    return copy.release();
+  }
+  const std::vector<int64_t> b = broadcast_shape(idx);
+  const IndexedShape shape = indexed_shape(self, idx, b);
+  TensorPtr out(new_tensor(shape.sizes, gathered_strides(self, idx, shape, b), self.dtype));
+  std::vector<std::vector<int64_t>> read(idx.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) read[i] = broadcast_read_strides(idx[i].sizes, b);
+  const std::size_t item = self.itemsize();
+  const char* src = self.data();
+  char* dst = out->data();
+  for_each_index(shape.sizes, [&](std::span<const int64_t> pos) {
+    const std::span<const int64_t> bpos = pos.subspan(shape.b_at, shape.b_len);
+    int64_t at = 0;
+    for (std::size_t i = 0; i < idx.size(); ++i) {
+      const int64_t size = self.sizes[static_cast<std::size_t>(idx[i].dim)];
+      int64_t j = idx[i].values[static_cast<std::size_t>(offset_of(bpos, read[i]))];
+      if (j < -size || j >= size)
+        fail("index: index " + std::to_string(j) + " is out of bounds for dimension " + std::to_string(idx[i].dim) +
+             " with size " + std::to_string(size));
+      at += (j < 0 ? j + size : j) * self.strides[static_cast<std::size_t>(idx[i].dim)];
+    }
+    for (std::size_t k = 0; k < shape.free_dims.size(); ++k)
+      at += pos[k < shape.b_at ? k : k + shape.b_len] * self.strides[static_cast<std::size_t>(shape.free_dims[k])];
+    std::memcpy(dst + offset_of(pos, out->strides) * static_cast<int64_t>(item), src + at * static_cast<int64_t>(item),
+                item);
+  });
+  return out.release();
+}
+
 }  // namespace
 
 extern "C" {
@@ -251,6 +313,14 @@ AOTITorchError aoti_torch_index_put_out(AtenTensorHandle out, AtenTensorHandle s
       if (indices[i] != nullptr) slots[i] = &indices[i];
     TensorPtr result(index_put(s, slots.data(), int64_t(num_indices), deref(values, "values"), accumulate));
     copy_into(o, *result);
+  });
+}
+
+AOTITorchError aoti_torch_cpu_index_Tensor(AtenTensorHandle self, const AtenTensorHandle** indices,
+                                           int64_t indices_len_, AtenTensorHandle* ret0) {
+  return guarded(__func__, [&] {
+    viewops::require_ret(ret0, "index");
+    *ret0 = index_gather(deref(self, "self"), indices, indices_len_);
   });
 }
 

@@ -1,5 +1,5 @@
 // Random ops of the CPU shim: rand, randn, randint, randperm, the functional normal/uniform/exponential,
-// bernoulli_ and native_dropout. They give values from the same distributions as torch, not the same values:
+// bernoulli_ (a probability or a tensor of them) and native_dropout. They give values from the same distributions as torch, not the same values:
 // torch's generators (their state and the order in which its kernels draw) cannot be reproduced outside torch.
 // Every op draws from one per-process engine seeded from std::random_device, and generator arguments are accepted
 // and ignored (a model that passes one gets fresh values, as it would from an unseeded torch generator).
@@ -420,6 +420,30 @@ AOTITorchError aoti_torch_cpu_bernoulli__float(AtenTensorHandle self, double p, 
     require_cpu(t, "bernoulli_");
     check_probability("bernoulli_", p);
     bernoulli_fill(t, p);
+  });
+}
+
+// self[i] <- 1 with probability p[i] (p broadcast to self's shape), else 0, in self's dtype.
+AOTITorchError aoti_torch_cpu_bernoulli__Tensor(AtenTensorHandle self, AtenTensorHandle p,
+                                                AtenGeneratorHandle* generator) {
+  (void)generator;
+  return guarded(__func__, [&] {
+    Tensor& t = deref(self, "self");
+    const Tensor& probs = deref(p, "p");
+    require_cpu(t, "bernoulli_");
+    require_cpu(probs, "bernoulli_");
+    const std::vector<int64_t> ps = broadcast_strides(t, probs);
+    const auto pitem = static_cast<int64_t>(probs.itemsize()), titem = static_cast<int64_t>(t.itemsize());
+    for_each_index(t.sizes, [&](std::span<const int64_t> idx) {
+      check_probability("bernoulli_", load_as_double(probs.data() + offset_of(idx, ps) * pitem, probs.dtype));
+    });
+    std::lock_guard lock(engine().mutex);
+    auto& bits = engine().bits;
+    for_each_index(t.sizes, [&](std::span<const int64_t> idx) {
+      const double q = load_as_double(probs.data() + offset_of(idx, ps) * pitem, probs.dtype);
+      const double u = double(bits() >> 11) * 0x1p-53;
+      store_from_double(t.data() + offset_of(idx, t.strides) * titem, t.dtype, u < q ? 1.0 : 0.0);
+    });
   });
 }
 

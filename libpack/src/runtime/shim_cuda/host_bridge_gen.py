@@ -26,9 +26,11 @@ NATIVE = HERE / "cuda_provided.cpp"
 
 # Views share their input's storage; the CPU shim makes them for a tensor on any device, so the CUDA function is
 # the same function (a host copy would break the aliasing a model may rely on).
-VIEWS = {"reshape", "permute", "narrow", "squeeze_dim", "view_dtype", "view_as_real", "view_as_complex"}
-# The resizes change the handle and grow its own storage in place, on any device, so they are forwarded too.
-FORWARDED = VIEWS | {"resize_", "resize_as_"}
+VIEWS = {"reshape", "permute", "narrow", "squeeze_dim", "view_dtype", "view_as_real", "view_as_complex",
+         "slice_Tensor"}
+# The resizes change the handle and grow its own storage in place, on any device, and set_ points the handle at
+# another tensor's storage, so they are forwarded too.
+FORWARDED = VIEWS | {"resize_", "resize_as_", "set__source_Tensor"}
 # The CPU fallbacks torch 2.11's c_shim_cuda.h has no CUDA twin of.
 CPU_ONLY = {"_dyn_quant_matmul_4bit", "_dyn_quant_pack_4bit_weight", "_histogramdd_from_bin_cts",
             "_scaled_dot_product_flash_attention_for_cpu", "histogram_bin_ct"}
