@@ -321,6 +321,25 @@ TensorPtr slice_view(const Tensor& self, int64_t dim, const int64_t* start, cons
 
 }  // namespace
 
+namespace {
+
+// aten::sub of tensors on any device: the GPU one's values (and the other's) on the host, the result put back on
+// the GPU. A CPU operand beside a GPU one is a 0-d scalar, as torch allows.
+TensorPtr subtract_on_any_device(const Tensor& self, const Tensor& other, double alpha) {
+  const auto host_copy = [](const Tensor& t) {
+    TensorPtr host(new_tensor(t.sizes, empty_like_strides(t), t.dtype));
+    copy_values(*host, t, "subtract");
+    return host;
+  };
+  if (self.device_type() != kCpu)
+    return via_host(self, [&](const Tensor& a) { return sub_op(a, *host_copy(other), alpha); }, "subtract");
+  if (other.device_type() != kCpu)
+    return via_host(other, [&](const Tensor& b) { return sub_op(self, b, alpha); }, "subtract");
+  return sub_op(self, other, alpha);
+}
+
+}  // namespace
+
 extern "C" {
 
 AOTITorchError aoti_torch_cpu_mul_Tensor(AtenTensorHandle self, AtenTensorHandle other, AtenTensorHandle* ret0) {
@@ -354,11 +373,13 @@ AOTITorchError aoti_torch_cpu_add_Scalar(AtenTensorHandle self, double other, do
   });
 }
 
+// Device-generic: a GPU's operands go through host copies, the result back to their device (via_host), as
+// c_shim_aten.h's other functions do here.
 AOTITorchError aoti_torch_aten_subtract_Tensor(AtenTensorHandle self, AtenTensorHandle other, double alpha,
                                                AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
     require_ret(ret0, "subtract");
-    set_result(ret0, sub_op(deref(self, "self"), deref(other, "other"), alpha), "subtract");
+    set_result(ret0, subtract_on_any_device(deref(self, "self"), deref(other, "other"), alpha), "subtract");
   });
 }
 
