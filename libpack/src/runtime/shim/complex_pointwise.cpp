@@ -4,6 +4,7 @@
 // values, 0 otherwise, NaN for NaN (integers and bool give float32). gcd takes integers (promoted together), and
 // like torch's computes in the result type, so gcd(-128, 0) of int8 stays -128.
 #include "aoti_shim.h"
+#include "complex_element.hpp"
 #include "element.hpp"
 #include "index_walk.hpp"
 #include "tensor.hpp"
@@ -21,22 +22,6 @@ using namespace mpspack::shim::typed;
 using namespace mpspack::shim::viewops;
 
 namespace {
-
-std::complex<double> load_complex(const char* p, int32_t dtype) {
-  if (dtype == mpspack::dtype::complex32) {
-    uint16_t h[2];
-    std::memcpy(h, p, sizeof h);
-    return {half_to_float(h[0]), half_to_float(h[1])};
-  }
-  if (dtype == mpspack::dtype::complex64) {
-    float f[2];
-    std::memcpy(f, p, sizeof f);
-    return {f[0], f[1]};
-  }
-  double d[2];
-  std::memcpy(d, p, sizeof d);
-  return {d[0], d[1]};
-}
 
 // Calls f(out element, input element) for every element of `in`, both as byte addresses.
 template <class F>

@@ -6,6 +6,7 @@
 // computed in double and rounded once (exact for mul, within one rounding of torch's float math otherwise);
 // integer results in 64-bit two's complement, truncated to the result type as torch's wrapping arithmetic gives.
 #include "aoti_shim.h"
+#include "complex_element.hpp"
 #include "element.hpp"
 #include "index_walk.hpp"
 #include "tensor.hpp"
@@ -48,38 +49,6 @@ int32_t result_type(std::initializer_list<const Tensor*> tensors, bool scalar, c
   }
   const int32_t wrapped = scalar ? static_cast<int32_t>(mpspack::dtype::float32) : kUndefined;
   return combine_categories(dim_result, combine_categories(zero_result, wrapped, op), op);
-}
-
-Complex load_complex(const char* p, int32_t dtype) {
-  if (dtype == mpspack::dtype::complex32) {
-    uint16_t h[2];
-    std::memcpy(h, p, sizeof h);
-    return {half_to_float(h[0]), half_to_float(h[1])};
-  }
-  if (dtype == mpspack::dtype::complex64) {
-    float f[2];
-    std::memcpy(f, p, sizeof f);
-    return {f[0], f[1]};
-  }
-  if (dtype == mpspack::dtype::complex128) {
-    double d[2];
-    std::memcpy(d, p, sizeof d);
-    return {d[0], d[1]};
-  }
-  return {load_as_double(p, dtype), 0.0};
-}
-
-void store_complex(char* p, int32_t dtype, Complex z) {
-  if (dtype == mpspack::dtype::complex32) {
-    const uint16_t h[2] = {float_to_half(static_cast<float>(z.real())), float_to_half(static_cast<float>(z.imag()))};
-    std::memcpy(p, h, sizeof h);
-  } else if (dtype == mpspack::dtype::complex64) {
-    const float f[2] = {static_cast<float>(z.real()), static_cast<float>(z.imag())};
-    std::memcpy(p, f, sizeof f);
-  } else {
-    const double d[2] = {z.real(), z.imag()};
-    std::memcpy(p, d, sizeof d);
-  }
 }
 
 // An integer or bool element as int64, exactly.
