@@ -123,7 +123,11 @@ install_and_check() {
 
   # Debian's python3 imports the package through its link and loads the tree's C API library.
   if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-    lib=$(cd / && env -u PYTHONPATH -u MPSPACK_LIBRARY /usr/bin/python3 -c 'import mpspack; print(mpspack.library_path())' 2>&1) ||
+    # Under the sanitizers their runtimes go first (cmake/sanitizer_env.cmake).
+    pyenv=""
+    [ -n "${MPSPACK_PYTHON_PRELOAD:-}" ] &&
+      pyenv="LD_PRELOAD=$MPSPACK_PYTHON_PRELOAD ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0"
+    lib=$(cd / && env -u PYTHONPATH -u MPSPACK_LIBRARY $pyenv /usr/bin/python3 -c 'import mpspack; print(mpspack.library_path())' 2>&1) ||
       fail "python3 -c 'import mpspack' failed after dpkg -i: $lib"
     [ "$lib" = /opt/mpspack/lib/libmpspack_c.so.0 ] || fail "the installed package loaded '$lib'"
   fi

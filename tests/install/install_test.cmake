@@ -154,8 +154,12 @@ if(NOT EXISTS ${prefix}/lib/python/mpspack/__init__.py)
   message(FATAL_ERROR "not installed: ${prefix}/lib/python/mpspack/__init__.py")
 endif()
 find_program(SYSTEM_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+set(python_env)  # under the sanitizers: their runtimes first (cmake/sanitizer_env.cmake)
+if(NOT "$ENV{MPSPACK_PYTHON_PRELOAD}" STREQUAL "")
+  set(python_env LD_PRELOAD=$ENV{MPSPACK_PYTHON_PRELOAD} ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0)
+endif()
 if(SYSTEM_PYTHON3)
-  step("installed python package" ${CMAKE_COMMAND} -E env --unset=MPSPACK_LIBRARY --unset=MPSPACK_BIN
+  step("installed python package" ${CMAKE_COMMAND} -E env --unset=MPSPACK_LIBRARY --unset=MPSPACK_BIN ${python_env}
        PYTHONPATH=${prefix}/lib/python PYTHONDONTWRITEBYTECODE=1 PATH=/nonexistent ${SYSTEM_PYTHON3} -c
        "import sys, mpspack\nprint(mpspack.library_path())\nc = mpspack.open(sys.argv[1])\nprint(c.verify()['ok'])\nprint(mpspack.load(c).bench(iterations=1)['ok'])"
        ${example})

@@ -124,7 +124,11 @@ function(python_from tree)
   if(NOT SYSTEM_PYTHON3)
     return()
   endif()
-  step("python package of ${tree}" ${CMAKE_COMMAND} -E env --unset=MPSPACK_LIBRARY PYTHONPATH=${tree}/lib/python
+  set(python_env)  # under the sanitizers: their runtimes first (cmake/sanitizer_env.cmake)
+  if(NOT "$ENV{MPSPACK_PYTHON_PRELOAD}" STREQUAL "")
+    set(python_env LD_PRELOAD=$ENV{MPSPACK_PYTHON_PRELOAD} ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0)
+  endif()
+  step("python package of ${tree}" ${CMAKE_COMMAND} -E env --unset=MPSPACK_LIBRARY ${python_env} PYTHONPATH=${tree}/lib/python
        PYTHONDONTWRITEBYTECODE=1 ${SYSTEM_PYTHON3} -c
        "import sys, mpspack\nprint(mpspack.library_path())\nprint(mpspack.load(sys.argv[1]).bench(iterations=1)['ok'])"
        ${tree}/share/mpspack/examples/tiny_mlp.mpk)

@@ -8,6 +8,7 @@
 #include <nettle/sha2.h>
 
 #include <algorithm>
+#include <cpuid.h>
 
 #include <fmt/format.h>
 
@@ -82,8 +83,14 @@ Sha256Stream::~Sha256Stream() = default;
 
 #ifdef MPSPACK_SHA256_NI
 namespace {
+// CPUID directly: clang 14's __builtin_cpu_supports does not know "sha" (the fuzz preset builds with clang).
 bool has_sha_extensions() {
-  static const bool has = __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool sse41 = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_SSE4_1) != 0;
+    const bool sha = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA) != 0;
+    return sse41 && sha;
+  }();
   return has;
 }
 }  // namespace
