@@ -172,6 +172,29 @@ IndexedShape indexed_shape(const Tensor& self, const std::vector<DimIndex>& idx,
   return s;
 }
 
+// The element offset, in `strides` (the indexed tensor's own or a same-shaped one's), that result position `pos`
+// reads or writes: each indexed dim's index (read through its broadcast strides `read`, bounds-checked against
+// `self`, wrapped when negative) and each free dim's position. `op`/`dim_word` give torch's wording for the op.
+int64_t indexed_offset(std::span<const int64_t> pos, const IndexedShape& shape, const std::vector<DimIndex>& idx,
+                       const std::vector<std::vector<int64_t>>& read, const Tensor& self,
+                       std::span<const int64_t> strides, const char* op, const char* dim_word) {
+  const std::span<const int64_t> bpos = pos.subspan(shape.b_at, shape.b_len);
+  int64_t at = 0;
+  for (std::size_t i = 0; i < idx.size(); ++i) {
+    const auto d = static_cast<std::size_t>(idx[i].dim);
+    const int64_t size = self.sizes[d];
+    const int64_t j = idx[i].values[static_cast<std::size_t>(offset_of(bpos, read[i]))];
+    if (j < -size || j >= size)
+      fail(std::string(op) + ": index " + std::to_string(j) + " is out of bounds for " + dim_word + " " +
+           std::to_string(idx[i].dim) + " with size " + std::to_string(size));
+    at += (j < 0 ? j + size : j) * strides[d];
+  }
+  for (std::size_t k = 0; k < shape.free_dims.size(); ++k)
+    at += pos[k < shape.b_at ? k : k + shape.b_len] * strides[static_cast<std::size_t>(shape.free_dims[k])];
+  return at;
+}
+
+
 Tensor* index_put(const Tensor& self, const AtenTensorHandle** indices, int64_t count, const Tensor& values,
                   bool accumulate) {
   require_cpu(self, "index_put");
@@ -198,21 +221,7 @@ Tensor* index_put(const Tensor& self, const AtenTensorHandle** indices, int64_t 
     T* o = reinterpret_cast<T*>(out->data());
     const T* v = reinterpret_cast<const T*>(values.data());
     for_each_index(shape.sizes, [&](std::span<const int64_t> pos) {
-      const std::span<const int64_t> bpos = pos.subspan(shape.b_at, shape.b_len);
-      int64_t at = 0;
-      for (std::size_t i = 0; i < idx.size(); ++i) {
-        const int64_t size = self.sizes[static_cast<std::size_t>(idx[i].dim)];
-        int64_t j = idx[i].values[static_cast<std::size_t>(offset_of(bpos, read[i]))];
-        if (j < -size || j >= size)
-          fail("index_put: index " + std::to_string(j) + " is out of bounds for dim " + std::to_string(idx[i].dim) +
-               " with size " + std::to_string(size));
-        if (j < 0) j += size;
-        at += j * out->strides[static_cast<std::size_t>(idx[i].dim)];
-      }
-      for (std::size_t k = 0; k < shape.free_dims.size(); ++k) {
-        const std::size_t p = k < shape.b_at ? k : k + shape.b_len;
-        at += pos[p] * out->strides[static_cast<std::size_t>(shape.free_dims[k])];
-      }
+      const int64_t at = indexed_offset(pos, shape, idx, read, self, out->strides, "index_put", "dim");
       const C x = static_cast<C>(load(v + offset_of(pos, value_strides)));
       if (!accumulate) {
         store(o + at, x);
@@ -266,18 +275,7 @@ Tensor* index_gather(const Tensor& self, const AtenTensorHandle** indices, int64
   const char* src = self.data();
   char* dst = out->data();
   for_each_index(shape.sizes, [&](std::span<const int64_t> pos) {
-    const std::span<const int64_t> bpos = pos.subspan(shape.b_at, shape.b_len);
-    int64_t at = 0;
-    for (std::size_t i = 0; i < idx.size(); ++i) {
-      const int64_t size = self.sizes[static_cast<std::size_t>(idx[i].dim)];
-      int64_t j = idx[i].values[static_cast<std::size_t>(offset_of(bpos, read[i]))];
-      if (j < -size || j >= size)
-        fail("index: index " + std::to_string(j) + " is out of bounds for dimension " + std::to_string(idx[i].dim) +
-             " with size " + std::to_string(size));
-      at += (j < 0 ? j + size : j) * self.strides[static_cast<std::size_t>(idx[i].dim)];
-    }
-    for (std::size_t k = 0; k < shape.free_dims.size(); ++k)
-      at += pos[k < shape.b_at ? k : k + shape.b_len] * self.strides[static_cast<std::size_t>(shape.free_dims[k])];
+    const int64_t at = indexed_offset(pos, shape, idx, read, self, self.strides, "index", "dimension");
     std::memcpy(dst + offset_of(pos, out->strides) * static_cast<int64_t>(item), src + at * static_cast<int64_t>(item),
                 item);
   });
