@@ -16,7 +16,7 @@
 #      populates the weights it maps: loader/model.cpp, populate()).
 #   7. a container's first open in a fresh process against the second and third in the same process, and the same
 #      with every file-backed mapping populated first (how much of a fresh process's fixed load is first-run cost:
-#      docs/PERFORMANCE.md, "Where mmap-self's time goes").
+#      docs/PERFORMANCE.md, "Load to first result").
 #   bash bench/micro/run.sh [build-dir] [FILE_MIB=2048]
 # Not run here: gemv_kernels.cpp (the shim's GEMV row kernel against its variants), which wants the device
 # machine's 16 cores; its header says how to build and run it.
