@@ -110,18 +110,18 @@ def python_docstrings(lines):
                 rest = rest[start + 3:]
 
 
-def prose_of(path, lines):
-    """The lines of a file that are prose: all of a Markdown file, the comments of code."""
+def prose_reader(path):
+    """How to find the prose of a file (all of a Markdown file, the comments of code), or None: not scanned."""
     name = os.path.basename(path)
     if name.endswith(".md"):
-        return enumerate(lines, 1)
+        return lambda lines: enumerate(lines, 1)
     if name.endswith(C_LIKE):
-        return c_comments(lines)
+        return c_comments
     if name.endswith(".py"):
-        return list(hash_comments(lines)) + list(python_docstrings(lines))
-    if name.endswith(HASH_COMMENTED) or name == "CMakeLists.txt" or "." not in name:
-        return hash_comments(lines)
-    return []
+        return lambda lines: list(hash_comments(lines)) + list(python_docstrings(lines))
+    if name.endswith(HASH_COMMENTED) or "." not in name:
+        return hash_comments
+    return None
 
 
 def files_under(root):
@@ -136,12 +136,15 @@ def files_under(root):
 def scan(root):
     hits = []
     for path in files_under(root):
+        reader = prose_reader(path)
+        if reader is None:
+            continue
         try:
             with open(path, encoding="utf-8") as f:
                 lines = f.read().splitlines()
         except (OSError, UnicodeDecodeError):
             continue  # binary fixtures and corpora carry no prose
-        for number, text in prose_of(path, lines):
+        for number, text in reader(lines):
             for token in hashes_in(text):
                 hits.append(f"{os.path.relpath(path, root)}:{number}: {token}")
     return hits
