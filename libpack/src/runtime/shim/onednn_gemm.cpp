@@ -3,10 +3,9 @@
 // instructions: AVX-512 BF16, AMX), part of the plugin module lib/mpspack/onednn.so (onednn_api.hpp). Why oneDNN
 // and not OpenBLAS for these: it threads a product in two dimensions on the caller's OpenMP team and chooses how
 // many threads each product is worth, where OpenBLAS (single-threaded here, blas.hpp says why) gets blocks of one
-// side from the shim; on the device machine's 16 cores the transformer models ran 1.3-4.0x faster with it
-// (docs/PERFORMANCE.md, "CPU: products on oneDNN"). Why the primitive and not sgemm for float32: it adds a Linear
-// layer's bias in the product's own pass, where sgemm needs the bias copied into the output first (the same
-// section: 0.58-0.90x torch's addmm against 0.76-1.84x).
+// side from the shim, and on many cores the transformer models ran faster with it (docs/PERFORMANCE.md, "CPU:
+// products on oneDNN"). Why the primitive and not sgemm for float32: it adds a Linear layer's bias in the product's
+// own pass, where sgemm needs the bias copied into the output first (the same section).
 #include "onednn_api.hpp"
 #include "onednn_module.hpp"
 

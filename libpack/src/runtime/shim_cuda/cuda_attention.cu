@@ -207,11 +207,10 @@ __global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const
 }
 
 // Past this many multiply-adds a call (B H L S (E + Ev)) the blocked way is faster: its three launches cost more
-// host time than the fused kernel's one (30-45 against 8-12 us on the H200 host), but the fused kernel's scalar dot
-// products cost more GPU time per multiply-add than cuBLAS's products, and a long sequence is bound by the GPU.
-// Measured there in two calls (bench/attention_cuda.cpp, docs/PERFORMANCE.md "CUDA attention"): vit_tiny's 15 M
-// multiply-adds take 35 us fused and 32-46 blocked, 6 heads of 256 (50 M) 47-48 and 31-41, the audio encoder's
-// 1,500 frames (1.7 G) 863 and 224-226.
+// host time than the fused kernel's one, but the fused kernel's scalar dot products cost more GPU time per
+// multiply-add than cuBLAS's products, and a long sequence is bound by the GPU. The line lies between vit_tiny's
+// 15 M multiply-adds (faster fused) and 6 heads of 256, 50 M (faster blocked): bench/attention_cuda.cpp,
+// docs/PERFORMANCE.md, "CUDA attention".
 constexpr int64_t kFusedMaxWork = int64_t(1) << 25;
 
 // Whether the fused kernel takes this problem: heads of at most 128 values and grid dimensions in range; then
