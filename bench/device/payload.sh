@@ -28,7 +28,7 @@ for exe in mpspack test_cuda_shim op_conformance_cuda direct_load cuda_conv_host
 done
 cp -a "$build/lib/." "$out/lib/"
 rm -f "$out"/lib/*.a
-# The C API's library (issue 43) is mpspack's own build, unstripped in the build tree: strip it as the tools are.
+# The C API's library is mpspack's own build, unstripped in the build tree: strip it as the tools are.
 for f in "$out"/lib/libmpspack_c.so.*; do
   [ -f "$f" ] && [ ! -L "$f" ] && strip "$f"
 done
