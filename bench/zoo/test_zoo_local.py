@@ -73,9 +73,9 @@ def test_first_result_limit_grows_with_the_package():
 def test_bench_memory_reads_the_report():
     cpu = zoo.bench_memory({"peak_rss_bytes": 123})
     assert cpu == {"peak_rss_bytes": 123}
-    gpu = zoo.bench_memory({"peak_rss_bytes": 1, "device": {"memory_used_bytes": 5 << 30, "memory_total_bytes": 80 << 30,
-                                                           "pool_peak_bytes": 7 << 20,
-                                                           "weights_upload": {"bytes": 2 << 30}}})
+    device = {"memory_used_bytes": 5 << 30, "memory_total_bytes": 80 << 30, "pool_peak_bytes": 7 << 20,
+              "weights_upload": {"bytes": 2 << 30}}
+    gpu = zoo.bench_memory({"peak_rss_bytes": 1, "device": device})
     assert gpu["device_used_bytes"] == 5 << 30 and gpu["pool_peak_bytes"] == 7 << 20
     assert gpu["weights_uploaded_bytes"] == 2 << 30
 
