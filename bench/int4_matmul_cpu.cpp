@@ -6,7 +6,8 @@
 //
 //   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build int4_matmul_cpu && build/bin/int4_matmul_cpu [REPS=20 [M K N G]]
 // (M K N G: that one shape and group size instead of the table's.)
-// OMP_NUM_THREADS sets the shim's threads (default: every core this process may use).
+// OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). MPSPACK_CPU_INT4MM=direct
+// or =panel fixes the product's path (int4_matmul.cpp), for comparisons.
 #include "aoti_shim.h"
 #include "int4_rows.hpp"
 #include "parallel.hpp"
@@ -78,9 +79,10 @@ double int4_ms(int32_t dtype, int64_t M, int64_t K, int64_t N, int64_t group, Te
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
   const char* omp = std::getenv("OMP_NUM_THREADS");
-  std::printf("%u usable cores, shim threads: %s (%s), int4 kernels %s; median of %d calls, ms\n\n", usable_cores(),
-              omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool", int4mm::best_kernels().name,
-              reps);
+  const char* mode = std::getenv("MPSPACK_CPU_INT4MM");
+  std::printf("%u usable cores, shim threads: %s (%s), int4 kernels %s, int4 path %s; median of %d calls, ms\n\n",
+              usable_cores(), omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool",
+              int4mm::best_kernels().name, mode ? mode : "default", reps);
   std::printf("| M x K -> N, group | int4, f32 act. | int4, bf16 act. | weight GB/s (f32 act.) |\n|---|---|---|---|\n");
   std::vector<std::array<int64_t, 4>> shapes = {{1, 4096, 4096, 32},  {1, 4096, 4096, 128}, {8, 4096, 4096, 32},
                                                 {8, 4096, 4096, 128}, {64, 4096, 4096, 128}};

@@ -255,18 +255,18 @@ TEST_CASE("int4 weight kernels: every set this CPU runs against the exact sums",
             for (size_t i = 0; i < b.size(); ++i) b[i] = uint8_t((i * 37 + size_t(nb)) % 256);
             const auto sc = random_floats(size_t(groups * nb), uint32_t(nb), 0.001f, 0.05f);
             const auto ze = random_floats(size_t(groups * nb), uint32_t(nb + 1), -0.2f, 0.2f);
-            // The table in lane order, as int4_rows.hpp lays it out: scales, then offsets zero - 8 * scale.
-            const int64_t units = (bb + L - 1) / L;
-            std::vector<float> t(size_t(groups * units * 4 * L), 0.0f);
+            // The table as int4_rows.hpp lays it out: per group the low nibbles' scales byte after byte, the high
+            // nibbles', then the offsets zero - 8 * scale in the same order, each run padded to whole units.
+            const int64_t run = (bb + L - 1) / L * L;
+            std::vector<float> t(size_t(groups * 4 * run), 0.0f);
             for (int64_t g = 0; g < groups; ++g)
-              for (int64_t u = 0; u < units; ++u)
-                for (int h = 0; h < 2; ++h)
-                  for (int64_t l = 0; l < L && u * L + l < bb; ++l) {
-                    const int64_t c = column_in_block(u * L + l, h, nb, split);
-                    t[size_t((g * units + u) * 4 * L + h * 2 * L + l)] = sc[size_t(g * nb + c)];
-                    t[size_t((g * units + u) * 4 * L + h * 2 * L + L + l)] =
-                        std::fma(sc[size_t(g * nb + c)], -8.0f, ze[size_t(g * nb + c)]);
-                  }
+              for (int h = 0; h < 2; ++h)
+                for (int64_t j = 0; j < bb; ++j) {
+                  const int64_t c = column_in_block(j, h, nb, split);
+                  t[size_t(g * 4 * run + h * run + j)] = sc[size_t(g * nb + c)];
+                  t[size_t(g * 4 * run + 2 * run + h * run + j)] =
+                      std::fma(sc[size_t(g * nb + c)], -8.0f, ze[size_t(g * nb + c)]);
+                }
             auto weight = [&](int64_t k, int64_t c) {
               for (int64_t j = 0; j < bb; ++j)
                 for (int h = 0; h < 2; ++h)

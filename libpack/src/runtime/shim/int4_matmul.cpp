@@ -120,88 +120,129 @@ struct Product {
   PackLayout layout;
 };
 
-// One block's table of scales and offsets (zero - 8 * scale) in the kernels' lane order (int4_rows.hpp), from
-// qScaleAndZeros read through its strides: a run of at most `lanes` columns, `step` apart, at a time. 8 * scale is
-// exact, so the offset is rounded once, as torch's fma rounds it.
+// One block's table of scales and offsets (zero - 8 * scale) as int4_rows.hpp lays it out, from qScaleAndZeros read
+// through its strides. 8 * scale is exact, so the offset is rounded once, as torch's fma rounds it. A split block of
+// contiguous pairs (the common case) is one loop over its columns per group, which the compiler vectorizes.
 template <class S>
 void fill_table(const Product& p, const int4mm::Kernels& kernels, int64_t n0, int64_t bb, bool split, float* t) {
-  const int L = kernels.lanes;
-  const int64_t units = (bb + L - 1) / L, groups = p.K / p.group;
+  const int64_t run = (bb + kernels.lanes - 1) / kernels.lanes * kernels.lanes, groups = p.K / p.group;
   const auto* base = reinterpret_cast<const S*>(p.sz->data());
   const int64_t s0 = p.sz->strides[0], s1 = p.sz->strides[1], s2 = p.sz->strides[2];
-  const int64_t step = (split ? 1 : 2) * s1;
-  std::fill(t, t + groups * units * 4 * L, 0.0f);
-  for (int64_t g = 0; g < groups; ++g)
-    for (int64_t u = 0; u < units; ++u) {
-      const int64_t count = std::min<int64_t>(L, bb - u * L);
-      for (int h = 0; h < 2; ++h) {
-        float* scale = t + (g * units + u) * 4 * L + h * 2 * L;
-        float* offset = scale + L;
-        const int64_t c0 = split ? u * L + h * bb : 2 * u * L + h;
-        const S* e = base + g * s0 + (n0 + c0) * s1;
-        if (step == 2 && s2 == 1)  // contiguous pairs of a run of columns: a loop the compiler vectorizes
-          for (int64_t l = 0; l < count; ++l) {
-            scale[l] = float(typed::load(e + 2 * l));
-            offset[l] = float(typed::load(e + 2 * l + 1)) - 8.0f * scale[l];
-          }
-        else
-          for (int64_t l = 0; l < count; ++l, e += step) {
-            scale[l] = float(typed::load(e));
-            offset[l] = float(typed::load(e + s2)) - 8.0f * scale[l];
-          }
+  std::fill(t, t + groups * 4 * run, 0.0f);
+  for (int64_t g = 0; g < groups; ++g, t += 4 * run) {
+    const S* e = base + g * s0 + n0 * s1;
+    if (split && run == bb && s1 == 2 && s2 == 1) {
+      for (int64_t c = 0; c < 2 * bb; ++c) {
+        t[c] = float(typed::load(e + 2 * c));
+        t[2 * run + c] = float(typed::load(e + 2 * c + 1)) - 8.0f * t[c];
       }
+      continue;
     }
+    for (int h = 0; h < 2; ++h)
+      for (int64_t j = 0; j < bb; ++j) {
+        const S* c = e + (split ? j + h * bb : 2 * j + h) * s1;
+        const int64_t at = h * run + j;
+        t[at] = float(typed::load(c));
+        t[2 * run + at] = float(typed::load(c + s2)) - 8.0f * t[at];
+      }
+  }
 }
 
-// From this many rows of X on, a block is dequantized to float panels once and multiplied on OpenBLAS's SGEMM;
-// the register kernels dequantize every weight again for each tile of rows (4).
+// From this many rows of X on, blocks are dequantized to float panels once and multiplied on OpenBLAS's SGEMM; the
+// register kernels dequantize every weight again for each tile of rows (4). On a loaded 2-core AVX2 machine (one
+// thread, K = N = 4096, group 128) both took 0.8-0.9 ms a row from 32 to 96 rows, within its noise;
+// MPSPACK_CPU_INT4MM compares them where it matters (bench/int4_matmul_cpu.cpp).
 constexpr int64_t kPanelMinRows = 48;
-// A panel's depth: block_n columns by this many of K (at most 256 KiB of float).
-constexpr int64_t kPanelDepth = 1024;
+// A panel: this many columns (whole blocks) by at most this many of K (256 KiB of float).
+constexpr int64_t kPanelCols = 256, kPanelDepth = 256;
 // Products of fewer multiply-adds run on the calling thread: waking the team costs more than it saves.
 constexpr double kSplitMinMacs = double(1 << 20);
 
-// Rows [m0, m1) of C for the columns of block `blk`.
-void block_product(const Product& p, int64_t blk, int64_t m0, int64_t m1, std::vector<float>& table,
-                   std::vector<float>& panel) {
+// MPSPACK_CPU_INT4MM, for measurements: "direct" keeps every product on the register kernels, "panel" sends every
+// one through dequantized panels and OpenBLAS; empty by default (kPanelMinRows decides).
+bool use_panels(int64_t M) {
+  static const std::string mode = [] {
+    const char* v = std::getenv("MPSPACK_CPU_INT4MM");
+    return std::string(v != nullptr ? v : "");
+  }();
+  return mode == "panel" || (mode != "direct" && M >= kPanelMinRows);
+}
+
+struct Block {
+  const uint8_t* B;  // its first row
+  int64_t n0, nb, bb;
+  bool split;
+};
+
+Block block_at(const Product& p, int64_t blk) {
+  const int64_t n0 = blk * p.layout.block_n, nb = std::min(p.layout.block_n, p.N - n0);
+  return {p.B + n0 * (p.K / 2), n0, nb, nb / 2, p.layout.split && nb == p.layout.block_n};
+}
+
+// The block's table of scales and offsets (int4_rows.hpp) into `table`.
+void block_table(const Product& p, const Block& b, std::vector<float>& table) {
   const int4mm::Kernels& kernels = int4mm::best_kernels();
-  const int64_t n0 = blk * p.layout.block_n, nb = std::min(p.layout.block_n, p.N - n0), bb = nb / 2;
-  const bool split = p.layout.split && nb == p.layout.block_n;
-  const uint8_t* B = p.B + n0 * (p.K / 2);
-  table.resize(std::size_t(p.K / p.group * int4mm::table_group_floats(kernels, bb)));
+  table.resize(std::size_t(p.K / p.group * int4mm::table_group_floats(kernels, b.bb)));
   typed::visit_dtype(p.sz->dtype, [&](auto tag) {
     using S = typename decltype(tag)::type;
     if constexpr (std::is_same_v<S, float> || std::is_same_v<S, typed::Half> || std::is_same_v<S, typed::BF16>)
-      fill_table<S>(p, kernels, n0, bb, split, table.data());
+      fill_table<S>(p, kernels, b.n0, b.bb, b.split, table.data());
   });
-  const int64_t M = m1 - m0;
-  if (M < kPanelMinRows) {
-    kernels.rows(p.A + m0 * p.K, p.K, M, B, bb, split, table.data(), p.group, p.K, p.C + m0 * p.N + n0, p.N);
+}
+
+// Rows [m0, m1) of C for the columns of blocks [b0, b1): on the register kernels block by block, or through panels
+// of all the blocks' columns.
+void span_product(const Product& p, int64_t b0, int64_t b1, int64_t m0, int64_t m1, std::vector<float>& tables,
+                  std::vector<float>& panel) {
+  const int4mm::Kernels& kernels = int4mm::best_kernels();
+  const int64_t M = m1 - m0, n0 = b0 * p.layout.block_n, cols = std::min(b1 * p.layout.block_n, p.N) - n0;
+  std::vector<float> table;
+  if (!use_panels(M)) {
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const Block b = block_at(p, blk);
+      block_table(p, b, tables);
+      kernels.rows(p.A + m0 * p.K, p.K, M, b.B, b.bb, b.split, tables.data(), p.group, p.K, p.C + m0 * p.N + b.n0,
+                   p.N);
+    }
     return;
   }
+  const int64_t per_block = p.K / p.group * int4mm::table_group_floats(kernels, p.layout.block_n / 2);
+  tables.resize(std::size_t((b1 - b0) * per_block));
+  for (int64_t blk = b0; blk < b1; ++blk) {
+    block_table(p, block_at(p, blk), table);
+    std::copy(table.begin(), table.end(), tables.begin() + (blk - b0) * per_block);
+  }
   const int64_t depth = std::min(p.K, kPanelDepth);
-  panel.resize(std::size_t(depth * nb));
+  panel.resize(std::size_t(depth * cols));
   for (int64_t k = 0; k < p.K; k += depth) {
     const int64_t kc = std::min(depth, p.K - k);
-    kernels.panel(B, bb, split, table.data(), p.group, k, kc, panel.data(), nb);
-    gemm_here<float>(false, false, M, nb, kc, 1.0f, p.A + m0 * p.K + k, p.K, panel.data(), nb, k == 0 ? 0.0f : 1.0f,
-                     p.C + m0 * p.N + n0, p.N);
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      const Block b = block_at(p, blk);
+      kernels.panel(b.B, b.bb, b.split, tables.data() + (blk - b0) * per_block, p.group, k, kc,
+                    panel.data() + (b.n0 - n0), cols);
+    }
+    gemm_here<float>(false, false, M, cols, kc, 1.0f, p.A + m0 * p.K + k, p.K, panel.data(), cols,
+                     k == 0 ? 0.0f : 1.0f, p.C + m0 * p.N + n0, p.N);
   }
 }
 
-// The product over the threads, in tasks of one block of columns by one chunk of rows: blocks first (each thread
-// streams its own weights), rows split too when there are fewer blocks than threads and rows enough.
+// The product over the threads, in tasks of one span of blocks (one block on the register kernels, a panel's
+// worth for many rows) by one chunk of rows: spans first (each thread streams its own weights), rows split too
+// when there are fewer spans than threads and rows enough.
 void multiply(const Product& p) {
   const int64_t blocks = (p.N + p.layout.block_n - 1) / p.layout.block_n;
+  const int64_t per_span = use_panels(p.M) ? kPanelCols / p.layout.block_n : 1;
+  const int64_t spans = (blocks + per_span - 1) / per_span;
   const bool split_work = double(p.M) * double(p.N) * double(p.K) >= kSplitMinMacs;
   const int64_t parts = split_work ? int64_t(thread_count()) : 1;
-  const int64_t chunks = blocks >= parts ? 1 : std::min((parts + blocks - 1) / blocks, (p.M + 3) / 4);
-  const int64_t tasks = blocks * chunks;
+  const int64_t chunks = spans >= parts ? 1 : std::min((parts + spans - 1) / spans, (p.M + 3) / 4);
+  const int64_t tasks = spans * chunks;
   auto run = [&](int64_t t0, int64_t t1) {
-    std::vector<float> table, panel;
+    std::vector<float> tables, panel;
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t blk = t / chunks, c = t % chunks;
-      block_product(p, blk, p.M * c / chunks, p.M * (c + 1) / chunks, table, panel);
+      const int64_t s = t / chunks, c = t % chunks;
+      span_product(p, s * per_span, std::min(blocks, (s + 1) * per_span), p.M * c / chunks, p.M * (c + 1) / chunks,
+                   tables, panel);
     }
   };
   if (!split_work) return run(0, tasks);

@@ -7,10 +7,11 @@
 // row holds column `split ? j : 2j` in its low nibble and column `split ? j + bb : 2j + 1` in its high nibble. The
 // weight is (q - 8) * scale + zero, the scale and zero of its column and of its group of `group` rows.
 //
-// The scales and zeros come as a table in the kernels' lane order, built per block by int4_matmul.cpp: per group,
-// per unit of `lanes` bytes (the last one may hold only lanes / 2), `lanes` scales of the low nibbles' columns,
-// their `lanes` offsets zero - 8 * scale (one fma, float), then the same for the high nibbles (4 * lanes floats, 0
-// where the unit has no byte). A weight is then q * scale + offset, one fma, as torch's AVX2 kernel computes it.
+// The scales and zeros come as a table built per block by int4_matmul.cpp: per group, the scales of the columns the
+// low nibbles hold, byte after byte, then those of the high nibbles', then the offsets zero - 8 * scale (float) in
+// the same order; each of the four runs padded to whole units of `lanes` bytes (the last unit may hold only
+// lanes / 2) with 0. In a split block that is the columns' own order. A weight is then q * scale + offset, one
+// fma, as torch's AVX2 kernel computes it.
 #pragma once
 
 #include <cstdint>
