@@ -104,12 +104,17 @@ void reference(const Problem& p, std::vector<double>& value, std::vector<double>
 
 // Runs the op on `p` with its weights packed for `layout` (ATEN_CPU_CAPABILITY telling the shim which) and checks
 // every element against the exact result.
-void check_product(const Problem& p, int32_t dt, const Layout& layout) {
+// sz_columns_outer: qScaleAndZeros stored column by column ([N, K / group, 2] in memory), which torch's kernel
+// would misread; the shim reads it through its strides.
+void check_product(const Problem& p, int32_t dt, const Layout& layout, bool sz_columns_outer = false) {
   INFO("M " << p.M << ", K " << p.K << ", N " << p.N << ", group " << p.group << ", dtype " << dt << ", layout "
-            << layout.capability);
+            << layout.capability << (sz_columns_outer ? ", qScaleAndZeros column by column" : ""));
   CapabilityScope cap(layout.capability);
   TypedTensor x({p.M, p.K}, dt, p.x), w({p.N, p.K / 2}, kU8, pack(p.q, p.N, p.K, layout));
-  TypedTensor g({}, kI64, {double(p.group)}), s({p.K / p.group, p.N, 2}, dt, p.sz);
+  const int64_t groups = p.K / p.group;
+  TypedTensor g({}, kI64, {double(p.group)});
+  TypedTensor s({groups, p.N, 2}, sz_columns_outer ? std::vector<int64_t>{2, 2 * groups, 1} : contiguous({groups, p.N, 2}),
+                dt, p.sz);
   Handle out;
   REQUIRE(aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(x.h.get(), w.h.get(), g.h.get(), s.h.get(), out.out()) == 0);
   REQUIRE(dtype_of(out.get()) == dt);
@@ -167,6 +172,11 @@ TEST_CASE("_weight_int4pack_mm_cpu_tensor: every path of the product, split over
       for (int32_t dt : {kF32, kBF16})
         check_product(random_problem(sh.M, sh.K, sh.N, sh.group, dt, uint32_t(sh.M * 7 + sh.N)), dt, layout);
   }
+}
+
+TEST_CASE("_weight_int4pack_mm_cpu_tensor: qScaleAndZeros read through its strides", "[shim][ops][int4]") {
+  for (const Layout& layout : kLayouts)
+    for (int32_t dt : {kF32, kBF16}) check_product(random_problem(5, 256, 112, 64, dt, 91), dt, layout, true);
 }
 
 TEST_CASE("_weight_int4pack_mm_cpu_tensor: K = 0 gives zeros, M = 0 or N = 0 an empty result", "[shim][ops][int4]") {

@@ -128,10 +128,11 @@ void fill_table(const Product& p, const int4mm::Kernels& kernels, int64_t n0, in
   const int64_t run = (bb + kernels.lanes - 1) / kernels.lanes * kernels.lanes, groups = p.K / p.group;
   const auto* base = reinterpret_cast<const S*>(p.sz->data());
   const int64_t s0 = p.sz->strides[0], s1 = p.sz->strides[1], s2 = p.sz->strides[2];
-  std::fill(t, t + groups * 4 * run, 0.0f);
+  const bool pairs_in_order = split && run == bb && s1 == 2 && s2 == 1;
+  if (!pairs_in_order) std::fill(t, t + groups * 4 * run, 0.0f);  // the padding of a partial unit stays 0
   for (int64_t g = 0; g < groups; ++g, t += 4 * run) {
     const S* e = base + g * s0 + n0 * s1;
-    if (split && run == bb && s1 == 2 && s2 == 1) {
+    if (pairs_in_order) {
       for (int64_t c = 0; c < 2 * bb; ++c) {
         t[c] = float(typed::load(e + 2 * c));
         t[2 * run + c] = float(typed::load(e + 2 * c + 1)) - 8.0f * t[c];
