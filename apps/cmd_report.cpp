@@ -114,11 +114,18 @@ Status check_identity_fields(const Run& r) {
   return {};
 }
 
+// A field as text for comparing and showing: a string as it is, any other value as JSON, "?" when absent (the
+// reports are untrusted input: nothing here assumes a type the check above did not).
+std::string field(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return "?";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
 // The machine as the report describes it: the CPU, its cores and architecture, and the GPU when there was one.
 std::string machine_of(const json& j) {
   const json& m = j["machine"];
-  std::string s = fmt::format("{}, {} cores, {}", m.value("cpu", "?"), m.value("cores", 0), m.value("arch", "?"));
-  if (j.contains("device") && j["device"].is_object()) s += ", " + j["device"].value("name", "?");
+  std::string s = fmt::format("{}, {} cores, {}", field(m, "cpu"), field(m, "cores"), field(m, "arch"));
+  if (j.contains("device")) s += ", " + field(j["device"], "name");
   return printable(s);
 }
 
@@ -130,13 +137,13 @@ std::optional<Error> mismatch(const Run& r, const Run& b) {
                                             "one container on one machine, backend and thread count are compared",
                       r.source, what, ours, theirs, b.source);
   };
-  const auto sha = [](const json& j) { return printable(j["container_sha256"].get<std::string>().substr(0, 16)); };
-  if (sha(x) != sha(y)) return refuse("container", "sha256 " + sha(x) + "...", sha(y) + "...");
+  const std::string sha_x = field(x, "container_sha256"), sha_y = field(y, "container_sha256");
+  if (sha_x != sha_y)
+    return refuse("container", "sha256 " + printable(sha_x.substr(0, 16)) + "...", printable(sha_y.substr(0, 16)) + "...");
   if (machine_of(x) != machine_of(y)) return refuse("machine", machine_of(x), machine_of(y));
   if (x["backend"] != y["backend"])
-    return refuse("backend", md_text(x["backend"].get<std::string>()), md_text(y["backend"].get<std::string>()));
-  if (x["threads"] != y["threads"])
-    return refuse("thread count", x["threads"].dump() + " threads", y["threads"].dump());
+    return refuse("backend", printable(field(x, "backend")), printable(field(y, "backend")));
+  if (x["threads"] != y["threads"]) return refuse("thread count", field(x, "threads") + " threads", field(y, "threads"));
   return std::nullopt;
 }
 

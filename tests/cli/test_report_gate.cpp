@@ -158,6 +158,15 @@ TEST_CASE("report --baseline: runs of another container, machine, backend or thr
     REQUIRE(r.err_lines().size() == 1);
     CHECK(r.err_lines()[0].rfind("mpspack: " + (tmp / "run.json").string() + ": " + what, 0) == 0);
   }
+  // A field of another type than mpspack writes (the reports are files anyone can edit): refused, not a crash.
+  json odd = runs[1];
+  odd["machine"]["cores"] = "two";
+  odd["machine"]["cpu"] = 7;
+  auto hostile = gate(tmp, runs[0], odd);
+  CHECK(hostile.exit_code == 2);
+  REQUIRE(hostile.err_lines().size() == 1);
+  CHECK(hostile.err_lines()[0].find("another machine than the baseline's (7, two cores, x86_64 against ") !=
+        std::string::npos);
   // Within the baseline's set too.
   write_bytes(tmp / "mixed.jsonl", runs[0].dump() + "\n" + backend.dump() + "\n");
   auto mixed = run_mpspack({"report", "--baseline", (tmp / "mixed.jsonl").string(), (tmp / "mixed.jsonl").string()});
