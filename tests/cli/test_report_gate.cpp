@@ -175,7 +175,7 @@ TEST_CASE("report --baseline: runs of another container, machine, backend or thr
   CHECK(mixed.err_lines()[0].find("mixed.jsonl:2: another backend") != std::string::npos);
 }
 
-TEST_CASE("report --max-slowdown: 0 < P < 1000 percent, with or without the sign; it needs --baseline",
+TEST_CASE("report --max-slowdown: 0 < P < 1000 percent, with or without the sign, and only with --baseline",
           "[report][gate]") {
   const auto runs = recorded_runs();
   TempDir tmp;
