@@ -26,6 +26,7 @@ struct RunArgs {
   bool json = false;
   std::string format = "text";
   std::string export_times;
+  std::string junit;  // --junit FILE
   bool no_tf32 = false;
   bool no_verify = false;
   std::string embedded_weights;  // hidden: mmap (LoadOptions' default), mmap-populate, memcpy, memcpy-willneed, pread
@@ -64,14 +65,16 @@ Status write_times(const std::string& path, const std::vector<double>& times_ms)
 
 int run_verify(const RunArgs& a) {
   auto report = runtime::verify(a.bench.model);
-  if (!report.ok()) return fail(report.error());
+  if (!report.ok())
+    return finish_with_junit(a.junit, error_suite("mpspack run", "mpspack.run", a.bench.model.container, report.error()),
+                             fail(report.error()));
   if (a.json) {
     print_json(runtime::run_json(*report));
   } else if (!globals().quiet) {
     std::fputs(run_text(*report).c_str(), stdout);
   }
-  if (auto s = runtime::verdict(*report); !s.ok()) return fail(s.error(), kCheckFailed);
-  return kOk;
+  const int code = runtime::verdict(*report).ok() ? kOk : fail(runtime::verdict(*report).error(), kCheckFailed);
+  return finish_with_junit(a.junit, run_junit(*report), code);
 }
 
 // Whether `f` is a regular file that already holds something (`>> runs.csv`): a CSV report then leaves its
@@ -85,12 +88,24 @@ bool appending_to_file(std::FILE* f) {
 int run_bench(const RunArgs& a) {
   const std::string format = a.json ? "json" : a.format;
   auto report = runtime::bench(a.bench);
-  if (!report.ok()) return fail(report.error());
+  if (!report.ok())
+    return finish_with_junit(
+        a.junit, error_suite("mpspack run --bench", "mpspack.bench", a.bench.model.container, report.error()),
+        fail(report.error()));
   if (auto s = write_times(a.export_times, report->times_ms); !s.ok()) return fail(s.error());
   std::fputs(bench_rendered(*report, a.export_times, format, !appending_to_file(stdout)).c_str(), stdout);
   std::fflush(stdout);
-  if (auto s = runtime::verdict(*report); !s.ok()) return fail(s.error(), kCheckFailed);
-  return kOk;
+  const int code = runtime::verdict(*report).ok() ? kOk : fail(runtime::verdict(*report).error(), kCheckFailed);
+  return finish_with_junit(a.junit, bench_junit(*report), code);
+}
+
+// Where the result goes besides the text report.
+void add_report_options(CLI::App& app, RunArgs& a) {
+  app.add_flag("--json", a.json, "Print a JSON report on stdout (with --bench: --format json)");
+  app.add_option("--junit", a.junit,
+                 "Also write the result as JUnit XML to FILE: a test case per output compared (with --bench, one "
+                 "for the container and library, its latency figures attached)")
+      ->check(non_empty());
 }
 
 // The --bench options. Each changes only how --bench measures or reports, so it needs --bench: without it the
@@ -209,7 +224,7 @@ Action add_run(CLI::App& app) {
   app.add_option("--device", v.device,
                  "Device to run on: cpu, cuda or cuda:N (default: the kind the library was compiled for, index 0)")
       ->check(non_empty());
-  app.add_flag("--json", a->json, "Print a JSON report on stdout (with --bench: --format json)");
+  add_report_options(app, *a);
   add_bench_options(app, *a);
   add_loader_options(app, *a);
   app.add_flag("--no-tf32", a->no_tf32,
@@ -223,7 +238,11 @@ Action add_run(CLI::App& app) {
       throw CLI::ExcludesError("--json", "--format " + a->format);
   });
   return [a] {
-    if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) return fail(*unknown);
+    if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) {
+      const JunitSuite suite = a->benchmark ? error_suite("mpspack run --bench", "mpspack.bench", a->bench.model.container, *unknown)
+                                            : error_suite("mpspack run", "mpspack.run", a->bench.model.container, *unknown);
+      return finish_with_junit(a->junit, suite, fail(*unknown));
+    }
     apply_named_options(*a);
     return a->benchmark ? run_bench(*a) : run_verify(*a);
   };

@@ -1,5 +1,10 @@
+// `mpspack verify FILE`: the container's checksums, bounds, segment hashes and padding (format::verify), as text,
+// JSON, and with --junit as one JUnit test case.
 #include "cli.hpp"
 #include "commands.hpp"
+#include "junit.hpp"
+
+#include <chrono>
 
 namespace mpspack::cli {
 namespace {
@@ -7,25 +12,44 @@ namespace {
 struct VerifyArgs {
   std::string file;
   bool json = false;
+  std::string junit;
 };
 
+// The JUnit case of one verify: passed, failed (damage: exit 1) or errored (unreadable: exit 2), with every
+// problem found.
+JunitSuite verify_suite(const VerifyArgs& a, double seconds, int code, const std::vector<std::string>& problems) {
+  JunitCase c{printable(a.file), "mpspack.verify", seconds};
+  if (code != kOk) {
+    c.outcome = code == kCheckFailed ? JunitCase::Outcome::failure : JunitCase::Outcome::error;
+    c.type = code == kCheckFailed ? "damaged" : "unreadable";
+    c.message = problems.empty() ? std::string("verify failed") : problems.front();
+    for (const auto& p : problems) c.details += p + "\n";
+  }
+  return {"mpspack verify", {c}, {}};
+}
+
 int run_verify(const VerifyArgs& a) {
+  const auto start = std::chrono::steady_clock::now();
+  auto finish = [&](int code, const std::vector<std::string>& problems) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return finish_with_junit(a.junit, verify_suite(a, s, code, problems), code);
+  };
   auto unknown = unknown_input(a.file, "verify", kContainerInput);
   Result<format::Container> c = unknown ? Result<format::Container>(*unknown) : format::Container::open(a.file);
   if (!c.ok()) {
     // A container whose structure is damaged fails the check; one that cannot be read is an error.
     bool damaged = c.error().kind == Error::Kind::Corrupt;
     if (a.json) print_json(verify_failure_json(a.file, c.error().message));
-    return fail(c.error(), damaged ? kCheckFailed : kError);
+    return finish(fail(c.error(), damaged ? kCheckFailed : kError), {c.error().message});
   }
   auto report = format::verify(*c, progress_bar("verify"));
   if (a.json) print_json(verify_json(*c, report));
   for (const auto& p : report.problems) std::fprintf(stderr, "mpspack: %s\n", printable(p).c_str());
-  if (!report.ok()) return report.unreadable ? kError : kCheckFailed;  // as when open() cannot read it
+  if (!report.ok()) return finish(report.unreadable ? kError : kCheckFailed, report.problems);  // as when open() cannot read it
   if (!a.json && !globals().quiet)
     std::printf("%s: OK (header checksum, %zu segments, %llu bytes hashed, padding zero)\n", printable(a.file).c_str(),
                 report.segments.size(), static_cast<unsigned long long>(report.bytes_checked));
-  return kOk;
+  return finish(kOk, {});
 }
 
 }  // namespace
@@ -34,6 +58,8 @@ Action add_verify(CLI::App& app) {
   auto a = std::make_shared<VerifyArgs>();
   app.add_option("file", a->file, "Container to verify")->required();
   app.add_flag("--json", a->json, "Print the report as JSON");
+  app.add_option("--junit", a->junit, "Also write the result as JUnit XML to FILE (one test case)")
+      ->check(non_empty());
   return [a] { return run_verify(*a); };
 }
 

@@ -129,7 +129,12 @@ TEST_CASE("run --bench: text, csv and md reports, --cold says what the drop did,
   }
 
   auto md = bench({mpk.string(), "--format", "md", "--iterations", "3"});
-  CHECK(md.out.rfind("| metric | value |\n|---|---|\n", 0) == 0);
+  // A job summary: a heading naming the run, then the table, closed by a blank line so that the next report
+  // appended to the summary starts a table of its own.
+  CHECK(md.out.rfind("### mpspack run --bench: " + mpk.string() + " (library 'model', cpu)\n\n| metric | value |\n|---|---|\n",
+                     0) == 0);
+  REQUIRE(md.out.size() > 3);
+  CHECK(md.out.substr(md.out.size() - 3) == "|\n\n");
   CHECK(md.out.find("| latency_ms.p50 |") != std::string::npos);
   CHECK(md.out.find("| iterations | 3 |") != std::string::npos);
 
@@ -347,6 +352,17 @@ TEST_CASE("run --bench --repetitions: each latency statistic is the mean over th
   const auto [m75, s75] = reference_mean_sd(p75s);
   CHECK(j.at("percentiles_ms").at("p75").get<double>() == Approx(m75).epsilon(1e-9));
   CHECK(j.at("percentiles_ms_stddev").at("p75").get<double>() == Approx(s75).epsilon(1e-9).margin(1e-12));
+  // schema_version 2: each repetition's own statistics, in the order they ran (what report --baseline tests).
+  CHECK(j.at("schema_version") == 2);
+  const json& reps = j.at("latency_ms_repetitions");
+  REQUIRE(reps.size() == 3);
+  for (size_t rep = 0; rep < 3; ++rep) {
+    INFO("repetition " << rep);
+    CHECK(reps[rep].at("p50").get<double>() == Approx(p50s[rep]).epsilon(1e-12));
+    CHECK(reps[rep].at("min").get<double>() == mins[rep]);
+    CHECK(reps[rep].at("max").get<double>() == maxs[rep]);
+    CHECK(reps[rep].at("percentiles").at("p75").get<double>() == Approx(p75s[rep]).epsilon(1e-12));
+  }
 
   // One repetition: no spread, and the statistics are those of all the times.
   auto one = bench({mpk.string(), "--format", "json", "--iterations", "5", "--export-times", times.string()});
