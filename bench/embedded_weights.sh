@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Embedded weights: the five ways the loader can put them back (memcpy, memcpy-willneed, pread,
-# mmap, mmap-populate; the hidden `run --embedded-weights`), each with Create's block faulted in up front
+# mmap, mmap-populate; MPSPACK_EMBEDDED_WEIGHTS), each with Create's block faulted in up front
 # (the default), and mmap once more with Create's block left to the C library's malloc (`mmap, libc malloc`:
-# the hidden `run --large-blocks libc`); end to end to the first result, warm and cold, on a SYNTHETIC embedded
+# MPSPACK_LARGE_BLOCKS=libc); end to end to the first result, warm and cold, on a SYNTHETIC embedded
 # model with PAD_MIB MiB of extra constant. The ways alternate within each of RUNS rounds; medians; prints a
 # Markdown table (docs/PERFORMANCE.md).
 #   bash bench/embedded_weights.sh BUILD_DIR [PAD_MIB=1024] [RUNS=3]
@@ -19,8 +19,8 @@ for cache in warm cold; do
     for way in $ways; do
       how="${way%:libc}"; blocks=prefault; [ "$how" != "$way" ] && blocks=libc
       if [ "$cache" = warm ]; then cat "$f" > /dev/null; c=""; else c="--cold"; fi
-      "$build/bin/mpspack" run "$f" --bench --iterations 1 --warmup 0 --format json --embedded-weights "$how" \
-          --large-blocks "$blocks" $c |
+      MPSPACK_EMBEDDED_WEIGHTS="$how" MPSPACK_LARGE_BLOCKS="$blocks" \
+          "$build/bin/mpspack" run "$f" --bench --iterations 1 --warmup 0 --format json $c |
         python3 -c "import json,sys; j=json.load(sys.stdin); l=j['load_ms']; print('$cache', '$way', l['weights_ms'], l['create_ms'], l['first_run_ms'], l['load_to_first_result_ms'], j['peak_rss_bytes']>>20)"
     done
   done

@@ -1,7 +1,8 @@
 // Embedded weights go back where the linker put them (the constants region the stored library has zeroed), by
-// one of the mechanisms LoadOptions::embedded names: memcpy, memcpy after MADV_WILLNEED, pread, mmap (with or
-// without MAP_POPULATE).
+// the mechanism MPSPACK_EMBEDDED_WEIGHTS (Tuning::embedded_weights) names: mmap (with or without MAP_POPULATE),
+// memcpy, memcpy after MADV_WILLNEED, pread.
 #include "model_impl.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include "mpspack/fd_io.hpp"
 
@@ -99,7 +100,7 @@ Result<int> region_protection(const Model::Impl& m, ByteView weights) {
 
 }  // namespace
 
-Status place_embedded(Model::Impl& m, const LoadOptions& o) {
+Status place_embedded(Model::Impl& m) {
   const LibraryInfo& lib = m.lib;
   if (lib.weights < 0) return {};  // no constants
   if (!lib.region) return m.error(Kind::Corrupt, "embedded weights but no constants region recorded");
@@ -112,7 +113,7 @@ Status place_embedded(Model::Impl& m, const LoadOptions& o) {
   const uint64_t hi = align_up(uint64_t(dst) + weights.size(), page);
   const uint64_t offset = weights_segment(m).offset;
   const int fd = m.container->file().fd();
-  const EmbeddedWeights how = usable(o.embedded, dst, fd, offset, page);
+  const EmbeddedWeights how = usable(tuning().embedded_weights, dst, fd, offset, page);
   if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, prot | PROT_WRITE) != 0)
     return sys_error(lib.name, "mprotect of the constants region");
   switch (how) {
