@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# Embedded weights: the five ways the loader can put them back (memcpy, memcpy-willneed, pread,
-# mmap, mmap-populate; MPSPACK_EMBEDDED_WEIGHTS), each with Create's block faulted in up front
-# (the default), and mmap once more with Create's block left to the C library's malloc (`mmap, libc malloc`:
-# MPSPACK_LARGE_BLOCKS=libc); end to end to the first result, warm and cold, on a SYNTHETIC embedded
-# model with PAD_MIB MiB of extra constant. The ways alternate within each of RUNS rounds; medians; prints a
+# Embedded weights: the two ways the loader can put them back (memcpy, mmap; MPSPACK_EMBEDDED_WEIGHTS), each
+# with Create's block faulted in up front (the default), and mmap once more with Create's block left to the C
+# library's malloc (`mmap, libc malloc`: MPSPACK_LARGE_BLOCKS=libc); end to end to the first result, warm and cold,
+# on a SYNTHETIC embedded model with PAD_MIB MiB of extra constant. The ways alternate within each of RUNS rounds; medians; prints a
 # Markdown table (docs/PERFORMANCE.md).
 #   bash bench/embedded_weights.sh BUILD_DIR [PAD_MIB=1024] [RUNS=3]
 set -euo pipefail
@@ -13,7 +12,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/mpspack-embw-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 bash "$root/bench/synthetic/make.sh" "$build" "$pad" "$work/m" >&2
 f="$work/m/embedded.mpk"
-ways="memcpy memcpy-willneed pread mmap mmap-populate mmap:libc"
+ways="memcpy mmap mmap:libc"
 for cache in warm cold; do
   for _ in $(seq "$runs"); do
     for way in $ways; do
@@ -35,7 +34,7 @@ print("| cache | mechanism | weights ms | Create ms | first run ms | load to fir
 print("|---|---|---|---|---|---|---|---|")
 for cache in ("warm", "cold"):
     base = statistics.median(v[3] for v in d[(cache, "memcpy")])
-    for how in ("memcpy", "memcpy-willneed", "pread", "mmap", "mmap-populate", "mmap:libc"):
+    for how in ("memcpy", "mmap", "mmap:libc"):
         v = d[(cache, how)]
         m = lambda i: statistics.median(x[i] for x in v)
         print(f"| {cache} | {how.replace(':libc', ', libc malloc')} | {m(0):.1f} | {m(1):.0f} | {m(2):.2f} | {m(3):.0f} | ×{m(3)/base:.2f} | {max(x[4] for x in v)} |")

@@ -588,7 +588,7 @@ TEST_CASE("the loader's switches (MPSPACK_EMBEDDED_WEIGHTS, _LARGE_BLOCKS, _MAP_
                          Way{{{"MPSPACK_MAP_WEIGHTS_MIN_BYTES", "1"}}, "mmap", "prefault", false, true},
                          Way{{{"MPSPACK_MAP_WEIGHTS_MIN_BYTES", "1"}, {"MPSPACK_LARGE_BLOCKS", "libc"}}, "mmap",
                              "libc", false, false},
-                         Way{{{"MPSPACK_EMBEDDED_WEIGHTS", "pread"}, {"MPSPACK_POPULATE_WEIGHTS", "on"}}, "pread",
+                         Way{{{"MPSPACK_EMBEDDED_WEIGHTS", "memcpy"}, {"MPSPACK_POPULATE_WEIGHTS", "on"}}, "memcpy",
                              "prefault", true, false}}) {
     std::string named;
     for (const auto& [name, value] : way.env) {

@@ -315,7 +315,7 @@ TEST_CASE("loader: every way of putting embedded weights back gives the same out
     TempDir tmp;
     auto c = build_container(dir, tmp / "m.mpk");
     using E = EmbeddedWeights;
-    for (E how : {E::Memcpy, E::MemcpyWillneed, E::Pread, E::Mmap, E::MmapPopulate}) {
+    for (E how : {E::Memcpy, E::Mmap}) {
       INFO(name << " " << to_string(how));
       Tuning t;
       t.embedded_weights = how;

@@ -53,7 +53,7 @@ TEST_CASE("tuning: unset switches give the measured defaults", "[tuning]") {
 }
 
 TEST_CASE("tuning: each switch is read from its variable", "[tuning]") {
-  const Tuning t = read({{"MPSPACK_EMBEDDED_WEIGHTS", "pread"},
+  const Tuning t = read({{"MPSPACK_EMBEDDED_WEIGHTS", "memcpy"},
                          {"MPSPACK_LARGE_BLOCKS", "libc"},
                          {"MPSPACK_MAP_WEIGHTS_MIN_BYTES", "0"},
                          {"MPSPACK_POPULATE_WEIGHTS", "background"},
@@ -75,7 +75,7 @@ TEST_CASE("tuning: each switch is read from its variable", "[tuning]") {
                          {"MPSPACK_UPLOAD_THREADS", "3"},
                          {"MPSPACK_UPLOAD_PIN_EARLY", "0"},
                          {"MPSPACK_UPLOAD_READ_AHEAD", "0"}});
-  CHECK(t.embedded_weights == EmbeddedWeights::Pread);
+  CHECK(t.embedded_weights == EmbeddedWeights::Memcpy);
   CHECK(!t.large_blocks);
   CHECK(t.map_weights_min_bytes == 0);
   CHECK(t.populate_weights == PopulateWeights::Background);
@@ -143,8 +143,8 @@ TEST_CASE("tuning: a ScopedTuning is in force while it lives, and the one before
 }
 
 TEST_CASE("tuning: names print as the switches spell them", "[tuning]") {
-  CHECK(std::string(to_string(EmbeddedWeights::MemcpyWillneed)) == "memcpy-willneed");
-  CHECK(std::string(to_string(EmbeddedWeights::MmapPopulate)) == "mmap-populate");
+  CHECK(std::string(to_string(EmbeddedWeights::Mmap)) == "mmap");
+  CHECK(std::string(to_string(EmbeddedWeights::Memcpy)) == "memcpy");
   CHECK(std::string(to_string(PopulateWeights::AtLoad)) == "on");
   CHECK(std::string(to_string(PopulateWeights::Background)) == "background");
 }

@@ -57,8 +57,7 @@ E one_of(Lookup lookup, const char* name, std::initializer_list<std::pair<const 
 void read_loader(Lookup lookup, Tuning& t) {
   using E = EmbeddedWeights;
   t.embedded_weights = one_of<E>(lookup, "MPSPACK_EMBEDDED_WEIGHTS",
-                                 {{"mmap", E::Mmap}, {"memcpy", E::Memcpy}, {"memcpy-willneed", E::MemcpyWillneed},
-                                  {"pread", E::Pread}, {"mmap-populate", E::MmapPopulate}});
+                                 {{"mmap", E::Mmap}, {"memcpy", E::Memcpy}});
   t.large_blocks = one_of<bool>(lookup, "MPSPACK_LARGE_BLOCKS", {{"prefault", true}, {"libc", false}});
   // 0 is a threshold of its own (every size): not positive_or's.
   if (const char* v = given(lookup, "MPSPACK_MAP_WEIGHTS_MIN_BYTES")) {
@@ -111,11 +110,8 @@ std::atomic<bool> g_tf32_off{false};
 
 const char* to_string(EmbeddedWeights e) {
   switch (e) {
-    case EmbeddedWeights::Memcpy: return "memcpy";
-    case EmbeddedWeights::MemcpyWillneed: return "memcpy-willneed";
-    case EmbeddedWeights::Pread: return "pread";
     case EmbeddedWeights::Mmap: return "mmap";
-    case EmbeddedWeights::MmapPopulate: return "mmap-populate";
+    case EmbeddedWeights::Memcpy: return "memcpy";
   }
   return "?";
 }

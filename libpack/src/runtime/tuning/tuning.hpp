@@ -15,14 +15,13 @@
 
 namespace mpspack {
 
-// How embedded weights are put back into the library's constants region before Create (docs/PERFORMANCE.md,
-// "Embedded weights: how they reach the constants region", says why mmap is the default).
+// How embedded weights are put back into the library's constants region before Create. Mapping is fastest to the
+// first result, warm and cold, and needs the least memory; memcpy is the comparison, and what the loader does
+// where the pages cannot be mapped. The other ways measured (memcpy after MADV_WILLNEED, pread, MAP_POPULATE) lost
+// to mmap on every count (docs/PERFORMANCE.md, "Embedded weights: how they reach the constants region").
 enum class EmbeddedWeights {
-  Memcpy,          // memcpy from the container's mapping
-  MemcpyWillneed,  // madvise(WILLNEED) on the source, then memcpy
-  Pread,           // pread() from the container file straight into the region
-  Mmap,            // the container's pages mapped over the region (MAP_PRIVATE|MAP_FIXED), lazily
-  MmapPopulate,    // the same with MAP_POPULATE (read in at map time)
+  Mmap,    // the container's pages mapped over the region (MAP_PRIVATE|MAP_FIXED), lazily
+  Memcpy,  // memcpy from the container's mapping
 };
 const char* to_string(EmbeddedWeights e);
 
