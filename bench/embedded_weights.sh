@@ -2,8 +2,8 @@
 # Embedded weights: the two ways the loader can put them back (memcpy, mmap; MPSPACK_EMBEDDED_WEIGHTS), each
 # with Create's block faulted in up front (the default), and mmap once more with Create's block left to the C
 # library's malloc (`mmap, libc malloc`: MPSPACK_LARGE_BLOCKS=libc); end to end to the first result, warm and cold,
-# on a SYNTHETIC embedded model with PAD_MIB MiB of extra constant. The ways alternate within each of RUNS rounds; medians; prints a
-# Markdown table (docs/PERFORMANCE.md).
+# on a SYNTHETIC embedded model with PAD_MIB MiB of extra constant. The ways alternate within each of RUNS rounds;
+# medians; prints a Markdown table (docs/PERFORMANCE.md).
 #   bash bench/embedded_weights.sh BUILD_DIR [PAD_MIB=1024] [RUNS=3]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -53,7 +53,8 @@ Status by_mmap(const Model::Impl& m, uint8_t* dst, ByteView weights, int fd, uin
   std::memcpy(dst, weights.data(), a - uint64_t(dst));
   const uint64_t tail = uint64_t(dst) + weights.size() - b;
   std::memcpy(reinterpret_cast<void*>(b), weights.data() + (b - uint64_t(dst)), tail);
-  if (::mmap(reinterpret_cast<void*>(a), b - a, prot, MAP_PRIVATE | MAP_FIXED, fd, off_t(offset + (a - uint64_t(dst)))) == MAP_FAILED)
+  const off_t at = off_t(offset + (a - uint64_t(dst)));
+  if (::mmap(reinterpret_cast<void*>(a), b - a, prot, MAP_PRIVATE | MAP_FIXED, fd, at) == MAP_FAILED)
     return sys_error(m.lib.name, "mmap of the weights segment over the constants region");
   return {};
 }

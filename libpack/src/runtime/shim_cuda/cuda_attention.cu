@@ -211,7 +211,8 @@ __global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const
 constexpr int64_t kFusedMaxWork = int64_t(1) << 25;
 
 // Whether the fused kernel takes this problem: heads of at most 128 values and grid dimensions in range; then
-// MPSPACK_CUDA_ATTENTION (Tuning::cuda_attention, read at each call) = fused or blocked decides, and otherwise the work does.
+// MPSPACK_CUDA_ATTENTION (Tuning::cuda_attention, read at each call) = fused or blocked decides, and otherwise the
+// work does.
 bool fused_fits(const Problem& p) {
   const bool fits = p.E <= kFusedMaxHead && p.Ev <= kFusedMaxHead && p.B <= 65535 && p.H <= 65535 &&
                     ceil_div(p.L, kFusedRows) <= int64_t(INT32_MAX);

@@ -2,11 +2,12 @@
 //
 // First choice, as torch runs convolutions: a graph-API execution plan from cuDNN's heuristics
 // (cudnn_conv_graph.hpp). The legacy API's choices are several times slower on real nets' shapes
-// (bench/cuda_conv_host.cpp; docs/PERFORMANCE.md, "CUDA convolutions: cuDNN's graph API"), so it serves only shapes for which cuDNN builds no graph plan: there the algorithm
-// is the fastest cuDNN measures (cudnnFind*Algorithm), or the legacy heuristics' first (cudnnGet*Algorithm_v7)
-// while the stream is being captured into a CUDA graph or when Find fails. Either way it is one that is allowed
-// and whose workspace can be allocated. Math types follow torch: tensor-op math for f16/bf16, cuDNN's default
-// for f32 (which lets it use TF32) unless TF32 is turned off, then FMA math only.
+// (bench/cuda_conv_host.cpp; docs/PERFORMANCE.md, "CUDA convolutions: cuDNN's graph API"), so it serves only
+// shapes for which cuDNN builds no graph plan: there the algorithm is the fastest cuDNN measures
+// (cudnnFind*Algorithm), or the legacy heuristics' first (cudnnGet*Algorithm_v7) while the stream is being captured
+// into a CUDA graph or when Find fails. Either way it is one that is allowed and whose workspace can be allocated.
+// Math types follow torch: tensor-op math for f16/bf16, cuDNN's default for f32 (which lets it use TF32) unless
+// TF32 is turned off, then FMA math only.
 #include "cudnn_conv_plan.hpp"
 
 #include "cuda_common.hpp"
