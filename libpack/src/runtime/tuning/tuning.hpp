@@ -64,6 +64,7 @@ struct Tuning {
   std::string cpu_gemm;    // MPSPACK_CPU_GEMM
   std::string cpu_gemv;    // MPSPACK_CPU_GEMV
   std::string cpu_int8mm;  // MPSPACK_CPU_INT8MM
+  std::string cpu_int4mm;  // MPSPACK_CPU_INT4MM
   bool profile_shim = false;  // MPSPACK_PROFILE_SHIM: a table of the shim's calls at exit
 
   // --- CUDA: the libraries opened at first use (empty: the usual names), convolutions, attention, and the shape of
