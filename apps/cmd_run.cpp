@@ -29,27 +29,11 @@ struct RunArgs {
   std::string junit;  // --junit FILE
   bool no_tf32 = false;
   bool no_verify = false;
-  std::string embedded_weights;  // hidden: mmap (LoadOptions' default), mmap-populate, memcpy, memcpy-willneed, pread
-  std::string large_blocks;      // hidden: prefault (default), libc
-  std::string populate_weights;  // hidden: off (default), on, background
-  std::optional<uint64_t> map_weights_min_bytes;  // hidden: LoadOptions::map_weights_min_bytes
 };
-
-runtime::EmbeddedWeights embedded_mechanism(const std::string& name) {
-  using E = runtime::EmbeddedWeights;
-  for (E e : {E::Memcpy, E::MemcpyWillneed, E::Pread, E::Mmap, E::MmapPopulate})
-    if (name == runtime::to_string(e)) return e;
-  return runtime::LoadOptions{}.embedded;
-}
 
 // The options given by name into the pipeline's.
 void apply_named_options(RunArgs& a) {
   runtime::VerifyOptions& v = a.bench.model;
-  if (!a.embedded_weights.empty()) v.load.embedded = embedded_mechanism(a.embedded_weights);
-  if (a.large_blocks == "libc") v.load.prefault_large_blocks = false;
-  v.load.populate_weights = a.populate_weights == "on" || a.populate_weights == "background";
-  v.load.populate_in_background = a.populate_weights == "background";
-  if (a.map_weights_min_bytes) v.load.map_weights_min_bytes = *a.map_weights_min_bytes;
   v.tf32_convolutions = !a.no_tf32;
   v.load.verify_weights = !a.no_verify;
   if (a.no_verify) spdlog::warn("{}: the weights are not checked against their hashes (--no-verify)", printable(v.container));
@@ -165,27 +149,6 @@ void add_bench_options(CLI::App& app, RunArgs& a) {
                  ->excludes(transfers));
 }
 
-// For benchmarks of the loader (docs/PERFORMANCE.md), not a user choice: hidden from --help.
-void add_loader_options(CLI::App& app, RunArgs& a) {
-  app.add_option("--embedded-weights", a.embedded_weights, "How embedded weights reach the constants region")
-      ->check(CLI::IsMember({"memcpy", "memcpy-willneed", "pread", "mmap", "mmap-populate"}))
-      ->group(kHiddenGroup);
-  app.add_option("--large-blocks", a.large_blocks,
-                 "The model's mallocs and copies of 32 MiB or more, and its copies of its weights to a GPU: "
-                 "routed (prefault, default: on several threads, or by the upload pipeline) or left to it (libc)")
-      ->check(CLI::IsMember({"prefault", "libc"}))
-      ->group(kHiddenGroup);
-  app.add_option("--populate-weights", a.populate_weights,
-                 "Weights used from the container's pages: mapped as the model touches them (off, default), all at "
-                 "load (on), or on a thread of their own while the model runs (background)")
-      ->check(CLI::IsMember({"on", "off", "background"}))
-      ->group(kHiddenGroup);
-  app.add_option("--map-weights-min-bytes", a.map_weights_min_bytes,
-                 "Weights of this many bytes or more reach the model without the library's own copy (default 1 MiB)")
-      ->check(whole_number(0, uint64_t(1) << 40))
-      ->group(kHiddenGroup);
-}
-
 }  // namespace
 
 Action add_run(CLI::App& app) {
@@ -226,7 +189,6 @@ Action add_run(CLI::App& app) {
       ->check(non_empty());
   add_report_options(app, *a);
   add_bench_options(app, *a);
-  add_loader_options(app, *a);
   app.add_flag("--no-tf32", a->no_tf32,
                "On a GPU: float32 convolutions without TF32 (torch's default allows it for convolutions, as "
                "torch.backends.cudnn.allow_tf32; same as MPSPACK_CUDNN_TF32=0)");

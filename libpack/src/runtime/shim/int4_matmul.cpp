@@ -21,6 +21,7 @@
 #include "int4_rows.hpp"
 #include "parallel.hpp"
 #include "tensor.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -150,22 +151,19 @@ void fill_table(const Product& p, const int4mm::Kernels& kernels, int64_t n0, in
 }
 
 // From this many rows of X on, blocks are dequantized to float panels once and multiplied on OpenBLAS's SGEMM; the
-// register kernels dequantize every weight again for each tile of rows (4). On a loaded 2-core AVX2 machine (one
-// thread, K = N = 4096, group 128) both took 0.8-0.9 ms a row from 32 to 96 rows, within its noise;
-// MPSPACK_CPU_INT4MM compares them where it matters (bench/int4_matmul_cpu.cpp).
+// register kernels dequantize every weight again for each tile of rows (4). Where the two cross is measured by
+// bench/int4_matmul_cpu.cpp with MPSPACK_CPU_INT4MM (docs/BACKENDS.md, "CPU int4 weight-only products").
 constexpr int64_t kPanelMinRows = 48;
 // A panel: this many columns (whole blocks) by at most this many of K (256 KiB of float).
 constexpr int64_t kPanelCols = 256, kPanelDepth = 256;
 // Products of fewer multiply-adds run on the calling thread: waking the team costs more than it saves.
 constexpr double kSplitMinMacs = double(1 << 20);
 
-// MPSPACK_CPU_INT4MM, for measurements: "direct" keeps every product on the register kernels, "panel" sends every
-// one through dequantized panels and OpenBLAS; empty by default (kPanelMinRows decides).
+// MPSPACK_CPU_INT4MM (Tuning::cpu_int4mm), for measurements: "direct" keeps every product on the register
+// kernels, "panel" sends every one through dequantized panels and OpenBLAS; empty by default (kPanelMinRows
+// decides).
 bool use_panels(int64_t M) {
-  static const std::string mode = [] {
-    const char* v = std::getenv("MPSPACK_CPU_INT4MM");
-    return std::string(v != nullptr ? v : "");
-  }();
+  const std::string& mode = mpspack::tuning().cpu_int4mm;
   return mode == "panel" || (mode != "direct" && M >= kPanelMinRows);
 }
 

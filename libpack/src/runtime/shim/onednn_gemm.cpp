@@ -11,8 +11,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <atomic>
 #include <compare>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -130,19 +130,20 @@ std::shared_ptr<const SgemmPlan> sgemm_plan(const SgemmKey& k) {
   return plans[k] = make_sgemm_plan(k);
 }
 
-// MPSPACK_CPU_GEMM=sgemm: float32 products on dnnl_sgemm, not the matmul primitive (for comparisons).
-bool matmul_primitive_for_f32() {
-  static const bool on = [] {
-    const char* v = std::getenv("MPSPACK_CPU_GEMM");
-    return !(v && std::string_view(v) == "sgemm");
-  }();
-  return on;
-}
+// OnednnTuning::f32_on_sgemm: float32 products on dnnl_sgemm, not the matmul primitive (for comparisons). Set once,
+// when the shim opens the plugin, before any product.
+std::atomic<bool> g_f32_on_sgemm{false};
+
+bool matmul_primitive_for_f32() { return !g_f32_on_sgemm.load(std::memory_order_relaxed); }
 
 }  // namespace
 }  // namespace mpspack::shim
 
 using namespace mpspack::shim;
+
+extern "C" __attribute__((visibility("default"))) void mpspack_onednn_tune_v1(const OnednnTuning& tuning) {
+  g_f32_on_sgemm.store(tuning.f32_on_sgemm, std::memory_order_relaxed);
+}
 
 extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sgemm_v2(
     bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
