@@ -27,8 +27,8 @@ class Entry:
     # forward() writes the module's buffers (a KV cache): the module is exported as built, before eager's call
     # writes them, so that a package whose write were lost computes another result.
     stateful: bool = False
-    # Many layers in bf16: each layer's output is rounded to 8 bits, and the differences between two correct
-    # implementations grow with depth to a fraction of the output's scale, so bf16's atol scales with the
+    # Many layers in bf16 (or layers inductor fuses otherwise than eager): each layer's output is rounded to 8
+    # bits, and the differences between two correct implementations grow with depth to a fraction of the output's scale, so bf16's atol scales with the
     # reference's largest |value| as float32's does (tolerance below).
     deep: bool = False
     # Seconds its compile may take (compile_one.py: build, eager, export, AOTInductor) before zoo.py stops it,
@@ -292,7 +292,9 @@ _add("moe_lm", "own", _moe_lm, conv=False, **_NEW,
           "index_select, index_add; seq 16, logits")
 _add("int8_mlp", "own", _quant_mlp(8), conv=False, **_NEW,
      note="Llama MLP 256-512-256, int8 weights per-channel scales: _weight_int8pack_mm, f32 activations")
-_add("int4_mlp", "own", _quant_mlp(4), conv=False, dtype="bf16", **_NEW,
+# deep: torch's own runtime on this package differs from eager by one bf16 step where eager's output nears 2 (0.0156
+# on the CPU, 0.0078 on CUDA), as mpspack does; mpspack matches torch's runtime (0 on the CPU, 0.001 on CUDA).
+_add("int4_mlp", "own", _quant_mlp(4), conv=False, dtype="bf16", deep=True, **_NEW,
      note="Llama MLP 256-512-256, int4 weights group 64 packed on the device: _weight_int4pack_mm (cuda), "
           "_weight_int4pack_mm_for_cpu (cpu); bf16 activations")
 _add("fp8_linear", "own", _ops("Fp8Linear", ((16, 64), "float32")), conv=False, devices=("cuda",), **_NEW,
