@@ -4,13 +4,17 @@
 // on the shim's thread team: the scores of the block as one product (blas.hpp), the mask and a numerically safe
 // softmax row by row (softmax_row.hpp for float), and the block's output as a second product.
 #include "aoti_shim.h"
+#include "attention_kernels.hpp"
 #include "blas.hpp"
 #include "parallel.hpp"
 #include "softmax_row.hpp"
 #include "tensor.hpp"
 
+#include <mpspack/half.hpp>
+
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -183,6 +187,243 @@ void attend(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v,
   });
 }
 
+// --- float32, bfloat16 and float16: the products on attention_kernels.hpp's kernel, float32 math.
+
+// A 4-D operand of any strides, f32, bf16 or f16, read as float.
+struct Operand {
+  const char* p;
+  int32_t dtype;
+  int64_t st[4];
+  float at(const char* base, int64_t i) const {  // element i of a run starting at base (an element pointer)
+    if (dtype == static_cast<int32_t>(DType::f32)) return reinterpret_cast<const float*>(base)[i];
+    uint16_t u;
+    std::memcpy(&u, base + 2 * i, 2);
+    return dtype == static_cast<int32_t>(DType::bf16) ? mpspack::bf16_to_float(u) : mpspack::half_to_float(u);
+  }
+  std::size_t isz() const { return dtype == static_cast<int32_t>(DType::f32) ? 4 : 2; }
+  const char* at4(int64_t a, int64_t b, int64_t c) const {
+    return p + (a * st[0] + b * st[1] + c * st[2]) * int64_t(isz());
+  }
+  // Rows [r0, r0 + n) of head (a, b) read in place: float32 with a stride-1 last dim.
+  bool in_place() const { return dtype == static_cast<int32_t>(DType::f32) && st[3] == 1; }
+};
+
+Operand operand_of(const Tensor& t) {
+  return {t.data(), t.dtype, {t.strides[0], t.strides[1], t.strides[2], t.sizes[3] == 1 ? 1 : t.strides[3]}};
+}
+
+// n rows of `width` elements of head (b, h) from row r0 into dst (rows ld apart) as float.
+void widen_rows(const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t width, float* dst,
+                int64_t ld) {
+  for (int64_t r = 0; r < n; ++r) {
+    const char* src = o.at4(b, h, r0 + r);
+    float* d = dst + r * ld;
+    if (o.st[3] == 1) {
+      if (o.dtype == static_cast<int32_t>(DType::bf16)) {
+        const auto* u = reinterpret_cast<const uint16_t*>(src);
+        for (int64_t e = 0; e < width; ++e) d[e] = std::bit_cast<float>(uint32_t(u[e]) << 16);
+        continue;
+      }
+      if (o.dtype == static_cast<int32_t>(DType::f32)) {
+        std::memcpy(d, src, std::size_t(width) * 4);
+        continue;
+      }
+    }
+    for (int64_t e = 0; e < width; ++e) d[e] = o.at(src, e * o.st[3]);
+  }
+}
+
+// The key rows [0, n) of head (b, h) transposed: kt[e * ld + j] = k[j, e], columns n..ld zero.
+void transpose_keys(const Operand& k, int64_t b, int64_t h, int64_t n, int64_t E, float* kt, int64_t ld) {
+  constexpr int64_t kTile = 16;  // 16 keys at a time: each read row and written column run stays in a cache line
+  for (int64_t j0 = 0; j0 < n; j0 += kTile) {
+    const int64_t jn = std::min(kTile, n - j0);
+    float tile[kTile][256];
+    for (int64_t e0 = 0; e0 < E; e0 += 256) {
+      const int64_t en = std::min<int64_t>(256, E - e0);
+      for (int64_t j = 0; j < jn; ++j) {
+        const char* src = k.at4(b, h, j0 + j);
+        if (k.in_place()) std::memcpy(tile[j], reinterpret_cast<const float*>(src) + e0, std::size_t(en) * 4);
+        else
+          for (int64_t e = 0; e < en; ++e) tile[j][e] = k.at(src, (e0 + e) * k.st[3]);
+      }
+      for (int64_t e = 0; e < en; ++e)
+        for (int64_t j = 0; j < jn; ++j) kt[(e0 + e) * ld + j0 + j] = tile[j][e];
+    }
+  }
+  for (int64_t e = 0; e < E; ++e) std::fill(kt + e * ld + n, kt + e * ld + ld, 0.0f);
+}
+
+// The mask's row for (b, h, i): added to (or, bool, kept where set in) the scores s[0, n).
+void apply_mask_row(const View4& m, bool is_bool, int64_t b, int64_t h, int64_t i, float* s, int64_t n) {
+  const char* row = m.p + (b * m.st[0] + h * m.st[1] + i * m.st[2]) * int64_t(m.isz);
+  constexpr float ninf = -std::numeric_limits<float>::infinity();
+  if (m.st[3] == 1 || n == 1) {  // dense rows: the loops the compiler vectorizes
+    if (m.dtype == static_cast<int32_t>(DType::f32)) {
+      const auto* f = reinterpret_cast<const float*>(row);
+      for (int64_t j = 0; j < n; ++j) s[j] += f[j];
+      return;
+    }
+    if (m.dtype == static_cast<int32_t>(DType::bf16)) {
+      const auto* u = reinterpret_cast<const uint16_t*>(row);
+      for (int64_t j = 0; j < n; ++j) s[j] += std::bit_cast<float>(uint32_t(u[j]) << 16);
+      return;
+    }
+    if (m.dtype == static_cast<int32_t>(DType::boolean)) {
+      const auto* u = reinterpret_cast<const uint8_t*>(row);
+      for (int64_t j = 0; j < n; ++j) s[j] = u[j] ? s[j] : ninf;
+      return;
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    const double x = load_as_double(row + j * m.st[3] * int64_t(m.isz), m.dtype);
+    if (is_bool) s[j] = x == 0.0 ? ninf : s[j];
+    else s[j] += float(x);
+  }
+}
+
+// Blocks of fewer query rows than this (a decode step's one) take their scores as dot products with the keys where
+// they are: transposing the keys would cost as much as the products.
+constexpr int64_t kDotRows = 4;
+
+// One thread's scratch, kept between calls (grown, never shrunk): a call allocates nothing per block.
+struct Scratch {
+  std::vector<float> q, kt, v, scores, out, inv;
+  // Whose keys kt holds: the call (a number no other call had), the head (b * H + h), how many keys, rows ld apart.
+  uint64_t kt_call = 0;
+  int64_t kt_head = -1, kt_keys = 0, kt_ld = 0;
+  static float* fit(std::vector<float>& buf, int64_t n) {
+    if (int64_t(buf.size()) < n) buf.resize(std::size_t(n));
+    return buf.data();
+  }
+};
+
+// Query rows per block: the makespan (rounds of blocks over the threads, times a block's multiply-adds plus its
+// fixed cost: the keys transposed, the scratch touched) smallest among a few heights, the taller on a tie. Scores
+// of a block stay within 256 KiB (L2) where rows allow.
+int64_t rows_per_block_f32(const Problem& p, unsigned threads) {
+  const int64_t S = std::max<int64_t>(p.S, 1), heads = p.B * p.H;
+  int64_t best = 1;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (const int64_t cand : {8, 16, 32, 48, 64, 96, 128, 192, 256}) {
+    const int64_t r = std::min(cand, p.L);
+    if (cand > 8 && r * S * 4 > (256 << 10)) break;
+    const int64_t tasks = heads * ((p.L + r - 1) / r);
+    const double rounds = double((tasks + threads - 1) / threads);
+    const double keys = p.causal ? std::min<double>(double(S), double(r) + double(p.L) / 2) : double(S);
+    const double cost = rounds * (double(r) * keys * double(p.E + p.Ev) + double(S) * double(p.E) * 2 + 4096);
+    if (cost <= best_cost) best_cost = cost, best = r;
+    if (r == p.L) break;
+  }
+  return best;
+}
+
+void attend_f32(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse) {
+  const attn::Kernels& kern = attn::best_kernels();
+  const Operand Q = operand_of(q), K = operand_of(k), Vo = operand_of(v);
+  const int64_t rows = rows_per_block_f32(p, thread_count());
+  const int64_t blocks_per_head = (p.L + rows - 1) / rows, heads = p.B * p.H, tasks = heads * blocks_per_head;
+  const bool out_in_place = out.dtype == static_cast<int32_t>(DType::f32) && out.strides[3] == 1;
+  static std::atomic<uint64_t> calls{0};
+  const uint64_t call = ++calls;
+  const std::size_t oisz = out.itemsize(), lisz = lse.itemsize();
+  std::atomic<int64_t> next{0};
+  run_parts([&](unsigned, unsigned) {
+    thread_local Scratch sc;
+    for (int64_t task = next++; task < tasks; task = next++) {
+      // A head's blocks one after the other, so that a thread taking several of them transposes its keys once;
+      // the last block first: under a causal mask it sees the most keys.
+      const int64_t blk = blocks_per_head - 1 - task % blocks_per_head, bh = task / blocks_per_head;
+      const int64_t b = bh / p.H, h = bh % p.H;
+      const int64_t i0 = blk * rows, n = std::min(rows, p.L - i0);
+      // Keys a row of the block may see: all, or under the causal mask (top-left aligned, as torch's) up to the
+      // block's last row.
+      const int64_t keys = p.causal ? std::min(p.S, i0 + n) : p.S;
+      int64_t ld = (keys + 15) / 16 * 16;
+      const float* qa;
+      int64_t qld;
+      if (Q.in_place()) {
+        qa = reinterpret_cast<const float*>(Q.at4(b, h, i0));
+        qld = Q.st[2];
+      } else {
+        float* buf = Scratch::fit(sc.q, n * p.E);
+        widen_rows(Q, b, h, i0, n, p.E, buf, p.E);
+        qa = buf, qld = p.E;
+      }
+      float* s;
+      if (n < kDotRows) {  // against the keys where they are (or widened, not transposed)
+        ld = keys;
+        s = Scratch::fit(sc.scores, n * ld);
+        const float* kr;
+        int64_t kld;
+        if (K.in_place()) {
+          kr = reinterpret_cast<const float*>(K.at4(b, h, 0));
+          kld = K.st[2];
+        } else {
+          float* buf = Scratch::fit(sc.kt, keys * p.E);
+          widen_rows(K, b, h, 0, keys, p.E, buf, p.E);
+          sc.kt_head = -1;  // kt no longer holds transposed keys
+          kr = buf, kld = p.E;
+        }
+        kern.dots(n, keys, p.E, float(p.scale), qa, qld, kr, kld, s, ld);
+      } else {
+        float* kt = sc.kt.data();
+        if (sc.kt_call == call && sc.kt_head == bh && sc.kt_keys >= keys) {
+          ld = sc.kt_ld;  // this thread's last block of the head transposed as many keys or more
+        } else {
+          kt = Scratch::fit(sc.kt, p.E * ld);
+          transpose_keys(K, b, h, keys, p.E, kt, ld);
+          sc.kt_call = call, sc.kt_head = bh, sc.kt_keys = keys, sc.kt_ld = ld;
+        }
+        s = Scratch::fit(sc.scores, n * ld);
+        kern.product(n, ld, p.E, float(p.scale), nullptr, qa, qld, kt, ld, s, ld);
+      }
+      float* inv = Scratch::fit(sc.inv, n);
+      for (int64_t r = 0; r < n; ++r) {
+        const int64_t i = i0 + r;
+        float* row = s + r * ld;
+        if (p.mask) apply_mask_row(*p.mask, p.bool_mask, b, h, i, row, keys);
+        if (p.causal) std::fill(row + std::min(i + 1, keys), row + keys, -std::numeric_limits<float>::infinity());
+        const float mx = kern.row_max(row, keys);
+        const bool none = mx == -std::numeric_limits<float>::infinity();
+        const double sum = none ? 0.0 : double(kern.exp_sum(row, keys, mx));
+        if (none) std::fill(row, row + keys, 0.0f);  // a row with every key masked gives zeros
+        inv[r] = sum > 0 ? float(1.0 / sum) : 0.0f;
+        const double lse_v = sum > 0 ? double(mx) + std::log(sum) : -std::numeric_limits<double>::infinity();
+        store_from_double(lse.data() + (b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]) * int64_t(lisz),
+                          lse.dtype, lse_v);
+      }
+      const float* va;
+      int64_t vld;
+      if (Vo.in_place()) {
+        va = reinterpret_cast<const float*>(Vo.at4(b, h, 0));
+        vld = Vo.st[2];
+      } else {
+        float* buf = Scratch::fit(sc.v, keys * p.Ev);
+        widen_rows(Vo, b, h, 0, keys, p.Ev, buf, p.Ev);
+        va = buf, vld = p.Ev;
+      }
+      char* out0 = out.data() + (b * out.strides[0] + h * out.strides[1] + i0 * out.strides[2]) * int64_t(oisz);
+      if (out_in_place) {  // straight into the output's rows, normalized there
+        kern.product(n, p.Ev, keys, 1.0f, inv, s, ld, va, vld, reinterpret_cast<float*>(out0), out.strides[2]);
+        continue;
+      }
+      float* o = Scratch::fit(sc.out, n * p.Ev);
+      kern.product(n, p.Ev, keys, 1.0f, inv, s, ld, va, vld, o, p.Ev);
+      for (int64_t r = 0; r < n; ++r) {
+        char* orow = out0 + r * out.strides[2] * int64_t(oisz);
+        if (out.dtype == static_cast<int32_t>(DType::bf16) && out.strides[3] == 1) {
+          auto* u = reinterpret_cast<uint16_t*>(orow);
+          for (int64_t e = 0; e < p.Ev; ++e) u[e] = mpspack::float_to_bf16(o[r * p.Ev + e]);
+          continue;
+        }
+        for (int64_t e = 0; e < p.Ev; ++e)
+          store_from_double(orow + e * out.strides[3] * int64_t(oisz), out.dtype, double(o[r * p.Ev + e]));
+      }
+    }
+  });
+}
+
 }  // namespace
 
 extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
@@ -229,7 +470,7 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
                     mask && mask->dtype == static_cast<int32_t>(DType::boolean)};
     if (B * H * L > 0) {
       if (f64) attend<double>(p, q, k, v, *out, *lse);
-      else attend<float>(p, q, k, v, *out, *lse);
+      else attend_f32(p, q, k, v, *out, *lse);
     }
     hand_out(ret0, std::move(out));
     hand_out(ret1, std::move(lse));
