@@ -1,13 +1,15 @@
 // aten::_scaled_dot_product_flash_attention_for_cpu: softmax(q k^T * scale + mask) v with torch's output layouts.
-// q, k and v are read where they are when they already are the compute type (double for float64, else float, as
-// torch's op math) with dense rows, else from dense copies; then, for each (image, head) and block of query rows,
-// on the shim's thread team: the scores of the block as one product (blas.hpp), the mask and a numerically safe
-// softmax row by row (softmax_row.hpp for float), and the block's output as a second product.
+// Float32, bfloat16 and float16 (attend_f32): float32 math, as torch's op math, on attention_kernels.hpp's kernels.
+// For each (image, head) and block of query rows, on the shim's thread team: the block's scores as one product
+// against the head's keys transposed (once per thread and head; blocks of 1-3 rows, as a decode step's, take dot
+// products with the keys where they are), under a causal mask only up to the block's last row; the mask's rows
+// and the softmax in vectors; the output as a second product, normalized in it and written in place. q, k, v and
+// the mask are read where they are (float32 rows in place; bf16/f16 widened a block at a time, never copied
+// whole). Float64 (attend<double>): the same blocks on blas.hpp's products.
 #include "aoti_shim.h"
 #include "attention_kernels.hpp"
 #include "blas.hpp"
 #include "parallel.hpp"
-#include "softmax_row.hpp"
 #include "tensor.hpp"
 
 #include <mpspack/half.hpp>
@@ -77,19 +79,12 @@ std::pair<T, double> softmax_in_place(const Problem& p, int64_t b, int64_t h, in
     }
   }
   if (p.causal) std::fill(s + std::min(i + 1, p.S), s + p.S, ninf);  // top-left aligned causal mask, as torch's
-  T mx;
-  double sum;
-  if constexpr (std::is_same_v<T, float>) {
-    mx = row_max(s, p.S);
-    sum = mx == ninf ? 0.0 : exp_shifted_sum(s, p.S, mx);
-  } else {
-    mx = ninf;
-    for (int64_t j = 0; j < p.S; ++j) mx = std::max(mx, s[j]);
-    sum = 0;
-    for (int64_t j = 0; j < p.S; ++j) {
-      s[j] = mx == ninf ? T(0) : std::exp(s[j] - mx);
-      sum += s[j];
-    }
+  T mx = ninf;
+  for (int64_t j = 0; j < p.S; ++j) mx = std::max(mx, s[j]);
+  double sum = 0;
+  for (int64_t j = 0; j < p.S; ++j) {
+    s[j] = mx == ninf ? T(0) : std::exp(s[j] - mx);
+    sum += s[j];
   }
   if (mx == ninf) std::fill(s, s + p.S, T(0));  // a row with every key masked gives zeros
   const T inv = sum > 0 ? T(1.0 / sum) : T(0);
@@ -153,7 +148,7 @@ void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t ro
   }
 }
 
-// Query rows per block. Where there are fewer heads than threads, each head's rows are cut into as many blocks as
+// Query rows per block of attend<double>. Where there are fewer heads than threads, each head's rows are cut into as many blocks as
 // its share of the threads (threads / heads, rounded down), so that every block runs at once: bert's 4 heads of
 // 128 rows on 16 threads give 16 blocks of 32, vit_tiny's 3 heads of 197 give 15 of 40 (rounded up, 6 blocks a
 // head would leave 2 threads a second block each). Blocks have at least 32 rows (shorter ones make products too
@@ -170,7 +165,7 @@ int64_t rows_per_block(const Problem& p, unsigned threads) {
 }
 
 // Every (image, head, block of rows) on the thread team, each thread taking the next block until none is left;
-// T is the compute type (float or double).
+// T is the compute type: float64 only now (attend_f32 takes the others).
 template <class T>
 void attend(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse) {
   const Rows<T> qr = rows_of<T>(q), kr = rows_of<T>(k), vr = rows_of<T>(v);
@@ -204,7 +199,7 @@ struct Operand {
   const char* at4(int64_t a, int64_t b, int64_t c) const {
     return p + (a * st[0] + b * st[1] + c * st[2]) * int64_t(isz());
   }
-  // Rows [r0, r0 + n) of head (a, b) read in place: float32 with a stride-1 last dim.
+  // Whether rows are read in place: float32 with a stride-1 last dim.
   bool in_place() const { return dtype == static_cast<int32_t>(DType::f32) && st[3] == 1; }
 };
 
