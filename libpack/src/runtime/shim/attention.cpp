@@ -362,16 +362,15 @@ void attend_f32(const Problem& p, const Tensor& q, const Tensor& k, const Tensor
         }
         kern.dots(n, keys, p.E, float(p.scale), qa, qld, kr, kld, s, ld);
       } else {
-        float* kt = sc.kt.data();
-        if (sc.kt_call == call && sc.kt_head == bh && sc.kt_keys >= keys) {
-          ld = sc.kt_ld;  // this thread's last block of the head transposed as many keys or more
-        } else {
-          kt = Scratch::fit(sc.kt, p.E * ld);
-          transpose_keys(K, b, h, keys, p.E, kt, ld);
+        // This thread's last block of the same head transposed as many keys or more: kept (its rows are
+        // longer; the scores past `keys` are left out below).
+        if (!(sc.kt_call == call && sc.kt_head == bh && sc.kt_keys >= keys)) {
+          Scratch::fit(sc.kt, p.E * ld);
+          transpose_keys(K, b, h, keys, p.E, sc.kt.data(), ld);
           sc.kt_call = call, sc.kt_head = bh, sc.kt_keys = keys, sc.kt_ld = ld;
         }
         s = Scratch::fit(sc.scores, n * ld);
-        kern.product(n, ld, p.E, float(p.scale), nullptr, qa, qld, kt, ld, s, ld);
+        kern.product(n, ld, p.E, float(p.scale), nullptr, qa, qld, sc.kt.data(), sc.kt_ld, s, ld);
       }
       float* inv = Scratch::fit(sc.inv, n);
       for (int64_t r = 0; r < n; ++r) {
