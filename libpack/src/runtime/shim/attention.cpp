@@ -313,15 +313,115 @@ int64_t rows_per_block_f32(const Problem& p, unsigned threads) {
   return best;
 }
 
+// One call's operands and what every block shares.
+struct F32Call {
+  const Problem& p;
+  const attn::Kernels& kern;
+  Operand Q, K, V;
+  Tensor& out;
+  Tensor& lse;
+  uint64_t id;  // no other call had it: tells a thread's kept keys from another call's
+};
+
+// One block: rows [i0, i0 + n) of image b, head h, seeing keys [0, keys).
+struct Block {
+  int64_t b, h, i0, n, keys;
+};
+
+// Rows of `width` values of a head where they are (float32 rows) or widened into buf; returns them and their stride.
+const float* rows_as_float(const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t width,
+                           std::vector<float>& buf, int64_t& ld) {
+  if (o.in_place()) {
+    ld = o.st[2];
+    return reinterpret_cast<const float*>(o.at4(b, h, r0));
+  }
+  ld = width;
+  float* d = Scratch::fit(buf, n * width);
+  widen_rows(o, b, h, r0, n, width, d, width);
+  return d;
+}
+
+// The block's scores, scale * q k^T, rows ld apart (set here).
+float* block_scores(const F32Call& c, Scratch& sc, const Block& k, int64_t& ld) {
+  const Problem& p = c.p;
+  int64_t qld;
+  const float* qa = rows_as_float(c.Q, k.b, k.h, k.i0, k.n, p.E, sc.q, qld);
+  if (k.n < kDotRows) {  // against the keys where they are (or widened, not transposed)
+    int64_t kld;
+    sc.kt_head = -1;  // kt may hold the widened keys now, not transposed ones
+    const float* kr = rows_as_float(c.K, k.b, k.h, 0, k.keys, p.E, sc.kt, kld);
+    ld = k.keys;
+    float* s = Scratch::fit(sc.scores, k.n * ld);
+    c.kern.dots(k.n, k.keys, p.E, float(p.scale), qa, qld, kr, kld, s, ld);
+    return s;
+  }
+  ld = (k.keys + 15) / 16 * 16;
+  // This thread's last block of the same head transposed as many keys or more: kept (its rows are longer; the
+  // scores past `keys` are left out after).
+  const int64_t bh = k.b * p.H + k.h;
+  if (!(sc.kt_call == c.id && sc.kt_head == bh && sc.kt_keys >= k.keys)) {
+    Scratch::fit(sc.kt, p.E * ld);
+    transpose_keys(c.K, k.b, k.h, k.keys, p.E, sc.kt.data(), ld);
+    sc.kt_call = c.id, sc.kt_head = bh, sc.kt_keys = k.keys, sc.kt_ld = ld;
+  }
+  float* s = Scratch::fit(sc.scores, k.n * ld);
+  c.kern.product(k.n, ld, p.E, float(p.scale), nullptr, qa, qld, sc.kt.data(), sc.kt_ld, s, ld);
+  return s;
+}
+
+// The mask, the causal mask and exp(s - max) over each row of the block; the rows' 1 / sum into inv and their
+// logsumexp into lse.
+void block_softmax(const F32Call& c, const Block& k, float* s, int64_t ld, float* inv) {
+  const Problem& p = c.p;
+  constexpr float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < k.n; ++r) {
+    const int64_t i = k.i0 + r;
+    float* row = s + r * ld;
+    if (p.mask) apply_mask_row(*p.mask, p.bool_mask, k.b, k.h, i, row, k.keys);
+    if (p.causal) std::fill(row + std::min(i + 1, k.keys), row + k.keys, ninf);  // top-left aligned, as torch's
+    const float mx = c.kern.row_max(row, k.keys);
+    const bool none = mx == ninf;
+    const double sum = none ? 0.0 : double(c.kern.exp_sum(row, k.keys, mx));
+    if (none) std::fill(row, row + k.keys, 0.0f);  // a row with every key masked gives zeros
+    inv[r] = sum > 0 ? float(1.0 / sum) : 0.0f;
+    const double lse_v = sum > 0 ? double(mx) + std::log(sum) : -std::numeric_limits<double>::infinity();
+    const Tensor& l = c.lse;
+    store_from_double(l.data() + (k.b * l.strides[0] + k.h * l.strides[1] + i * l.strides[2]) * int64_t(l.itemsize()),
+                      l.dtype, lse_v);
+  }
+}
+
+// The block's output, (exp scores) v normalized by inv: straight into float32 output rows, else through scratch.
+void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s, int64_t ld, const float* inv) {
+  const Problem& p = c.p;
+  Tensor& out = c.out;
+  int64_t vld;
+  const float* va = rows_as_float(c.V, k.b, k.h, 0, k.keys, p.Ev, sc.v, vld);
+  const int64_t oisz = int64_t(out.itemsize());
+  char* out0 = out.data() + (k.b * out.strides[0] + k.h * out.strides[1] + k.i0 * out.strides[2]) * oisz;
+  if (out.dtype == static_cast<int32_t>(DType::f32) && out.strides[3] == 1) {
+    c.kern.product(k.n, p.Ev, k.keys, 1.0f, inv, s, ld, va, vld, reinterpret_cast<float*>(out0), out.strides[2]);
+    return;
+  }
+  float* o = Scratch::fit(sc.out, k.n * p.Ev);
+  c.kern.product(k.n, p.Ev, k.keys, 1.0f, inv, s, ld, va, vld, o, p.Ev);
+  for (int64_t r = 0; r < k.n; ++r) {
+    char* orow = out0 + r * out.strides[2] * oisz;
+    if (out.dtype == static_cast<int32_t>(DType::bf16) && out.strides[3] == 1) {
+      auto* u = reinterpret_cast<uint16_t*>(orow);
+      for (int64_t e = 0; e < p.Ev; ++e) u[e] = mpspack::float_to_bf16(o[r * p.Ev + e]);
+      continue;
+    }
+    for (int64_t e = 0; e < p.Ev; ++e)
+      store_from_double(orow + e * out.strides[3] * oisz, out.dtype, double(o[r * p.Ev + e]));
+  }
+}
+
 void attend_f32(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse) {
-  const attn::Kernels& kern = attn::best_kernels();
-  const Operand Q = operand_of(q), K = operand_of(k), Vo = operand_of(v);
-  const int64_t rows = rows_per_block_f32(p, thread_count());
-  const int64_t blocks_per_head = (p.L + rows - 1) / rows, heads = p.B * p.H, tasks = heads * blocks_per_head;
-  const bool out_in_place = out.dtype == static_cast<int32_t>(DType::f32) && out.strides[3] == 1;
   static std::atomic<uint64_t> calls{0};
-  const uint64_t call = ++calls;
-  const std::size_t oisz = out.itemsize(), lisz = lse.itemsize();
+  const F32Call c{p, attn::best_kernels(), operand_of(q), operand_of(k), operand_of(v), out, lse, ++calls};
+  const int64_t rows = rows_per_block_f32(p, thread_count());
+  const int64_t blocks_per_head = (p.L + rows - 1) / rows, tasks = p.B * p.H * blocks_per_head;
   std::atomic<int64_t> next{0};
   run_parts([&](unsigned, unsigned) {
     thread_local Scratch sc;
@@ -329,91 +429,14 @@ void attend_f32(const Problem& p, const Tensor& q, const Tensor& k, const Tensor
       // A head's blocks one after the other, so that a thread taking several of them transposes its keys once;
       // the last block first: under a causal mask it sees the most keys.
       const int64_t blk = blocks_per_head - 1 - task % blocks_per_head, bh = task / blocks_per_head;
-      const int64_t b = bh / p.H, h = bh % p.H;
       const int64_t i0 = blk * rows, n = std::min(rows, p.L - i0);
-      // Keys a row of the block may see: all, or under the causal mask (top-left aligned, as torch's) up to the
-      // block's last row.
-      const int64_t keys = p.causal ? std::min(p.S, i0 + n) : p.S;
-      int64_t ld = (keys + 15) / 16 * 16;
-      const float* qa;
-      int64_t qld;
-      if (Q.in_place()) {
-        qa = reinterpret_cast<const float*>(Q.at4(b, h, i0));
-        qld = Q.st[2];
-      } else {
-        float* buf = Scratch::fit(sc.q, n * p.E);
-        widen_rows(Q, b, h, i0, n, p.E, buf, p.E);
-        qa = buf, qld = p.E;
-      }
-      float* s;
-      if (n < kDotRows) {  // against the keys where they are (or widened, not transposed)
-        ld = keys;
-        s = Scratch::fit(sc.scores, n * ld);
-        const float* kr;
-        int64_t kld;
-        if (K.in_place()) {
-          kr = reinterpret_cast<const float*>(K.at4(b, h, 0));
-          kld = K.st[2];
-        } else {
-          float* buf = Scratch::fit(sc.kt, keys * p.E);
-          widen_rows(K, b, h, 0, keys, p.E, buf, p.E);
-          sc.kt_head = -1;  // kt no longer holds transposed keys
-          kr = buf, kld = p.E;
-        }
-        kern.dots(n, keys, p.E, float(p.scale), qa, qld, kr, kld, s, ld);
-      } else {
-        // This thread's last block of the same head transposed as many keys or more: kept (its rows are
-        // longer; the scores past `keys` are left out below).
-        if (!(sc.kt_call == call && sc.kt_head == bh && sc.kt_keys >= keys)) {
-          Scratch::fit(sc.kt, p.E * ld);
-          transpose_keys(K, b, h, keys, p.E, sc.kt.data(), ld);
-          sc.kt_call = call, sc.kt_head = bh, sc.kt_keys = keys, sc.kt_ld = ld;
-        }
-        s = Scratch::fit(sc.scores, n * ld);
-        kern.product(n, ld, p.E, float(p.scale), nullptr, qa, qld, sc.kt.data(), sc.kt_ld, s, ld);
-      }
+      // Keys a row of the block may see: all, or under the causal mask up to the block's last row.
+      const Block block{bh / p.H, bh % p.H, i0, n, p.causal ? std::min(p.S, i0 + n) : p.S};
+      int64_t ld;
+      float* s = block_scores(c, sc, block, ld);
       float* inv = Scratch::fit(sc.inv, n);
-      for (int64_t r = 0; r < n; ++r) {
-        const int64_t i = i0 + r;
-        float* row = s + r * ld;
-        if (p.mask) apply_mask_row(*p.mask, p.bool_mask, b, h, i, row, keys);
-        if (p.causal) std::fill(row + std::min(i + 1, keys), row + keys, -std::numeric_limits<float>::infinity());
-        const float mx = kern.row_max(row, keys);
-        const bool none = mx == -std::numeric_limits<float>::infinity();
-        const double sum = none ? 0.0 : double(kern.exp_sum(row, keys, mx));
-        if (none) std::fill(row, row + keys, 0.0f);  // a row with every key masked gives zeros
-        inv[r] = sum > 0 ? float(1.0 / sum) : 0.0f;
-        const double lse_v = sum > 0 ? double(mx) + std::log(sum) : -std::numeric_limits<double>::infinity();
-        store_from_double(lse.data() + (b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]) * int64_t(lisz),
-                          lse.dtype, lse_v);
-      }
-      const float* va;
-      int64_t vld;
-      if (Vo.in_place()) {
-        va = reinterpret_cast<const float*>(Vo.at4(b, h, 0));
-        vld = Vo.st[2];
-      } else {
-        float* buf = Scratch::fit(sc.v, keys * p.Ev);
-        widen_rows(Vo, b, h, 0, keys, p.Ev, buf, p.Ev);
-        va = buf, vld = p.Ev;
-      }
-      char* out0 = out.data() + (b * out.strides[0] + h * out.strides[1] + i0 * out.strides[2]) * int64_t(oisz);
-      if (out_in_place) {  // straight into the output's rows, normalized there
-        kern.product(n, p.Ev, keys, 1.0f, inv, s, ld, va, vld, reinterpret_cast<float*>(out0), out.strides[2]);
-        continue;
-      }
-      float* o = Scratch::fit(sc.out, n * p.Ev);
-      kern.product(n, p.Ev, keys, 1.0f, inv, s, ld, va, vld, o, p.Ev);
-      for (int64_t r = 0; r < n; ++r) {
-        char* orow = out0 + r * out.strides[2] * int64_t(oisz);
-        if (out.dtype == static_cast<int32_t>(DType::bf16) && out.strides[3] == 1) {
-          auto* u = reinterpret_cast<uint16_t*>(orow);
-          for (int64_t e = 0; e < p.Ev; ++e) u[e] = mpspack::float_to_bf16(o[r * p.Ev + e]);
-          continue;
-        }
-        for (int64_t e = 0; e < p.Ev; ++e)
-          store_from_double(orow + e * out.strides[3] * int64_t(oisz), out.dtype, double(o[r * p.Ev + e]));
-      }
+      block_softmax(c, block, s, ld, inv);
+      block_output(c, sc, block, s, ld, inv);
     }
   });
 }
