@@ -253,7 +253,7 @@ void transpose_keys(const Operand& k, int64_t b, int64_t h, int64_t n, int64_t E
 void apply_mask_row(const View4& m, bool is_bool, int64_t b, int64_t h, int64_t i, float* s, int64_t n) {
   const char* row = m.p + (b * m.st[0] + h * m.st[1] + i * m.st[2]) * int64_t(m.isz);
   constexpr float ninf = -std::numeric_limits<float>::infinity();
-  if (m.st[3] == 1 || n == 1) {  // dense rows: the loops the compiler vectorizes
+  if (m.st[3] == 1 || n == 1) {  // dense rows, read as their dtype (not through load_as_double)
     if (m.dtype == static_cast<int32_t>(DType::f32)) {
       const auto* f = reinterpret_cast<const float*>(row);
       for (int64_t j = 0; j < n; ++j) s[j] += f[j];
