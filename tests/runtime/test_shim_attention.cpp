@@ -1,7 +1,7 @@
 // The CPU attention's kernels (attention_kernels.hpp: every set this CPU runs) against plain loops in double, and
 // aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu on the layouts models hand it: masks broadcast with
-// stride 0, causal with L != S, keys and values expanded over the heads with stride 0, bfloat16 and float16,
-// decode steps of one query row, a query whose last dim is strided. test_shim_ops.cpp holds the first cases.
+// stride 0, causal with L != S, keys and values expanded over the heads with stride 0 or with fewer heads (grouped
+// queries), bfloat16 and float16, decode steps of one query row, a query whose last dim is strided. test_shim_ops.cpp holds the first cases.
 #include "attention_kernels.hpp"
 #include "op_test_util.hpp"
 
@@ -126,6 +126,7 @@ std::vector<int64_t> from_rows(int64_t B, int64_t H, int64_t L, int64_t E) {  //
 std::vector<double> reference(const Operand& q, const Operand& k, const Operand& v, const Operand* mask, bool causal,
                               double scale) {
   const int64_t B = q.sizes[0], H = q.sizes[1], L = q.sizes[2], E = q.sizes[3], S = k.sizes[2], Ev = v.sizes[3];
+  const int64_t g = H / k.sizes[1];  // query heads per key/value head
   std::vector<double> out(size_t(B * H * L * Ev), 0.0);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)
@@ -134,7 +135,7 @@ std::vector<double> reference(const Operand& q, const Operand& k, const Operand&
         double mx = -INFINITY;
         for (int64_t j = 0; j < S; ++j) {
           double dot = 0;
-          for (int64_t e = 0; e < E; ++e) dot += q.at(b, h, i, e) * k.at(b, h, j, e);
+          for (int64_t e = 0; e < E; ++e) dot += q.at(b, h, i, e) * k.at(b, h / g, j, e);
           s[size_t(j)] = dot * scale;
           if (mask) {
             const double m = mask->at(mask->sizes[0] == 1 ? 0 : b, mask->sizes[1] == 1 ? 0 : h,
@@ -150,7 +151,7 @@ std::vector<double> reference(const Operand& q, const Operand& k, const Operand&
         for (int64_t j = 0; j < S; ++j) sum += std::exp(s[size_t(j)] - mx);
         for (int64_t j = 0; j < S; ++j)
           for (int64_t e = 0; e < Ev; ++e)
-            out[size_t(((b * H + h) * L + i) * Ev + e)] += std::exp(s[size_t(j)] - mx) / sum * v.at(b, h, j, e);
+            out[size_t(((b * H + h) * L + i) * Ev + e)] += std::exp(s[size_t(j)] - mx) / sum * v.at(b, h / g, j, e);
       }
   return out;
 }
@@ -217,6 +218,22 @@ TEST_CASE("sdpa flash_attention_for_cpu: the layouts and dtypes models hand it",
     Operand q(kF32, {B, H, L, E}, dense(B, H, L, E), 10), k(kF32, {B, H, S, E}, {S * E, 0, E, 1}, 11),
         v(kF32, {B, H, S, E}, {S * E, 0, E, 1}, 12);
     check(q, k, v, nullptr, true, 2e-5);
+  }
+  SECTION("grouped-query attention: fewer key/value heads than query heads, each shared by a group in turn") {
+    const int64_t Hq = 6, Hk = 2;
+    for (const int64_t l : {1, 50}) {  // a decode step (dot products) and blocks (transposed keys, shared)
+      INFO("L " << l);
+      Operand q(kF32, {B, Hq, l, E}, from_rows(B, Hq, l, E), 24), k(kF32, {B, Hk, S, E}, from_rows(B, Hk, S, E), 25),
+          v(kF32, {B, Hk, S, E}, dense(B, Hk, S, E), 26);
+      check(q, k, v, nullptr, true, 2e-5);
+      Operand kb(kBF16, {B, Hk, S, E}, dense(B, Hk, S, E), 27), vb(kBF16, {B, Hk, S, E}, dense(B, Hk, S, E), 28),
+          qb(kBF16, {B, Hq, l, E}, dense(B, Hq, l, E), 29);
+      check(qb, kb, vb, nullptr, false, 4e-3);
+    }
+    Operand q(kF32, {B, 4, L, E}, dense(B, 4, L, E), 30), k(kF32, {B, 3, S, E}, dense(B, 3, S, E), 31);
+    Handle O, LSE;  // 4 query heads do not split over 3 key/value heads
+    CHECK(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q.t.get(), k.t.get(), k.t.get(), 0.0, 0, nullptr,
+                                                                     nullptr, O.out(), LSE.out()) == 1);
   }
   SECTION("bfloat16 and float16 q, k, v, mask and output: float32 math, one rounding at the end") {
     for (const int32_t dt : {kBF16, kF16}) {

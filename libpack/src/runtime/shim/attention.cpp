@@ -5,7 +5,9 @@
 // products with the keys where they are), under a causal mask only up to the block's last row; the mask's rows
 // and the softmax in vectors; the output as a second product, normalized in it and written in place. q, k, v and
 // the mask are read where they are (float32 rows in place; bf16/f16 widened a block at a time, never copied
-// whole). Float64 (attend<double>): the same blocks on blas.hpp's products.
+// whole). Keys and values may have fewer heads than the query (grouped-query attention, H a multiple of theirs):
+// query head h reads key/value head h / (H / Hk), and a thread keeps one transposed key head for the whole group.
+// Float64 (attend<double>): the same blocks on blas.hpp's products.
 #include "aoti_shim.h"
 #include "attention_kernels.hpp"
 #include "blas.hpp"
@@ -66,6 +68,7 @@ struct Problem {
   bool causal;
   const View4* mask;  // null without one
   bool bool_mask;     // true: keep where set; else added to the scores
+  int64_t group;      // query heads per key/value head: 1, or more for grouped-query attention (H / Hk)
 };
 
 // Row r of a block: the mask applied to its scores s[0, S), then softmax in place; returns (max, sum of exps).
@@ -121,7 +124,7 @@ Rows<T> rows_of(const Tensor& t) {
 template <class T>
 void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, const Rows<T>& q,
                   const Rows<T>& k, const Rows<T>& v, T* scores, T* acc, Tensor& out, Tensor& lse) {
-  gemm<T>(false, true, rows, p.S, p.E, T(p.scale), q.head(b, h) + i0 * q.ld, q.ld, k.head(b, h), k.ld, T(0), scores,
+  gemm<T>(false, true, rows, p.S, p.E, T(p.scale), q.head(b, h) + i0 * q.ld, q.ld, k.head(b, h / p.group), k.ld, T(0), scores,
           p.S);
   const std::size_t oisz = out.itemsize(), lisz = lse.itemsize();
   for (int64_t r = 0; r < rows; ++r) {
@@ -136,11 +139,11 @@ void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t ro
                                                                   : static_cast<int32_t>(DType::f64)) &&
                            out.strides[3] == 1 && out.strides[2] >= p.Ev;
   if (same_layout) {  // straight into the output's rows
-    gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h), v.ld, T(0), reinterpret_cast<T*>(out0),
+    gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h / p.group), v.ld, T(0), reinterpret_cast<T*>(out0),
             out.strides[2]);
     return;
   }
-  gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h), v.ld, T(0), acc, p.Ev);
+  gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h / p.group), v.ld, T(0), acc, p.Ev);
   for (int64_t r = 0; r < rows; ++r) {
     char* orow = out0 + r * out.strides[2] * int64_t(oisz);
     for (int64_t e = 0; e < p.Ev; ++e)
@@ -284,7 +287,8 @@ constexpr int64_t kDotRows = 4;
 // One thread's scratch, kept between calls (grown, never shrunk): a call allocates nothing per block.
 struct Scratch {
   std::vector<float> q, kt, v, scores, out, inv;
-  // Whose keys kt holds: the call (a number no other call had), the head (b * H + h), how many keys, rows ld apart.
+  // Whose keys kt holds: the call (a number no other call had), the key/value head (b * Hk + h / group), how many
+  // keys, rows ld apart.
   uint64_t kt_call = 0;
   int64_t kt_head = -1, kt_keys = 0, kt_ld = 0;
   static float* fit(std::vector<float>& buf, int64_t n) {
@@ -349,7 +353,7 @@ float* block_scores(const F32Call& c, Scratch& sc, const Block& k, int64_t& ld) 
   if (k.n < kDotRows) {  // against the keys where they are (or widened, not transposed)
     int64_t kld;
     sc.kt_head = -1;  // kt may hold the widened keys now, not transposed ones
-    const float* kr = rows_as_float(c.K, k.b, k.h, 0, k.keys, p.E, sc.kt, kld);
+    const float* kr = rows_as_float(c.K, k.b, k.h / p.group, 0, k.keys, p.E, sc.kt, kld);
     ld = k.keys;
     float* s = Scratch::fit(sc.scores, k.n * ld);
     c.kern.dots(k.n, k.keys, p.E, float(p.scale), qa, qld, kr, kld, s, ld);
@@ -358,10 +362,10 @@ float* block_scores(const F32Call& c, Scratch& sc, const Block& k, int64_t& ld) 
   ld = (k.keys + 15) / 16 * 16;
   // This thread's last block of the same head transposed as many keys or more: kept (its rows are longer; the
   // scores past `keys` are left out after).
-  const int64_t bh = k.b * p.H + k.h;
+  const int64_t bh = k.b * (p.H / p.group) + k.h / p.group;  // the key/value head: query heads of a group share it
   if (!(sc.kt_call == c.id && sc.kt_head == bh && sc.kt_keys >= k.keys)) {
     Scratch::fit(sc.kt, p.E * ld);
-    transpose_keys(c.K, k.b, k.h, k.keys, p.E, sc.kt.data(), ld);
+    transpose_keys(c.K, k.b, k.h / p.group, k.keys, p.E, sc.kt.data(), ld);
     sc.kt_call = c.id, sc.kt_head = bh, sc.kt_keys = k.keys, sc.kt_ld = ld;
   }
   float* s = Scratch::fit(sc.scores, k.n * ld);
@@ -396,7 +400,7 @@ void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s,
   const Problem& p = c.p;
   Tensor& out = c.out;
   int64_t vld;
-  const float* va = rows_as_float(c.V, k.b, k.h, 0, k.keys, p.Ev, sc.v, vld);
+  const float* va = rows_as_float(c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, sc.v, vld);
   const int64_t oisz = int64_t(out.itemsize());
   char* out0 = out.data() + (k.b * out.strides[0] + k.h * out.strides[1] + k.i0 * out.strides[2]) * oisz;
   if (out.dtype == static_cast<int32_t>(DType::f32) && out.strides[3] == 1) {
@@ -465,7 +469,9 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
       fail(std::string("sdpa: dtype ") + dtype_name(dt) + " is not supported");
     const int64_t B = q.sizes[0], H = q.sizes[1], L = q.sizes[2], E = q.sizes[3];
     const int64_t S = k.sizes[2], Ev = v.sizes[3];
-    if (k.sizes[0] != B || v.sizes[0] != B || k.sizes[1] != H || v.sizes[1] != H)
+    // Grouped-query attention: fewer key/value heads than query heads, each shared by H / Hk query heads in turn.
+    const int64_t Hk = k.sizes[1];
+    if (k.sizes[0] != B || v.sizes[0] != B || v.sizes[1] != Hk || (Hk == 0 ? H != 0 : H % Hk != 0))
       fail("sdpa: batch and head counts of query, key and value differ");
     if (k.sizes[3] != E || v.sizes[2] != S) fail("sdpa: key/value shapes do not match the query");
     const double sc = scale != nullptr ? *scale : 1.0 / std::sqrt(static_cast<double>(E));
@@ -484,7 +490,7 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
     View4 M{};
     if (mask) M = mask_view(*mask, B, H, L, S);
     const Problem p{B, H, L, S, E, Ev, sc, is_causal != 0, mask ? &M : nullptr,
-                    mask && mask->dtype == static_cast<int32_t>(DType::boolean)};
+                    mask && mask->dtype == static_cast<int32_t>(DType::boolean), Hk == 0 ? 1 : H / Hk};
     if (B * H * L > 0) {
       if (f64) attend<double>(p, q, k, v, *out, *lse);
       else attend_f32(p, q, k, v, *out, *lse);
