@@ -113,6 +113,18 @@ def flash_attention_cpu(g):
     yield Case("causal, scale", [q, g.randn(2, 3, 5, 8), g.randn(2, 3, 5, 8), 0.0, True, None, 0.5],
                rtol=1e-4, atol=1e-5)
     yield Case("additive mask", [q, k, v, 0.0, False, g.randn(2, 3, 5, 7), None], rtol=1e-4, atol=1e-5)
+    # A padding mask [B,1,1,S] (HF's), broadcast over heads and query rows; causal with more query rows than keys
+    # and fewer (top-left aligned); one query row against a cache (a decode step); bfloat16 throughout.
+    yield Case("padding mask [B,1,1,S]", [q, k, v, 0.0, False, g.randn(2, 1, 1, 7), None], rtol=1e-4, atol=1e-5)
+    for lq, s in ((37, 20), (20, 37)):
+        yield Case(f"causal L {lq} S {s}", [g.randn(1, 2, lq, 16), g.randn(1, 2, s, 16), g.randn(1, 2, s, 16), 0.0,
+                                           True, None, None], rtol=1e-4, atol=1e-5)
+    yield Case("decode step", [g.randn(1, 4, 1, 64), g.randn(1, 4, 77, 64), g.randn(1, 4, 77, 64), 0.0, False,
+                               g.randn(1, 1, 1, 77), None], rtol=1e-4, atol=1e-5)
+    bf = torch.bfloat16
+    yield Case("bf16 causal, bf16 mask", [g.randn(1, 2, 40, 32, dtype=bf), g.randn(1, 2, 40, 32, dtype=bf),
+                                          g.randn(1, 2, 40, 32, dtype=bf), 0.0, True,
+                                          g.randn(1, 1, 40, 40, dtype=bf), None], rtol=2e-2, atol=2e-2)
 
 
 @op("cumsum", torch_op="aten.cumsum.default")

@@ -1,16 +1,24 @@
 // aten::_scaled_dot_product_flash_attention_for_cpu: softmax(q k^T * scale + mask) v with torch's output layouts.
-// q, k and v are read where they are when they already are the compute type (double for float64, else float, as
-// torch's op math) with dense rows, else from dense copies; then, for each (image, head) and block of query rows,
-// on the shim's thread team: the scores of the block as one product (blas.hpp), the mask and a numerically safe
-// softmax row by row (softmax_row.hpp for float), and the block's output as a second product.
+// Float32, bfloat16 and float16 (attend_f32): float32 math, as torch's op math, on attention_kernels.hpp's kernels.
+// For each (image, head) and block of query rows, on the shim's thread team: the block's scores as one product
+// against the head's keys transposed (once per thread and head; blocks of 1-3 rows, as a decode step's, take dot
+// products with the keys where they are), under a causal mask only up to the block's last row; the mask's rows
+// and the softmax in vectors; the output as a second product, normalized in it and written in place. q, k, v and
+// the mask are read where they are (float32 rows in place; bf16/f16 widened a block at a time, never copied
+// whole). Keys and values may have fewer heads than the query (grouped-query attention, H a multiple of theirs):
+// query head h reads key/value head h / (H / Hk), and a thread keeps one transposed key head for the whole group.
+// Float64 (attend<double>): the same blocks on blas.hpp's products.
 #include "aoti_shim.h"
+#include "attention_kernels.hpp"
 #include "blas.hpp"
 #include "parallel.hpp"
-#include "softmax_row.hpp"
 #include "tensor.hpp"
+
+#include <mpspack/half.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -60,6 +68,7 @@ struct Problem {
   bool causal;
   const View4* mask;  // null without one
   bool bool_mask;     // true: keep where set; else added to the scores
+  int64_t group;      // query heads per key/value head: 1, or more for grouped-query attention (H / Hk)
 };
 
 // Row r of a block: the mask applied to its scores s[0, S), then softmax in place; returns (max, sum of exps).
@@ -73,19 +82,12 @@ std::pair<T, double> softmax_in_place(const Problem& p, int64_t b, int64_t h, in
     }
   }
   if (p.causal) std::fill(s + std::min(i + 1, p.S), s + p.S, ninf);  // top-left aligned causal mask, as torch's
-  T mx;
-  double sum;
-  if constexpr (std::is_same_v<T, float>) {
-    mx = row_max(s, p.S);
-    sum = mx == ninf ? 0.0 : exp_shifted_sum(s, p.S, mx);
-  } else {
-    mx = ninf;
-    for (int64_t j = 0; j < p.S; ++j) mx = std::max(mx, s[j]);
-    sum = 0;
-    for (int64_t j = 0; j < p.S; ++j) {
-      s[j] = mx == ninf ? T(0) : std::exp(s[j] - mx);
-      sum += s[j];
-    }
+  T mx = ninf;
+  for (int64_t j = 0; j < p.S; ++j) mx = std::max(mx, s[j]);
+  double sum = 0;
+  for (int64_t j = 0; j < p.S; ++j) {
+    s[j] = mx == ninf ? T(0) : std::exp(s[j] - mx);
+    sum += s[j];
   }
   if (mx == ninf) std::fill(s, s + p.S, T(0));  // a row with every key masked gives zeros
   const T inv = sum > 0 ? T(1.0 / sum) : T(0);
@@ -122,7 +124,7 @@ Rows<T> rows_of(const Tensor& t) {
 template <class T>
 void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, const Rows<T>& q,
                   const Rows<T>& k, const Rows<T>& v, T* scores, T* acc, Tensor& out, Tensor& lse) {
-  gemm<T>(false, true, rows, p.S, p.E, T(p.scale), q.head(b, h) + i0 * q.ld, q.ld, k.head(b, h), k.ld, T(0), scores,
+  gemm<T>(false, true, rows, p.S, p.E, T(p.scale), q.head(b, h) + i0 * q.ld, q.ld, k.head(b, h / p.group), k.ld, T(0), scores,
           p.S);
   const std::size_t oisz = out.itemsize(), lisz = lse.itemsize();
   for (int64_t r = 0; r < rows; ++r) {
@@ -137,11 +139,11 @@ void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t ro
                                                                   : static_cast<int32_t>(DType::f64)) &&
                            out.strides[3] == 1 && out.strides[2] >= p.Ev;
   if (same_layout) {  // straight into the output's rows
-    gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h), v.ld, T(0), reinterpret_cast<T*>(out0),
+    gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h / p.group), v.ld, T(0), reinterpret_cast<T*>(out0),
             out.strides[2]);
     return;
   }
-  gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h), v.ld, T(0), acc, p.Ev);
+  gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h / p.group), v.ld, T(0), acc, p.Ev);
   for (int64_t r = 0; r < rows; ++r) {
     char* orow = out0 + r * out.strides[2] * int64_t(oisz);
     for (int64_t e = 0; e < p.Ev; ++e)
@@ -149,7 +151,7 @@ void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t ro
   }
 }
 
-// Query rows per block. Where there are fewer heads than threads, each head's rows are cut into as many blocks as
+// Query rows per block of attend<double>. Where there are fewer heads than threads, each head's rows are cut into as many blocks as
 // its share of the threads (threads / heads, rounded down), so that every block runs at once: bert's 4 heads of
 // 128 rows on 16 threads give 16 blocks of 32, vit_tiny's 3 heads of 197 give 15 of 40 (rounded up, 6 blocks a
 // head would leave 2 threads a second block each). Blocks have at least 32 rows (shorter ones make products too
@@ -166,7 +168,7 @@ int64_t rows_per_block(const Problem& p, unsigned threads) {
 }
 
 // Every (image, head, block of rows) on the thread team, each thread taking the next block until none is left;
-// T is the compute type (float or double).
+// T is the compute type: float64 only now (attend_f32 takes the others).
 template <class T>
 void attend(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse) {
   const Rows<T> qr = rows_of<T>(q), kr = rows_of<T>(k), vr = rows_of<T>(v);
@@ -179,6 +181,266 @@ void attend(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v,
       const int64_t bh = task / blocks_per_head, i0 = (task % blocks_per_head) * rows;
       attend_block<T>(p, bh / p.H, bh % p.H, i0, std::min(rows, p.L - i0), qr, kr, vr, scores.data(), acc.data(),
                       out, lse);
+    }
+  });
+}
+
+// --- float32, bfloat16 and float16: the products on attention_kernels.hpp's kernel, float32 math.
+
+// A 4-D operand of any strides, f32, bf16 or f16, read as float.
+struct Operand {
+  const char* p;
+  int32_t dtype;
+  int64_t st[4];
+  float at(const char* base, int64_t i) const {  // element i of a run starting at base (an element pointer)
+    if (dtype == static_cast<int32_t>(DType::f32)) return reinterpret_cast<const float*>(base)[i];
+    uint16_t u;
+    std::memcpy(&u, base + 2 * i, 2);
+    return dtype == static_cast<int32_t>(DType::bf16) ? mpspack::bf16_to_float(u) : mpspack::half_to_float(u);
+  }
+  std::size_t isz() const { return dtype == static_cast<int32_t>(DType::f32) ? 4 : 2; }
+  const char* at4(int64_t a, int64_t b, int64_t c) const {
+    return p + (a * st[0] + b * st[1] + c * st[2]) * int64_t(isz());
+  }
+  // Whether rows are read in place: float32 with a stride-1 last dim.
+  bool in_place() const { return dtype == static_cast<int32_t>(DType::f32) && st[3] == 1; }
+};
+
+Operand operand_of(const Tensor& t) {
+  return {t.data(), t.dtype, {t.strides[0], t.strides[1], t.strides[2], t.sizes[3] == 1 ? 1 : t.strides[3]}};
+}
+
+// n rows of `width` elements of head (b, h) from row r0 into dst (rows ld apart) as float.
+void widen_rows(const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t width, float* dst,
+                int64_t ld) {
+  for (int64_t r = 0; r < n; ++r) {
+    const char* src = o.at4(b, h, r0 + r);
+    float* d = dst + r * ld;
+    if (o.st[3] == 1) {
+      if (o.dtype == static_cast<int32_t>(DType::bf16)) {
+        const auto* u = reinterpret_cast<const uint16_t*>(src);
+        for (int64_t e = 0; e < width; ++e) d[e] = std::bit_cast<float>(uint32_t(u[e]) << 16);
+        continue;
+      }
+      if (o.dtype == static_cast<int32_t>(DType::f32)) {
+        std::memcpy(d, src, std::size_t(width) * 4);
+        continue;
+      }
+    }
+    for (int64_t e = 0; e < width; ++e) d[e] = o.at(src, e * o.st[3]);
+  }
+}
+
+// The key rows [0, n) of head (b, h) transposed: kt[e * ld + j] = k[j, e], columns n..ld zero.
+void transpose_keys(const Operand& k, int64_t b, int64_t h, int64_t n, int64_t E, float* kt, int64_t ld) {
+  constexpr int64_t kTile = 16;  // 16 keys at a time: each read row and written column run stays in a cache line
+  for (int64_t j0 = 0; j0 < n; j0 += kTile) {
+    const int64_t jn = std::min(kTile, n - j0);
+    float tile[kTile][256];
+    for (int64_t e0 = 0; e0 < E; e0 += 256) {
+      const int64_t en = std::min<int64_t>(256, E - e0);
+      for (int64_t j = 0; j < jn; ++j) {
+        const char* src = k.at4(b, h, j0 + j);
+        if (k.in_place()) std::memcpy(tile[j], reinterpret_cast<const float*>(src) + e0, std::size_t(en) * 4);
+        else
+          for (int64_t e = 0; e < en; ++e) tile[j][e] = k.at(src, (e0 + e) * k.st[3]);
+      }
+      for (int64_t e = 0; e < en; ++e)
+        for (int64_t j = 0; j < jn; ++j) kt[(e0 + e) * ld + j0 + j] = tile[j][e];
+    }
+  }
+  for (int64_t e = 0; e < E; ++e) std::fill(kt + e * ld + n, kt + e * ld + ld, 0.0f);
+}
+
+// The mask's row for (b, h, i): added to (or, bool, kept where set in) the scores s[0, n).
+void apply_mask_row(const View4& m, bool is_bool, int64_t b, int64_t h, int64_t i, float* s, int64_t n) {
+  const char* row = m.p + (b * m.st[0] + h * m.st[1] + i * m.st[2]) * int64_t(m.isz);
+  constexpr float ninf = -std::numeric_limits<float>::infinity();
+  if (m.st[3] == 1 || n == 1) {  // dense rows, read as their dtype (not through load_as_double)
+    if (m.dtype == static_cast<int32_t>(DType::f32)) {
+      const auto* f = reinterpret_cast<const float*>(row);
+      for (int64_t j = 0; j < n; ++j) s[j] += f[j];
+      return;
+    }
+    if (m.dtype == static_cast<int32_t>(DType::bf16)) {
+      const auto* u = reinterpret_cast<const uint16_t*>(row);
+      for (int64_t j = 0; j < n; ++j) s[j] += std::bit_cast<float>(uint32_t(u[j]) << 16);
+      return;
+    }
+    if (m.dtype == static_cast<int32_t>(DType::boolean)) {
+      const auto* u = reinterpret_cast<const uint8_t*>(row);
+      for (int64_t j = 0; j < n; ++j) s[j] = u[j] ? s[j] : ninf;
+      return;
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    const double x = load_as_double(row + j * m.st[3] * int64_t(m.isz), m.dtype);
+    if (is_bool) s[j] = x == 0.0 ? ninf : s[j];
+    else s[j] += float(x);
+  }
+}
+
+// Blocks of fewer query rows than this (a decode step's one) take their scores as dot products with the keys where
+// they are: transposing the keys would cost as much as the products.
+constexpr int64_t kDotRows = 4;
+
+// One thread's scratch, kept between calls (grown, never shrunk): a call allocates nothing per block.
+struct Scratch {
+  std::vector<float> q, kt, v, scores, out, inv;
+  // Whose keys kt holds: the call (a number no other call had), the key/value head (b * Hk + h / group), how many
+  // keys, rows ld apart.
+  uint64_t kt_call = 0;
+  int64_t kt_head = -1, kt_keys = 0, kt_ld = 0;
+  static float* fit(std::vector<float>& buf, int64_t n) {
+    if (int64_t(buf.size()) < n) buf.resize(std::size_t(n));
+    return buf.data();
+  }
+};
+
+// Query rows per block: the makespan (rounds of blocks over the threads, times a block's multiply-adds plus its
+// fixed cost: the keys transposed, the scratch touched) smallest among a few heights, the taller on a tie. Scores
+// of a block stay within 256 KiB (L2) where rows allow.
+int64_t rows_per_block_f32(const Problem& p, unsigned threads) {
+  const int64_t S = std::max<int64_t>(p.S, 1), heads = p.B * p.H;
+  int64_t best = 1;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (const int64_t cand : {8, 16, 32, 48, 64, 96, 128, 192, 256}) {
+    const int64_t r = std::min(cand, p.L);
+    if (cand > 8 && r * S * 4 > (256 << 10)) break;
+    const int64_t tasks = heads * ((p.L + r - 1) / r);
+    const double rounds = double((tasks + threads - 1) / threads);
+    const double keys = p.causal ? std::min<double>(double(S), double(r) + double(p.L) / 2) : double(S);
+    const double cost = rounds * (double(r) * keys * double(p.E + p.Ev) + double(S) * double(p.E) * 2 + 4096);
+    if (cost <= best_cost) best_cost = cost, best = r;
+    if (r == p.L) break;
+  }
+  return best;
+}
+
+// One call's operands and what every block shares.
+struct F32Call {
+  const Problem& p;
+  const attn::Kernels& kern;
+  Operand Q, K, V;
+  Tensor& out;
+  Tensor& lse;
+  uint64_t id;  // no other call had it: tells a thread's kept keys from another call's
+};
+
+// One block: rows [i0, i0 + n) of image b, head h, seeing keys [0, keys).
+struct Block {
+  int64_t b, h, i0, n, keys;
+};
+
+// Rows of `width` values of a head where they are (float32 rows) or widened into buf; returns them and their stride.
+const float* rows_as_float(const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t width,
+                           std::vector<float>& buf, int64_t& ld) {
+  if (o.in_place()) {
+    ld = o.st[2];
+    return reinterpret_cast<const float*>(o.at4(b, h, r0));
+  }
+  ld = width;
+  float* d = Scratch::fit(buf, n * width);
+  widen_rows(o, b, h, r0, n, width, d, width);
+  return d;
+}
+
+// The block's scores, scale * q k^T, rows ld apart (set here).
+float* block_scores(const F32Call& c, Scratch& sc, const Block& k, int64_t& ld) {
+  const Problem& p = c.p;
+  int64_t qld;
+  const float* qa = rows_as_float(c.Q, k.b, k.h, k.i0, k.n, p.E, sc.q, qld);
+  if (k.n < kDotRows) {  // against the keys where they are (or widened, not transposed)
+    int64_t kld;
+    sc.kt_head = -1;  // kt may hold the widened keys now, not transposed ones
+    const float* kr = rows_as_float(c.K, k.b, k.h / p.group, 0, k.keys, p.E, sc.kt, kld);
+    ld = k.keys;
+    float* s = Scratch::fit(sc.scores, k.n * ld);
+    c.kern.dots(k.n, k.keys, p.E, float(p.scale), qa, qld, kr, kld, s, ld);
+    return s;
+  }
+  ld = (k.keys + 15) / 16 * 16;
+  // This thread's last block of the same head transposed as many keys or more: kept (its rows are longer; the
+  // scores past `keys` are left out after).
+  const int64_t bh = k.b * (p.H / p.group) + k.h / p.group;  // the key/value head: query heads of a group share it
+  if (!(sc.kt_call == c.id && sc.kt_head == bh && sc.kt_keys >= k.keys)) {
+    Scratch::fit(sc.kt, p.E * ld);
+    transpose_keys(c.K, k.b, k.h / p.group, k.keys, p.E, sc.kt.data(), ld);
+    sc.kt_call = c.id, sc.kt_head = bh, sc.kt_keys = k.keys, sc.kt_ld = ld;
+  }
+  float* s = Scratch::fit(sc.scores, k.n * ld);
+  c.kern.product(k.n, ld, p.E, float(p.scale), nullptr, qa, qld, sc.kt.data(), sc.kt_ld, s, ld);
+  return s;
+}
+
+// The mask, the causal mask and exp(s - max) over each row of the block; the rows' 1 / sum into inv and their
+// logsumexp into lse.
+void block_softmax(const F32Call& c, const Block& k, float* s, int64_t ld, float* inv) {
+  const Problem& p = c.p;
+  constexpr float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < k.n; ++r) {
+    const int64_t i = k.i0 + r;
+    float* row = s + r * ld;
+    if (p.mask) apply_mask_row(*p.mask, p.bool_mask, k.b, k.h, i, row, k.keys);
+    if (p.causal) std::fill(row + std::min(i + 1, k.keys), row + k.keys, ninf);  // top-left aligned, as torch's
+    const float mx = c.kern.row_max(row, k.keys);
+    const bool none = mx == ninf;
+    const double sum = none ? 0.0 : double(c.kern.exp_sum(row, k.keys, mx));
+    if (none) std::fill(row, row + k.keys, 0.0f);  // a row with every key masked gives zeros
+    inv[r] = sum > 0 ? float(1.0 / sum) : 0.0f;
+    const double lse_v = sum > 0 ? double(mx) + std::log(sum) : -std::numeric_limits<double>::infinity();
+    const Tensor& l = c.lse;
+    store_from_double(l.data() + (k.b * l.strides[0] + k.h * l.strides[1] + i * l.strides[2]) * int64_t(l.itemsize()),
+                      l.dtype, lse_v);
+  }
+}
+
+// The block's output, (exp scores) v normalized by inv: straight into float32 output rows, else through scratch.
+void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s, int64_t ld, const float* inv) {
+  const Problem& p = c.p;
+  Tensor& out = c.out;
+  int64_t vld;
+  const float* va = rows_as_float(c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, sc.v, vld);
+  const int64_t oisz = int64_t(out.itemsize());
+  char* out0 = out.data() + (k.b * out.strides[0] + k.h * out.strides[1] + k.i0 * out.strides[2]) * oisz;
+  if (out.dtype == static_cast<int32_t>(DType::f32) && out.strides[3] == 1) {
+    c.kern.product(k.n, p.Ev, k.keys, 1.0f, inv, s, ld, va, vld, reinterpret_cast<float*>(out0), out.strides[2]);
+    return;
+  }
+  float* o = Scratch::fit(sc.out, k.n * p.Ev);
+  c.kern.product(k.n, p.Ev, k.keys, 1.0f, inv, s, ld, va, vld, o, p.Ev);
+  for (int64_t r = 0; r < k.n; ++r) {
+    char* orow = out0 + r * out.strides[2] * oisz;
+    if (out.dtype == static_cast<int32_t>(DType::bf16) && out.strides[3] == 1) {
+      auto* u = reinterpret_cast<uint16_t*>(orow);
+      for (int64_t e = 0; e < p.Ev; ++e) u[e] = mpspack::float_to_bf16(o[r * p.Ev + e]);
+      continue;
+    }
+    for (int64_t e = 0; e < p.Ev; ++e)
+      store_from_double(orow + e * out.strides[3] * oisz, out.dtype, double(o[r * p.Ev + e]));
+  }
+}
+
+void attend_f32(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse) {
+  static std::atomic<uint64_t> calls{0};
+  const F32Call c{p, attn::best_kernels(), operand_of(q), operand_of(k), operand_of(v), out, lse, ++calls};
+  const int64_t rows = rows_per_block_f32(p, thread_count());
+  const int64_t blocks_per_head = (p.L + rows - 1) / rows, tasks = p.B * p.H * blocks_per_head;
+  std::atomic<int64_t> next{0};
+  run_parts([&](unsigned, unsigned) {
+    thread_local Scratch sc;
+    for (int64_t task = next++; task < tasks; task = next++) {
+      // A head's blocks one after the other, so that a thread taking several of them transposes its keys once;
+      // the last block first: under a causal mask it sees the most keys.
+      const int64_t blk = blocks_per_head - 1 - task % blocks_per_head, bh = task / blocks_per_head;
+      const int64_t i0 = blk * rows, n = std::min(rows, p.L - i0);
+      // Keys a row of the block may see: all, or under the causal mask up to the block's last row.
+      const Block block{bh / p.H, bh % p.H, i0, n, p.causal ? std::min(p.S, i0 + n) : p.S};
+      int64_t ld;
+      float* s = block_scores(c, sc, block, ld);
+      float* inv = Scratch::fit(sc.inv, n);
+      block_softmax(c, block, s, ld, inv);
+      block_output(c, sc, block, s, ld, inv);
     }
   });
 }
@@ -207,7 +469,9 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
       fail(std::string("sdpa: dtype ") + dtype_name(dt) + " is not supported");
     const int64_t B = q.sizes[0], H = q.sizes[1], L = q.sizes[2], E = q.sizes[3];
     const int64_t S = k.sizes[2], Ev = v.sizes[3];
-    if (k.sizes[0] != B || v.sizes[0] != B || k.sizes[1] != H || v.sizes[1] != H)
+    // Grouped-query attention: fewer key/value heads than query heads, each shared by H / Hk query heads in turn.
+    const int64_t Hk = k.sizes[1];
+    if (k.sizes[0] != B || v.sizes[0] != B || v.sizes[1] != Hk || (Hk == 0 ? H != 0 : H % Hk != 0))
       fail("sdpa: batch and head counts of query, key and value differ");
     if (k.sizes[3] != E || v.sizes[2] != S) fail("sdpa: key/value shapes do not match the query");
     const double sc = scale != nullptr ? *scale : 1.0 / std::sqrt(static_cast<double>(E));
@@ -226,10 +490,10 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
     View4 M{};
     if (mask) M = mask_view(*mask, B, H, L, S);
     const Problem p{B, H, L, S, E, Ev, sc, is_causal != 0, mask ? &M : nullptr,
-                    mask && mask->dtype == static_cast<int32_t>(DType::boolean)};
+                    mask && mask->dtype == static_cast<int32_t>(DType::boolean), Hk == 0 ? 1 : H / Hk};
     if (B * H * L > 0) {
       if (f64) attend<double>(p, q, k, v, *out, *lse);
-      else attend<float>(p, q, k, v, *out, *lse);
+      else attend_f32(p, q, k, v, *out, *lse);
     }
     hand_out(ret0, std::move(out));
     hand_out(ret1, std::move(lse));
