@@ -5,6 +5,7 @@
 #include "mpspack/runtime/bench.hpp"
 #include "mpspack/runtime/report_json.hpp"
 #include "mpspack/runtime/verify.hpp"
+#include "mpspack/sign/signature.hpp"
 #include "run_report.hpp"
 
 #include <spdlog/spdlog.h>
@@ -32,7 +33,22 @@ struct RunArgs {
   std::string large_blocks;      // hidden: prefault (default), libc
   std::string populate_weights;  // hidden: off (default), on, background
   std::optional<uint64_t> map_weights_min_bytes;  // hidden: LoadOptions::map_weights_min_bytes
+  std::string key, signature;  // --key, --signature: the container must carry a valid signature to be loaded
 };
+
+// run --key: the signature and every signed byte checked before the container is loaded, so that a container
+// that fails runs nothing (docs/SECURITY.md says what this does and does not cover).
+int check_signature(const RunArgs& a) {
+  const std::string& file = a.bench.model.container;
+  auto c = format::Container::open(file);
+  if (!c.ok()) return fail(c.error());
+  std::optional<std::filesystem::path> sig;
+  if (!a.signature.empty()) sig = a.signature;
+  auto v = sign::verify_files(*c, a.key, sig, 0, progress_bar("verify signature"));
+  if (!v.ok()) return fail(v.error(), v.error().kind == Error::Kind::Corrupt ? kCheckFailed : kError);
+  spdlog::info("{}: signed by key {}", printable(file), v->key_id);
+  return kOk;
+}
 
 runtime::EmbeddedWeights embedded_mechanism(const std::string& name) {
   using E = runtime::EmbeddedWeights;
@@ -171,6 +187,16 @@ void add_loader_options(CLI::App& app, RunArgs& a) {
       ->group(kHiddenGroup);
 }
 
+void add_signature_options(CLI::App& app, RunArgs& a) {
+  CLI::Option* key = app.add_option("--key", a.key,
+                                    "Run only if the container's signature verifies with this public key (PEM); "
+                                    "checked before anything is loaded")
+                         ->check(non_empty());
+  app.add_option("--signature", a.signature, "--key: the signature file (default: FILE.sig beside the container)")
+      ->check(non_empty())
+      ->needs(key);
+}
+
 }  // namespace
 
 Action add_run(CLI::App& app) {
@@ -210,6 +236,7 @@ Action add_run(CLI::App& app) {
                  "Device to run on: cpu, cuda or cuda:N (default: the kind the library was compiled for, index 0)")
       ->check(non_empty());
   app.add_flag("--json", a->json, "Print a JSON report on stdout (with --bench: --format json)");
+  add_signature_options(app, *a);
   add_bench_options(app, *a);
   add_loader_options(app, *a);
   app.add_flag("--no-tf32", a->no_tf32,
@@ -224,6 +251,8 @@ Action add_run(CLI::App& app) {
   });
   return [a] {
     if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) return fail(*unknown);
+    if (!a->key.empty())
+      if (int refused = check_signature(*a); refused != kOk) return refused;
     apply_named_options(*a);
     return a->benchmark ? run_bench(*a) : run_verify(*a);
   };
