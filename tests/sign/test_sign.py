@@ -293,3 +293,22 @@ def test_large_segment_is_signed_in_shards(cli, fixtures, keys, tmp_path):
     cli.ok("verify", mpk, "--key", keys["p256"][1])
     flip(mpk, w["offset"] + 2 * shard + 5)
     refused(cli("verify", mpk, "--key", keys["p256"][1]), f"{base}:{2 * shard}:{size}", "does not match")
+
+
+def test_json_outputs_match_their_schemas(cli, signed, keys, tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    schemas = pathlib.Path(__file__).resolve().parents[2] / "docs" / "schema"
+    verify_schema = json.loads((schemas / "verify.schema.json").read_text())
+    inspect_schema = json.loads((schemas / "inspect-container.schema.json").read_text())
+    mpk, sig = copy_signed(signed["embedded"], tmp_path)
+    jsonschema.validate(json.loads(cli.ok("verify", mpk, "--key", keys["ed25519"][1], "--json").stdout), verify_schema)
+    jsonschema.validate(json.loads(cli.ok("inspect", mpk, "--json").stdout), inspect_schema)
+    failed = cli("verify", mpk, "--key", keys["other"][1], "--json")
+    assert failed.returncode == 1
+    report = json.loads(failed.stdout)
+    jsonschema.validate(report, verify_schema)
+    assert not report["ok"] and "not signed by this key" in report["problem"]
+    sig.write_text("garbage")
+    j = json.loads(cli.ok("inspect", mpk, "--json").stdout)
+    jsonschema.validate(j, inspect_schema)
+    assert "not a DSSE envelope" in j["signature"]["problem"]

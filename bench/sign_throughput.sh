@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# sign and verify --key throughput on a container of SIZE_MIB (default 4096) of random weights, warm page cache,
+# best of RUNS, beside `openssl dgst -sha256` of the same container (one core, SHA extensions) and `verify`
+# without a key (XXH3). The container is a real external-blob library (a fixture) patched to record a blob of that
+# size, as bench/throughput.sh makes it. Prints GB/s (10^9 bytes per second of the container's size).
+#
+#   bash bench/sign_throughput.sh [build-dir] [SIZE_MIB=4096] [RUNS=3]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${1:-$root/build}/bin/mpspack"
+size_mib="${2:-4096}"
+runs="${3:-3}"
+fixture="$root/../shared/fixtures/aoti-2.11/rebuilt-bookworm/cpu_mlp_blob"
+work="$(mktemp -d "${TMPDIR:-/tmp}/mpspack-sign-bench-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+size=$(( size_mib << 20 ))
+offset=$("$bin" inspect --json "$fixture/model.so" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["constants_region"]["file_offset"])')
+cp "$fixture/model.so" "$work/big.so"
+/usr/bin/python3 - "$work/big.so" "$offset" "$size" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2])); f.write(struct.pack("<Q", int(sys.argv[3])))
+PY
+head -c "$size" /dev/urandom > "$work/big_weights.blob"
+"$bin" -q build "$work/big.so" -o "$work/big.mpk"
+rm "$work/big_weights.blob"  # only the container stays in the page cache
+openssl genpkey -algorithm ed25519 -out "$work/ed25519.pem" 2>/dev/null
+openssl pkey -in "$work/ed25519.pem" -pubout -out "$work/ed25519.pub.pem"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$work/p256.pem" 2>/dev/null
+openssl pkey -in "$work/p256.pem" -pubout -out "$work/p256.pub.pem"
+cat "$work/big.mpk" > /dev/null
+bytes=$(stat -c %s "$work/big.mpk")
+
+best() {  # best wall seconds of $runs runs of "$@"
+  local b=""
+  for _ in $(seq "$runs"); do
+    local t0 t1
+    t0=$(date +%s.%N); "$@" > /dev/null; t1=$(date +%s.%N)
+    b=$(/usr/bin/python3 -c "a=$t1-$t0; b='$b'; print(a if b=='' else min(a,float(b)))")
+  done
+  echo "$b"
+}
+rate() { /usr/bin/python3 -c "print(f'{$bytes / $1 / 1e9:.2f} GB/s ({$1:.2f} s)')"; }
+
+echo "container: $bytes bytes, $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+for kind in ed25519 p256; do
+  echo "sign ($kind):              $(rate "$(best "$bin" -q sign "$work/big.mpk" --key "$work/$kind.pem")")"
+  echo "verify --key ($kind):      $(rate "$(best "$bin" -q verify "$work/big.mpk" --key "$work/$kind.pub.pem")")"
+done
+echo "verify (XXH3, no key):     $(rate "$(best "$bin" -q verify "$work/big.mpk")")"
+echo "openssl dgst -sha256:      $(rate "$(best openssl dgst -sha256 "$work/big.mpk")")"
