@@ -6,6 +6,7 @@
 #include "mpspack/version.hpp"
 
 #include <nlohmann/json.hpp>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -50,6 +51,14 @@ Status hash_one(const format::Container& c, Subject& s, uint8_t* buffer, const s
   return {};
 }
 
+// The cores this process may run on (its affinity mask, as taskset or a container narrows it), so that the hash
+// threads do not outnumber them.
+unsigned usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return unsigned(std::max(1, CPU_COUNT(&set)));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 // The first non-zero byte outside the header, the metadata and the segments, if any: the signature covers the
 // rest, and the format requires these bytes to be zero.
 std::optional<Error> padding_problem(const format::Container& c) {
@@ -70,7 +79,7 @@ std::optional<Error> padding_problem(const format::Container& c) {
   return std::nullopt;
 }
 
-std::string to_hex_name(const std::vector<std::string>& ids) {
+std::string list_or_none(const std::vector<std::string>& ids) {
   std::string out;
   for (const auto& id : ids) out += (out.empty() ? "" : ", ") + id;
   return out.empty() ? "none" : out;
@@ -148,7 +157,7 @@ Status check_signature(const Envelope& e, const std::string& name, const PublicK
                       "other content)", name, key.key_id());
   }
   return make_error(Error::Kind::Corrupt, "{}: not signed by this key (key id {}); signed by key id {}", name,
-                    key.key_id(), to_hex_name(ids));
+                    key.key_id(), list_or_none(ids));
 }
 
 // The statement's subjects as name and digest, after its type and predicate type were checked.
@@ -197,7 +206,7 @@ std::vector<Subject> plan_subjects(const format::Container& c) {
 
 Status hash_subjects(const format::Container& c, std::vector<Subject>& subjects, unsigned threads,
                      const format::Progress& progress) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = usable_cores();
   uint64_t total = 0;
   for (const auto& s : subjects) total += s.size;
   std::atomic<size_t> next{0};
@@ -251,7 +260,7 @@ Result<std::string> sign(const format::Container& c, const PrivateKey& key, unsi
   return envelope.dump() + "\n";
 }
 
-// Long: the checks in the order docs/SIGNING.md gives them, each with the one line it fails with.
+// The checks in the order docs/SIGNING.md gives them ("Verifying"), each with the one line it fails with.
 Result<Verified> verify(const format::Container& c, std::span<const uint8_t> bytes, const std::string& name,
                         const PublicKey& key, unsigned threads, const format::Progress& progress) {
   MPK_TRY(Envelope e, parse_envelope(bytes, name));

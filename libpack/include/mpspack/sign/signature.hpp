@@ -36,7 +36,8 @@ struct Subject {
 // container it checks.
 std::vector<Subject> plan_subjects(const format::Container& c);
 
-// Hashes every subject's bytes on up to `threads` threads (0: one per core); reads with pread like verify.
+// Hashes every subject's bytes on up to `threads` threads (0: one per core the process may run on); reads with
+// pread like format::verify.
 Status hash_subjects(const format::Container& c, std::vector<Subject>& subjects, unsigned threads,
                      const format::Progress& progress = {});
 
