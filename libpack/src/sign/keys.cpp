@@ -290,8 +290,14 @@ struct KeyReader {
 };
 
 Result<PrivateKey> PrivateKey::load(const std::filesystem::path& path) {
-  const std::string what = path.string();
   MPK_TRY(auto bytes, read_pem(path, "PRIVATE KEY"));
+  auto key = from_pkcs8(bytes, path.string());
+  volatile uint8_t* p = bytes.data();  // the DER held the secret
+  for (size_t i = 0; i < bytes.size(); ++i) p[i] = 0;
+  return key;
+}
+
+Result<PrivateKey> PrivateKey::from_pkcs8(std::span<const uint8_t> bytes, const std::string& what) {
   der::Reader top(bytes, what);
   MPK_TRY(der::Element info, top.expect(der::kSequence, "the PrivateKeyInfo"));
   MPK_CHECK(top.finish("the key file's DER"));

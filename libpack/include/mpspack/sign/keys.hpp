@@ -48,6 +48,8 @@ class PrivateKey {
   // Reads a "PRIVATE KEY" (unencrypted PKCS#8) PEM file, as `openssl genpkey -algorithm ed25519` or
   // `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256` write it.
   static Result<PrivateKey> load(const std::filesystem::path& path);
+  // From PKCS#8 PrivateKeyInfo DER bytes; `what` names them in errors.
+  static Result<PrivateKey> from_pkcs8(std::span<const uint8_t> der, const std::string& what);
 
   PrivateKey();
   ~PrivateKey();
