@@ -8,7 +8,7 @@
 #   tests/fuzz/make_corpus.sh [MPSPACK_BINARY] [FIXTURES_DIR]
 #
 # Needs: an mpspack binary (default build/bin/mpspack), the make_shared_seeds binary (built beside the
-# tests, or MAKE_SHARED_SEEDS=PATH), cc, objcopy, python3. Deterministic: the
+# tests, or MAKE_SHARED_SEEDS=PATH), cc, objcopy, python3 (with python3-cryptography). Deterministic: the
 # same fixtures and tools give the same files.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
