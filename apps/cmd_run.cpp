@@ -36,18 +36,17 @@ struct RunArgs {
   std::string key, signature;  // --key, --signature: the container must carry a valid signature to be loaded
 };
 
-// run --key: the signature and every signed byte checked before the container is loaded, so that a container
-// that fails runs nothing (docs/SECURITY.md says what this does and does not cover).
-int check_signature(const RunArgs& a) {
-  const std::string& file = a.bench.model.container;
-  auto c = format::Container::open(file);
-  if (!c.ok()) return fail(c.error());
+// run --key: the signature and every signed byte checked on the opened container, before anything of it is
+// loaded, so that a container that fails runs nothing (docs/SECURITY.md says what this does and does not cover).
+void check_signature_when_opened(RunArgs& a) {
   std::optional<std::filesystem::path> sig;
   if (!a.signature.empty()) sig = a.signature;
-  auto v = sign::verify_files(*c, a.key, sig, 0, progress_bar("verify signature"));
-  if (!v.ok()) return fail(v.error(), v.error().kind == Error::Kind::Corrupt ? kCheckFailed : kError);
-  spdlog::info("{}: signed by key {}", printable(file), v->key_id);
-  return kOk;
+  a.bench.model.check_opened = [key = a.key, sig](const format::Container& c) -> Status {
+    auto v = sign::verify_files(c, key, sig, 0, progress_bar("verify signature"));
+    if (!v.ok()) return v.error();
+    spdlog::info("{}: signed by key {}", printable(c.name()), v->key_id);
+    return {};
+  };
 }
 
 runtime::EmbeddedWeights embedded_mechanism(const std::string& name) {
@@ -251,8 +250,7 @@ Action add_run(CLI::App& app) {
   });
   return [a] {
     if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) return fail(*unknown);
-    if (!a->key.empty())
-      if (int refused = check_signature(*a); refused != kOk) return refused;
+    if (!a->key.empty()) check_signature_when_opened(*a);
     apply_named_options(*a);
     return a->benchmark ? run_bench(*a) : run_verify(*a);
   };

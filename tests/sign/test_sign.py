@@ -130,9 +130,10 @@ def check_refusals(cli, mpk: pathlib.Path, public: pathlib.Path, *words: str, ru
     v = cli("verify", mpk, "--key", public)
     refused(v, *words)
     if runnable:
-        r = cli("run", mpk, "--key", public)
-        refused(r, *words)
-        assert r.stdout == ""
+        for bench in ([], ["--bench", "--iterations", "1", "--warmup", "0"]):
+            r = cli("run", mpk, "--key", public, *bench)
+            refused(r, *words)
+            assert r.stdout == ""
 
 
 def test_wrong_key(cli, signed, keys, tmp_path):
