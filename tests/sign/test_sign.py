@@ -270,6 +270,13 @@ def test_sign_refuses_a_damaged_container_and_writes_nothing(cli, signed, keys, 
     out = tmp_path / "damaged.sig"
     refused(cli("sign", mpk, "--key", keys["ed25519"][0], "-o", out), str(mpk), "not zero")
     assert not out.exists()
+    # A byte flipped in a segment: its recorded XXH3 no longer matches, and sign says so.
+    for seg in segments(cli, signed["embedded"]):
+        shutil.copy(signed["embedded"], mpk)
+        flip(mpk, seg["offset"] + seg["size"] // 2)
+        refused(cli("sign", mpk, "--key", keys["ed25519"][0], "-o", out), str(mpk),
+                f"segment {seg['index']} ('{seg['name']}'", "is damaged", "not signed")
+        assert not out.exists()
 
 
 def test_large_segment_is_signed_in_shards(cli, fixtures, keys, tmp_path):
@@ -294,6 +301,11 @@ def test_large_segment_is_signed_in_shards(cli, fixtures, keys, tmp_path):
     cli.ok("verify", mpk, "--key", keys["p256"][1])
     flip(mpk, w["offset"] + 2 * shard + 5)
     refused(cli("verify", mpk, "--key", keys["p256"][1]), f"{base}:{2 * shard}:{size}", "does not match")
+    # Signing it now: the damaged 16 MiB chunk (the ninth, at 128 MiB) is named, and nothing is written.
+    chunk = 16 << 20
+    refused(cli("sign", mpk, "--key", keys["p256"][0], "-o", tmp_path / "again.sig"),
+            f"chunk 8 (bytes {hex(8 * chunk)}-{hex(9 * chunk)})", "is damaged")
+    assert not (tmp_path / "again.sig").exists()
 
 
 def test_json_outputs_match_their_schemas(cli, signed, keys, tmp_path):

@@ -25,12 +25,68 @@ using Json = nlohmann::ordered_json;
 // Read in pieces that stay in a core's L2 (512 KiB and up on the machines we measured) while SHA-256 reads them
 // again: a little faster than format::verify's 1 MiB with the slower hash (bench/sign_throughput.sh).
 constexpr uint64_t kReadStep = 256ull << 10;
+static_assert(kShardBytes % format::kHashChunkBytes == 0, "a shard is whole XXH3 chunks (Xxh3Check)");
 constexpr uint64_t kProgressStep = 64ull << 20;
+
+// The recorded XXH3 of the segment bytes a subject covers, checked as they stream past: the whole segment's, or
+// each 16 MiB chunk's where the segment records chunks (format::kHashChunkBytes; a subject of a chunked segment
+// starts on a chunk boundary, since shards are whole chunks).
+class Xxh3Check {
+ public:
+  Xxh3Check(const format::Container& c, const Subject& s) : c_(c), subject_(s) {
+    if (s.segment < 0) return;
+    const SegmentInfo& seg = c.manifest().segments[size_t(s.segment)];
+    // A large segment without chunk hashes (format 1.0) has only its whole XXH3, which a shard cannot check alone.
+    if (!seg.chunk_xxh3.empty() || (s.begin == 0 && s.size == seg.size)) segment_ = &seg;
+  }
+  void update(const uint8_t* p, uint64_t n) {
+    if (!segment_) return;
+    while (n > 0) {
+      const uint64_t take = segment_->chunk_xxh3.empty() ? n : std::min(n, format::kHashChunkBytes - in_chunk_);
+      hasher_.update(p, take);
+      p += take, n -= take, in_chunk_ += take;
+      if (!segment_->chunk_xxh3.empty() && in_chunk_ == format::kHashChunkBytes) finish_chunk();
+    }
+  }
+  // After the last byte: the first mismatch, if any.
+  std::optional<Error> result() {
+    if (segment_ && (in_chunk_ > 0 || subject_.size == 0)) finish_chunk();
+    return problem_;
+  }
+
+ private:
+  void finish_chunk() {
+    const uint64_t computed = hasher_.digest(), at = subject_.begin + done_, length = in_chunk_;
+    hasher_.reset();
+    done_ += length;
+    in_chunk_ = 0;
+    const bool chunked = !segment_->chunk_xxh3.empty();
+    const uint64_t k = at / format::kHashChunkBytes;
+    const uint64_t recorded = chunked ? (k < segment_->chunk_xxh3.size() ? segment_->chunk_xxh3[k] : ~computed)
+                                      : segment_->xxh3;
+    if (computed == recorded || problem_) return;
+    const std::string chunk = chunked ? fmt::format("chunk {} (bytes {:#x}-{:#x}) has ", k, at, at + length) : "";
+    problem_ = make_error(Error::Kind::Corrupt,
+                          "{}: segment {} ('{}', {} bytes at {:#x}) is damaged: {}XXH3 {:016x}, recorded {:016x}; "
+                          "a damaged container is not signed",
+                          c_.name(), subject_.segment, segment_->name, segment_->size, segment_->offset, chunk,
+                          computed, recorded);
+  }
+  const format::Container& c_;
+  const Subject& subject_;
+  const SegmentInfo* segment_ = nullptr;
+  format::Xxh3Stream hasher_;
+  uint64_t in_chunk_ = 0, done_ = 0;
+  std::optional<Error> problem_;
+};
 
 // Reads [s.offset, s.offset + s.size) into a page-aligned buffer with pread (format::verify's way and reason:
 // faster than faulting the mapping in, and a read error is an error, not SIGBUS) and hashes it.
-Status hash_one(const format::Container& c, Subject& s, uint8_t* buffer, const std::function<void(uint64_t)>& count) {
+Status hash_one(const format::Container& c, Subject& s, uint8_t* buffer, bool check_xxh3,
+                const std::function<void(uint64_t)>& count) {
   format::Sha256Stream sha;
+  std::optional<Xxh3Check> xxh3;
+  if (check_xxh3) xxh3.emplace(c, s);
   const int fd = c.file().fd();
   for (uint64_t done = 0; done < s.size;) {
     const uint64_t want = std::min(s.size - done, kReadStep);
@@ -44,10 +100,13 @@ Status hash_one(const format::Container& c, Subject& s, uint8_t* buffer, const s
       p = buffer;
     }
     sha.update(p, want);
+    if (xxh3) xxh3->update(p, want);
     done += want;
     count(want);
   }
   s.sha256 = sha.hex_digest();
+  if (xxh3)
+    if (auto problem = xxh3->result()) return *problem;
   return {};
 }
 
@@ -193,19 +252,19 @@ std::vector<Subject> plan_subjects(const format::Container& c) {
     const auto& s = segments[i];
     const std::string base = fmt::format("segment/{}/{}", i, s.name);
     if (s.size <= kShardBytes) {
-      out.push_back({base, s.offset, s.size, ""});
+      out.push_back({base, s.offset, s.size, "", int64_t(i), 0});
       continue;
     }
     for (uint64_t begin = 0; begin < s.size; begin += kShardBytes) {
       const uint64_t end = std::min(s.size, begin + kShardBytes);
-      out.push_back({fmt::format("{}:{}:{}", base, begin, end), s.offset + begin, end - begin, ""});
+      out.push_back({fmt::format("{}:{}:{}", base, begin, end), s.offset + begin, end - begin, "", int64_t(i), begin});
     }
   }
   return out;
 }
 
 Status hash_subjects(const format::Container& c, std::vector<Subject>& subjects, unsigned threads,
-                     const format::Progress& progress) {
+                     const format::Progress& progress, bool check_xxh3) {
   if (threads == 0) threads = usable_cores();
   uint64_t total = 0;
   for (const auto& s : subjects) total += s.size;
@@ -225,7 +284,7 @@ Status hash_subjects(const format::Container& c, std::vector<Subject>& subjects,
     std::unique_ptr<uint8_t, decltype(&std::free)> buffer(static_cast<uint8_t*>(std::aligned_alloc(4096, kReadStep)),
                                                           &std::free);
     for (size_t k; !failed.load(std::memory_order_relaxed) && (k = next.fetch_add(1)) < subjects.size();) {
-      Status st = buffer ? hash_one(c, subjects[k], buffer.get(), count)
+      Status st = buffer ? hash_one(c, subjects[k], buffer.get(), check_xxh3, count)
                          : Status(make_error(Error::Kind::Runtime, "{}: out of memory for a read buffer", c.name()));
       if (!st.ok()) {
         problems[k] = st.error();
@@ -250,7 +309,7 @@ Result<std::string> sign(const format::Container& c, const PrivateKey& key, unsi
                          const format::Progress& progress) {
   if (auto p = padding_problem(c)) return *p;
   std::vector<Subject> subjects = plan_subjects(c);
-  MPK_CHECK(hash_subjects(c, subjects, threads, progress));
+  MPK_CHECK(hash_subjects(c, subjects, threads, progress, true));
   const std::string payload = statement(c, subjects);
   const std::string message = pae(kPayloadType, payload);
   MPK_TRY(auto sig, key.sign(std::span(reinterpret_cast<const uint8_t*>(message.data()), message.size())));

@@ -30,6 +30,8 @@ struct Subject {
   std::string name;  // "header", "metadata", "segment/<index>/<name>" or "segment/<index>/<name>:<begin>:<end>"
   uint64_t offset = 0, size = 0;  // in the file
   std::string sha256;             // lowercase hex; empty until hashed
+  int64_t segment = -1;           // the segment it is (part of); -1 for the header and the metadata
+  uint64_t begin = 0;             // where in the segment it starts
 };
 
 // The subjects a signature of `c` lists, in order, not hashed yet. A verifier derives the same list from the
@@ -37,15 +39,18 @@ struct Subject {
 std::vector<Subject> plan_subjects(const format::Container& c);
 
 // Hashes every subject's bytes on up to `threads` threads (0: one per core the process may run on); reads with
-// pread like format::verify.
+// pread like format::verify. With `check_xxh3`, the same pass checks the segments' recorded XXH3 (the whole
+// segment's, or each 16 MiB chunk's where chunks are recorded: shards start on chunk boundaries), and a damaged
+// segment is an error in format::verify's words.
 Status hash_subjects(const format::Container& c, std::vector<Subject>& subjects, unsigned threads,
-                     const format::Progress& progress = {});
+                     const format::Progress& progress = {}, bool check_xxh3 = false);
 
 // The DSSE pre-authentication encoding: "DSSEv1" SP LEN(type) SP type SP LEN(body) SP body, lengths in decimal.
 std::string pae(std::string_view payload_type, std::string_view payload);
 
-// The signature of `c` as the envelope's JSON text (one line and a newline). Refuses a container whose padding
-// is not zero: the signature covers every other byte.
+// The signature of `c` as the envelope's JSON text (one line and a newline). Refuses a damaged container (a
+// segment whose XXH3 differs from the recorded one, checked in the same pass as the SHA-256) and one whose padding
+// is not zero: a signature vouches for an intact container, so verify() need not check the XXH3 again.
 Result<std::string> sign(const format::Container& c, const PrivateKey& key, unsigned threads = 0,
                          const format::Progress& progress = {});
 
