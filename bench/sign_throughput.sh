@@ -57,8 +57,8 @@ PY
 
 echo "container: $bytes bytes, $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for kind in ed25519 p256; do
-  echo "sign ($kind):          $(rate "$bin" -q sign "$work/big.mpk" --key "$work/$kind.pem")"
-  echo "verify --key ($kind):  $(rate "$bin" -q verify "$work/big.mpk" --key "$work/$kind.pub.pem")"
+  printf '%-24s %s\n' "sign ($kind):" "$(rate "$bin" -q sign "$work/big.mpk" --key "$work/$kind.pem")"
+  printf '%-24s %s\n' "verify --key ($kind):" "$(rate "$bin" -q verify "$work/big.mpk" --key "$work/$kind.pub.pem")"
 done
-echo "verify (XXH3, no key):    $(rate "$bin" -q verify "$work/big.mpk")"
-echo "openssl dgst -sha256:     $(rate openssl dgst -sha256 "$work/big.mpk")"
+printf '%-24s %s\n' "verify (XXH3, no key):" "$(rate "$bin" -q verify "$work/big.mpk")"
+printf '%-24s %s\n' "openssl dgst -sha256:" "$(rate openssl dgst -sha256 "$work/big.mpk")"
