@@ -171,7 +171,7 @@ void print_library(const std::string& file, uint64_t size, const aoti::LibraryAn
 namespace {
 
 // The signature beside a container (FILE.sig), as its envelope says without checking it: null when there is none,
-// {file, key_ids, predicate_type} or {file, problem}. No key is read and nothing is hashed: verify --key checks.
+// else {file, key_ids, predicate_type} or {file, problem}. No key is read and nothing is hashed: verify --key checks.
 json signature_json(const std::string& container) {
   const std::filesystem::path path = sign::default_signature_path(container);
   std::error_code ec;
@@ -205,7 +205,8 @@ int show_container(const format::Container& c, bool json, bool library_bytes, bo
   const nlohmann::json sig = local ? signature_json(c.name()) : nlohmann::json();
   if (json) {
     auto j = container_json(c, library_bytes);
-    if (local) j["signature"] = sig;
+    // Only where there is one: the document stays the one the C API and the Python package give for the container.
+    if (local && !sig.is_null()) j["signature"] = sig;
     print_json(j);
   } else {
     print_container(c, library_bytes);

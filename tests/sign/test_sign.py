@@ -106,7 +106,7 @@ def test_inspect_shows_the_signature_without_checking_it(cli, signed, keys, open
     unsigned = tmp_path / "unsigned.mpk"
     shutil.copy(mpk, unsigned)
     assert "signature: none beside it" in cli.ok("inspect", unsigned).stdout
-    assert json.loads(cli.ok("inspect", unsigned, "--json").stdout)["signature"] is None
+    assert "signature" not in json.loads(cli.ok("inspect", unsigned, "--json").stdout)
 
 
 def test_signature_named_elsewhere(cli, signed, keys, tmp_path):
