@@ -325,3 +325,22 @@ def test_json_outputs_match_their_schemas(cli, signed, keys, tmp_path):
     j = json.loads(cli.ok("inspect", mpk, "--json").stdout)
     jsonschema.validate(j, inspect_schema)
     assert "not a DSSE envelope" in j["signature"]["problem"]
+
+
+def test_envelope_with_several_signatures(cli, signed, keys, tmp_path):
+    """DSSE allows several signatures over one payload: each key finds its own, and one without a keyid is tried."""
+    mpk, sig = copy_signed(signed["embedded"], tmp_path)
+    other_sig = tmp_path / "other.sig"
+    cli.ok("sign", mpk, "--key", keys["other"][0], "-o", other_sig)
+    mine, theirs = envelope(sig), envelope(other_sig)
+    assert mine["payload"] == theirs["payload"]  # the same statement: the same container, nothing random in it
+    both = dict(mine, signatures=theirs["signatures"] + mine["signatures"])
+    sig.write_text(json.dumps(both))
+    cli.ok("verify", mpk, "--key", keys["ed25519"][1])
+    cli.ok("verify", mpk, "--key", keys["other"][1])
+    refused(cli("verify", mpk, "--key", keys["p256"][1]), "not signed by this key",
+            mine["signatures"][0]["keyid"], theirs["signatures"][0]["keyid"])
+    # Without key ids: every signature is tried with the key given.
+    sig.write_text(json.dumps(dict(both, signatures=[{"sig": s["sig"]} for s in both["signatures"]])))
+    cli.ok("verify", mpk, "--key", keys["ed25519"][1])
+    refused(cli("verify", mpk, "--key", keys["p256"][1]), "does not verify")

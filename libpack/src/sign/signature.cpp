@@ -207,14 +207,18 @@ Status check_signature(const Envelope& e, const std::string& name, const PublicK
   const std::string p = pae(kPayloadType, std::string_view(reinterpret_cast<const char*>(e.payload.data()), e.payload.size()));
   const std::span<const uint8_t> message(reinterpret_cast<const uint8_t*>(p.data()), p.size());
   std::vector<std::string> ids;
+  std::optional<Error> failed;  // of a signature that was this key's to check
   for (const auto& s : e.signatures) {
     ids.push_back(s.key_id.empty() ? "(none)" : s.key_id);
     if (!s.key_id.empty() && s.key_id != key.key_id()) continue;  // made by another key
-    MPK_TRY(auto sig, base64_decode(s.sig_b64, name + ": a signature"));
-    if (key.verify(message, sig)) return {};
-    return make_error(Error::Kind::Corrupt, "{}: the signature of key id {} does not verify (damaged, or made over "
-                      "other content)", name, key.key_id());
+    auto sig = base64_decode(s.sig_b64, name + ": a signature");
+    if (sig.ok() && key.verify(message, *sig)) return {};
+    if (!failed)
+      failed = sig.ok() ? make_error(Error::Kind::Corrupt, "{}: the signature of key id {} does not verify (damaged, "
+                                     "or made over other content)", name, key.key_id())
+                        : sig.error();
   }
+  if (failed) return *failed;
   return make_error(Error::Kind::Corrupt, "{}: not signed by this key (key id {}); signed by key id {}", name,
                     key.key_id(), list_or_none(ids));
 }
