@@ -27,12 +27,9 @@ struct RunArgs {
   bool json = false;
   std::string format = "text";
   std::string export_times;
+  std::string junit;  // --junit FILE
   bool no_tf32 = false;
   bool no_verify = false;
-  std::string embedded_weights;  // hidden: mmap (LoadOptions' default), mmap-populate, memcpy, memcpy-willneed, pread
-  std::string large_blocks;      // hidden: prefault (default), libc
-  std::string populate_weights;  // hidden: off (default), on, background
-  std::optional<uint64_t> map_weights_min_bytes;  // hidden: LoadOptions::map_weights_min_bytes
   std::string key, signature;  // --key, --signature: the container must carry a valid signature to be loaded
 };
 
@@ -49,21 +46,9 @@ void check_signature_when_opened(RunArgs& a) {
   };
 }
 
-runtime::EmbeddedWeights embedded_mechanism(const std::string& name) {
-  using E = runtime::EmbeddedWeights;
-  for (E e : {E::Memcpy, E::MemcpyWillneed, E::Pread, E::Mmap, E::MmapPopulate})
-    if (name == runtime::to_string(e)) return e;
-  return runtime::LoadOptions{}.embedded;
-}
-
 // The options given by name into the pipeline's.
 void apply_named_options(RunArgs& a) {
   runtime::VerifyOptions& v = a.bench.model;
-  if (!a.embedded_weights.empty()) v.load.embedded = embedded_mechanism(a.embedded_weights);
-  if (a.large_blocks == "libc") v.load.prefault_large_blocks = false;
-  v.load.populate_weights = a.populate_weights == "on" || a.populate_weights == "background";
-  v.load.populate_in_background = a.populate_weights == "background";
-  if (a.map_weights_min_bytes) v.load.map_weights_min_bytes = *a.map_weights_min_bytes;
   v.tf32_convolutions = !a.no_tf32;
   v.load.verify_weights = !a.no_verify;
   if (a.no_verify) spdlog::warn("{}: the weights are not checked against their hashes (--no-verify)", printable(v.container));
@@ -79,14 +64,16 @@ Status write_times(const std::string& path, const std::vector<double>& times_ms)
 
 int run_verify(const RunArgs& a) {
   auto report = runtime::verify(a.bench.model);
-  if (!report.ok()) return fail(report.error());
+  if (!report.ok())
+    return finish_with_junit(a.junit, error_suite("mpspack run", "mpspack.run", a.bench.model.container, report.error()),
+                             fail(report.error()));
   if (a.json) {
     print_json(runtime::run_json(*report));
   } else if (!globals().quiet) {
     std::fputs(run_text(*report).c_str(), stdout);
   }
-  if (auto s = runtime::verdict(*report); !s.ok()) return fail(s.error(), kCheckFailed);
-  return kOk;
+  const int code = runtime::verdict(*report).ok() ? kOk : fail(runtime::verdict(*report).error(), kCheckFailed);
+  return finish_with_junit(a.junit, run_junit(*report), code);
 }
 
 // Whether `f` is a regular file that already holds something (`>> runs.csv`): a CSV report then leaves its
@@ -100,12 +87,24 @@ bool appending_to_file(std::FILE* f) {
 int run_bench(const RunArgs& a) {
   const std::string format = a.json ? "json" : a.format;
   auto report = runtime::bench(a.bench);
-  if (!report.ok()) return fail(report.error());
+  if (!report.ok())
+    return finish_with_junit(
+        a.junit, error_suite("mpspack run --bench", "mpspack.bench", a.bench.model.container, report.error()),
+        fail(report.error()));
   if (auto s = write_times(a.export_times, report->times_ms); !s.ok()) return fail(s.error());
   std::fputs(bench_rendered(*report, a.export_times, format, !appending_to_file(stdout)).c_str(), stdout);
   std::fflush(stdout);
-  if (auto s = runtime::verdict(*report); !s.ok()) return fail(s.error(), kCheckFailed);
-  return kOk;
+  const int code = runtime::verdict(*report).ok() ? kOk : fail(runtime::verdict(*report).error(), kCheckFailed);
+  return finish_with_junit(a.junit, bench_junit(*report), code);
+}
+
+// Where the result goes besides the text report.
+void add_report_options(CLI::App& app, RunArgs& a) {
+  app.add_flag("--json", a.json, "Print a JSON report on stdout (with --bench: --format json)");
+  app.add_option("--junit", a.junit,
+                 "Also write the result as JUnit XML to FILE: a test case per output compared (with --bench, one "
+                 "for the container and library, its latency figures attached)")
+      ->check(non_empty());
 }
 
 // The --bench options. Each changes only how --bench measures or reports, so it needs --bench: without it the
@@ -165,27 +164,6 @@ void add_bench_options(CLI::App& app, RunArgs& a) {
                  ->excludes(transfers));
 }
 
-// For benchmarks of the loader (docs/PERFORMANCE.md), not a user choice: hidden from --help.
-void add_loader_options(CLI::App& app, RunArgs& a) {
-  app.add_option("--embedded-weights", a.embedded_weights, "How embedded weights reach the constants region")
-      ->check(CLI::IsMember({"memcpy", "memcpy-willneed", "pread", "mmap", "mmap-populate"}))
-      ->group(kHiddenGroup);
-  app.add_option("--large-blocks", a.large_blocks,
-                 "The model's mallocs and copies of 32 MiB or more, and its copies of its weights to a GPU: "
-                 "routed (prefault, default: on several threads, or by the upload pipeline) or left to it (libc)")
-      ->check(CLI::IsMember({"prefault", "libc"}))
-      ->group(kHiddenGroup);
-  app.add_option("--populate-weights", a.populate_weights,
-                 "Weights used from the container's pages: mapped as the model touches them (off, default), all at "
-                 "load (on), or on a thread of their own while the model runs (background)")
-      ->check(CLI::IsMember({"on", "off", "background"}))
-      ->group(kHiddenGroup);
-  app.add_option("--map-weights-min-bytes", a.map_weights_min_bytes,
-                 "Weights of this many bytes or more reach the model without the library's own copy (default 1 MiB)")
-      ->check(whole_number(0, uint64_t(1) << 40))
-      ->group(kHiddenGroup);
-}
-
 void add_signature_options(CLI::App& app, RunArgs& a) {
   CLI::Option* key = app.add_option("--key", a.key,
                                     "Run only if the container's signature verifies with this public key (PEM); "
@@ -234,10 +212,9 @@ Action add_run(CLI::App& app) {
   app.add_option("--device", v.device,
                  "Device to run on: cpu, cuda or cuda:N (default: the kind the library was compiled for, index 0)")
       ->check(non_empty());
-  app.add_flag("--json", a->json, "Print a JSON report on stdout (with --bench: --format json)");
+  add_report_options(app, *a);
   add_signature_options(app, *a);
   add_bench_options(app, *a);
-  add_loader_options(app, *a);
   app.add_flag("--no-tf32", a->no_tf32,
                "On a GPU: float32 convolutions without TF32 (torch's default allows it for convolutions, as "
                "torch.backends.cudnn.allow_tf32; same as MPSPACK_CUDNN_TF32=0)");
@@ -249,7 +226,11 @@ Action add_run(CLI::App& app) {
       throw CLI::ExcludesError("--json", "--format " + a->format);
   });
   return [a] {
-    if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) return fail(*unknown);
+    if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) {
+      const JunitSuite suite = a->benchmark ? error_suite("mpspack run --bench", "mpspack.bench", a->bench.model.container, *unknown)
+                                            : error_suite("mpspack run", "mpspack.run", a->bench.model.container, *unknown);
+      return finish_with_junit(a->junit, suite, fail(*unknown));
+    }
     if (!a->key.empty()) check_signature_when_opened(*a);
     apply_named_options(*a);
     return a->benchmark ? run_bench(*a) : run_verify(*a);

@@ -149,6 +149,15 @@ std::string bench_text(const BenchReport& r) {
 void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else if (j.is_array() && !j.empty() && j[0].is_object()) {
+    // Each repetition's statistics: one row a statistic, its values in order ("p50[] | 2.1, 2.0, 2.2").
+    for (const auto& [k, first] : j[0].items()) {
+      if (!first.is_number()) continue;
+      std::string values;
+      for (const json& e : j)
+        values += (values.empty() ? "" : ", ") + (e.contains(k) && e[k].is_number() ? fmt::format("{:.6g}", e[k].get<double>()) : "-");
+      out.emplace_back(prefix + "[]." + k, values);
+    }
   } else if (j.is_array()) {
     out.emplace_back(prefix, fmt::format("{} values", j.size()));
   } else if (j.is_string()) {
@@ -165,9 +174,17 @@ std::string csv_field(const std::string& s) {
   return q + "\"";
 }
 
+// A value in a Markdown cell, as a CI job summary renders it: one line (printable), '|' kept inside the cell,
+// and nothing that Markdown or the HTML it allows would take for markup (a path's '*' or '<').
 std::string md_cell(const std::string& s) {
   std::string o;
-  for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
+  for (char c : printable(s)) {
+    if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else if (c == '&') o += "&amp;";
+    else if (std::string_view("|\\`*[]").find(c) != std::string_view::npos) o += std::string("\\") + c;
+    else o += c;
+  }
   return o;
 }
 
@@ -223,18 +240,92 @@ std::string csv_of(const json& j, bool header) {
 }
 
 // Markdown shows numbers rounded to 6 significant digits; the JSON and CSV reports keep every digit.
-std::string md_of(const std::vector<std::pair<std::string, std::string>>& rows) {
-  std::string s = "| metric | value |\n|---|---|\n";
+// A heading names the run, and blank lines close the table, so that reports appended to one job summary
+// ($GITHUB_STEP_SUMMARY) stay separate tables. The keys are mpspack's own names, shown as they are.
+std::string md_of(const BenchReport& r, const std::vector<std::pair<std::string, std::string>>& rows) {
+  std::string s = fmt::format("### mpspack run --bench: {} (library '{}', {})\n\n| metric | value |\n|---|---|\n",
+                              md_cell(shown(r.container)), md_cell(shown(r.library)), md_cell(shown(r.backend)));
   for (const auto& [k, v] : rows) {
     std::string shown_value = v;
     if (v.find_first_of(".eE") != std::string::npos && v.find_first_not_of("0123456789.eE+-") == std::string::npos)
       shown_value = fmt::format("{:.6g}", std::stod(v));
-    s += fmt::format("| {} | {} |\n", md_cell(k), md_cell(shown_value));
+    s += fmt::format("| {} | {} |\n", k, md_cell(shown_value));
   }
+  return s + "\n";
+}
+
+// The numbers behind a comparison, one per line: what a CI system shows under a failed case.
+std::string comparison_numbers(const runtime::OutputCheck& o) {
+  const runtime::OutputReference& ref = *o.reference;
+  const Comparison& c = ref.comparison;
+  std::string s = fmt::format("reference: {}\ndtype: {}\nshape: {}\nrtol: {:g}\natol: {:g}\n", ref.name,
+                              dtype_name(o.tensor.dtype), shape_string(o.tensor.shape), ref.tolerance.rtol,
+                              ref.tolerance.atol);
+  if (!c.problem.empty()) return s + "problem: " + c.problem + "\n";
+  s += fmt::format("mismatches: {} of {}\nmax_abs_error: {:.9g}\nmax_rel_error: {:.9g}\n", c.mismatches,
+                   o.tensor.numel(), c.max_abs_error, c.max_rel_error);
+  if (c.first_mismatch)
+    s += fmt::format("first_mismatch: {} got {:.9g} expected {:.9g}\n", index_string(c.first_mismatch_index),
+                     c.first_got, c.first_want);
   return s;
 }
 
+std::string case_name(const std::string& container, const std::string& library) {
+  return fmt::format("{} library '{}'", container, library);
+}
+
 }  // namespace
+
+JunitSuite run_junit(const VerifyReport& r) {
+  JunitSuite suite{"mpspack run", {}, {{"inputs", r.inputs}, {"weights", runtime::to_string(r.weights_mode)}}};
+  const double seconds = (runtime::load_total_ms(r.timings) + r.timings.first_run_ms) / 1000;
+  for (const auto& o : r.outputs) {
+    if (!o.reference) continue;
+    JunitCase c{fmt::format("{} output {}", case_name(r.container, r.library), o.index), "mpspack.run", seconds};
+    c.details = comparison_numbers(o);
+    if (!o.reference->comparison.match) {
+      c.outcome = JunitCase::Outcome::failure;
+      c.type = "mismatch";
+      c.message = comparison_text(o).substr(2);  // less its ": "
+    }
+    suite.cases.push_back(std::move(c));
+  }
+  if (suite.cases.empty()) {  // nothing had a reference: say so rather than report nothing
+    JunitCase c{case_name(r.container, r.library), "mpspack.run", seconds};
+    c.outcome = JunitCase::Outcome::skipped;
+    c.message = "outputs not compared: no reference (--expect gives one)";
+    suite.cases.push_back(std::move(c));
+  }
+  return suite;
+}
+
+JunitSuite bench_junit(const BenchReport& r) {
+  JunitCase c{case_name(r.container, r.library), "mpspack.bench", r.total_ms / 1000};
+  c.details = fmt::format("backend: {}\nrepetitions: {}\niterations: {}\n", r.backend, r.repetitions,
+                          r.times_ms.size());
+  c.details += fmt::format("latency_ms: p50 {:.6g}, p90 {:.6g}, p99 {:.6g}, mean {:.6g}, stddev {:.6g}\n",
+                           r.latency.p50, r.latency.p90, r.latency.p99, r.latency.mean, r.latency.stddev);
+  c.details += fmt::format("load_to_first_result_ms: {:.6g}\npeak_rss_bytes: {}\n",
+                           runtime::load_total_ms(r.timings) + r.timings.first_run_ms, r.peak_rss_bytes);
+  if (auto v = runtime::verdict(r); !v.ok()) {
+    c.outcome = JunitCase::Outcome::failure;
+    c.type = "mismatch";
+    c.message = v.error().message;
+  } else if (!r.checked) {
+    c.details += "outputs not compared: no reference\n";
+  }
+  return {"mpspack run --bench", {c}, {{"backend", r.backend}, {"container_sha256", r.container_sha256}}};
+}
+
+JunitSuite error_suite(const std::string& suite, const std::string& classname, const std::string& container,
+                       const Error& e) {
+  JunitCase c{container, classname, 0};
+  c.outcome = JunitCase::Outcome::error;
+  c.message = e.message;
+  c.type = "error";
+  c.details = e.message + "\n";
+  return {suite, {c}, {}};
+}
 
 std::string run_text(const VerifyReport& r) {
   std::string s;
@@ -261,7 +352,7 @@ std::string bench_rendered(const BenchReport& r, const std::string& export_times
   if (format == "csv") return csv_of(j, csv_header);
   std::vector<std::pair<std::string, std::string>> rows;
   flatten(j, "", rows);
-  return md_of(rows);
+  return md_of(r, rows);
 }
 
 }  // namespace mpspack::cli

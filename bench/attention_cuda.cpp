@@ -10,6 +10,7 @@
 //   attention_cuda [calls] [rounds]      (defaults 50, 5)
 #include "aoti_shim.h"
 #include "aoti_shim_cuda.h"
+#include "runtime/tuning/tuning.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -128,8 +129,9 @@ int main(int argc, char** argv) {
       for (AtenTensorHandle t : o) aoti_torch_delete_tensor_object(t);
     };
     for (const char* way : {"fused", "blocked", "auto"}) {
-      if (std::string(way) == "auto") unsetenv("MPSPACK_CUDA_ATTENTION");
-      else setenv("MPSPACK_CUDA_ATTENTION", way, 1);
+      mpspack::Tuning tuned = mpspack::tuning();  // MPSPACK_CUDA_ATTENTION's ways
+      tuned.cuda_attention = std::string(way) == "auto" ? "" : way;
+      const mpspack::ScopedTuning scoped(tuned);
       call();  // cuBLAS's handle and workspace, the allocator's blocks
       const Times t = measure(calls, rounds, call);
       std::printf("| %s | %s | %.1f | %.1f |\n", s.what, way, t.host_us, t.gpu_us);

@@ -3,7 +3,7 @@
 # one Linear(D, D) of MIB MiB made by bench/device/make_big_case.py (EMBEDDED=1), side by side, alternating in
 # each of ROUNDS rounds, page cache warm:
 #   container         `mpspack run big.mpk --bench --iterations 1 --warmup 0` (Create's block faulted in up front)
-#   container, libc   the same with `--large-blocks libc` (Create's block from the C library's malloc)
+#   container, libc   the same with MPSPACK_LARGE_BLOCKS=libc (Create's block from the C library's malloc)
 #   dlopen            the original .so (mpspack unpack of the container), opened where it lies (bench/direct_load)
 # Outputs are checked against torch eager's (the container runs with --expect).
 #   bash bench/embedded_real.sh BUILD_DIR [MIB=1024] [ROUNDS=3]
@@ -25,8 +25,8 @@ echo "|---|---|---|---|---|"
 for r in $(seq "$rounds"); do
   row="| $r"
   for blocks in prefault libc; do
-    row+=" | $("$build/bin/mpspack" run "$work/big.mpk" --bench --iterations 1 --warmup 0 --format json \
-      --large-blocks "$blocks" --input "$work/input0.bin:f32:$shape" --expect "$work/expected0.bin:f32:$shape" |
+    row+=" | $(MPSPACK_LARGE_BLOCKS="$blocks" "$build/bin/mpspack" run "$work/big.mpk" --bench --iterations 1 \
+      --warmup 0 --format json --input "$work/input0.bin:f32:$shape" --expect "$work/expected0.bin:f32:$shape" |
       python3 -c 'import json,sys; j=json.load(sys.stdin); l=j["load_ms"]; assert j["ok"]
 print("%.1f (Create %.1f; from exec %.0f)" % (l["load_to_first_result_ms"], l["create_ms"], j["time_to_first_result_ms"]))')"
     [ "$blocks" = prefault ] && mine=${row##*| } && mine=${mine%% *}

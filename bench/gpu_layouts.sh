@@ -9,9 +9,9 @@
 #   embedded  the embedded package (Create's copies, made by mpspack's pipeline instead)
 # Each runs `mpspack run --device cuda --expect` against torch eager, then `--bench` (its upload against a plain
 # pinned copy of the same size measured in the same run; every weight byte checked against its hashes on the CPU
-# beside the upload), the same with `--no-verify` (the weights' hashes not checked), then `--bench --copy-weights --large-blocks libc`, which
-# leaves the copies to the library (AOTInductor's own path: one synchronous cudaMemcpy per constant from pageable
-# memory).
+# beside the upload), the same with `--no-verify` (the weights' hashes not checked), then `--bench --copy-weights`
+# with MPSPACK_LARGE_BLOCKS=libc, which leaves the copies to the library (AOTInductor's own path: one synchronous
+# cudaMemcpy per constant from pageable memory).
 #
 #   bench/gpu_layouts.sh MPSPACK [MIB=1024]
 # WORK (default /tmp/gpu_layouts) holds the models (about 5 x MIB MiB; each compile's inductor cache, one more copy of
@@ -49,10 +49,10 @@ if wants pt2 || wants blob; then
 fi
 wants embedded && [ -f "$work/embedded/big.pt2" ] && "$mpspack" -q build "$work/embedded/big.pt2" -o "$work/embedded.mpk"
 python3 - "$mpspack" "$work" <<'PY'
-import json, subprocess, sys
+import json, os, subprocess, sys
 mpspack, work = sys.argv[1], sys.argv[2]
-def run(args):
-    r = subprocess.run([mpspack, "run"] + args, capture_output=True, text=True)
+def run(args, env={}):
+    r = subprocess.run([mpspack, "run"] + args, capture_output=True, text=True, env=dict(os.environ, **env))
     if r.returncode != 0:
         sys.exit(f"gpu_layouts.sh: mpspack run {' '.join(args)} failed:\n{r.stderr}")
     return json.loads(r.stdout)
@@ -70,7 +70,7 @@ for layout, case in (("pt2", "blob"), ("blob", "blob"), ("embedded", "embedded")
     bench = ["--bench", "--iterations", "5", "--warmup", "1", "--format", "json"]
     m = run([mpk] + io + bench)
     nv = run([mpk] + io + bench + ["--no-verify"])
-    c = run([mpk] + io + bench + ["--copy-weights", "--large-blocks", "libc"])
+    c = run([mpk] + io + bench + ["--copy-weights"], env={"MPSPACK_LARGE_BLOCKS": "libc"})
     u, d = m["device"].get("weights_upload", {}), m["device"]
     rows.append((layout, m["weights_mode"], u.get("bytes", 0) / 2**30, u.get("gbps", 0), d["h2d_pinned_gbps"],
                  u.get("of_pinned_copy", 0), m["load_ms"]["load_to_first_result_ms"],

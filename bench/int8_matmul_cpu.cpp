@@ -14,6 +14,7 @@
 #include "int8_rows.hpp"
 #include "parallel.hpp"
 #include "tensor.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <algorithm>
 #include <array>
@@ -82,9 +83,11 @@ double f32_ms(int64_t M, int64_t K, int64_t N, int reps) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 20;
-  ::setenv("MPSPACK_CPU_GEMM", "openblas", 1);  // the float32 floor on OpenBLAS, not oneDNN
+  mpspack::Tuning tuned = mpspack::tuning();
+  tuned.cpu_gemm = "openblas";  // the float32 floor on OpenBLAS, not oneDNN
+  const mpspack::ScopedTuning scoped(tuned);
   const char* omp = std::getenv("OMP_NUM_THREADS");
-  const char* mode = std::getenv("MPSPACK_CPU_INT8MM");
+  const char* mode = tuned.cpu_int8mm.empty() ? nullptr : tuned.cpu_int8mm.c_str();
   std::printf("%u usable cores, shim threads: %s (%s), int8 kernels %s, OpenBLAS kernels %s, int8 path %s; "
               "median of %d calls, ms\n\n",
               usable_cores(), omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool",

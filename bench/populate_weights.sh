@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whether filling the page tables of the weights a CPU model uses from the container's pages at load
-# (MADV_POPULATE_READ, `run --populate-weights on`), or on a thread of their own while the model runs
+# (MADV_POPULATE_READ, MPSPACK_POPULATE_WEIGHTS=on), or on a thread of their own while the model runs
 # (background), beats letting the first run fault them in (off), on the SYNTHETIC Linear model
 # (bench/synthetic/make_linear.sh) in the blob layout (a mapped block), the mmap-self layout (a mapped block too:
 # the one Create copies into from its own mapping) and the .pt2 layout (in place). The ways alternate in each of
@@ -22,7 +22,7 @@ for r in range(rounds):
     for layout in ("blob", "mmap", "pt2"):
         for way in ("on", "background", "off"):
             out = subprocess.run([mpspack, "run", "--bench", f"{work}/{layout}.mpk", "--iterations", "1", "--warmup",
-                                  "0", "--format", "json", "--populate-weights", way],
+                                  "0", "--format", "json"], env=dict(os.environ, MPSPACK_POPULATE_WEIGHTS=way),
                                  capture_output=True, text=True, check=True).stdout
             times.setdefault((layout, way), []).append(json.loads(out)["load_ms"]["load_to_first_result_ms"])
 print(f"{os.cpu_count()} cores, {mib} MiB synthetic Linear, warm; load_to_first_result_ms per round, then median")

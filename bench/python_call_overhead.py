@@ -114,7 +114,7 @@ def main() -> int:
           f"threads {a.threads or 'as they are'}, library {mpspack.library_path()}")
     print("| round | Python model(x) p50 µs | model(new array) p50 µs | C API through ctypes p50 µs | `run --bench` "
           "p50 µs | `run --bench --include-transfers` p50 µs | model(x) - CLI (model alone) µs | model(x) - CLI "
-          "(transfers) µs |\n|---|---|---|---|---|---|---|---|")
+          "(transfers) µs | model(new array) - CLI (transfers) µs |\n|---|---|---|---|---|---|---|---|---|")
     rows = []
     xs = [x.copy() for _ in range(a.calls)]
     with mpspack.load(container, threads=a.threads) as model:
@@ -126,10 +126,10 @@ def main() -> int:
             moved = cli_p50(tool, container, spec, a.calls, a.warmup, a.threads, True)
             rows.append((py, fresh, raw, alone, moved))
             print(f"| {r + 1} | {py:.2f} | {fresh:.2f} | {raw:.2f} | {alone:.2f} | {moved:.2f} | {py - alone:+.2f} | "
-                  f"{py - moved:+.2f} |")
+                  f"{py - moved:+.2f} | {fresh - moved:+.2f} |")
     m = [statistics.median(c) for c in zip(*rows)]
     print(f"| median | {m[0]:.2f} | {m[1]:.2f} | {m[2]:.2f} | {m[3]:.2f} | {m[4]:.2f} | {m[0] - m[3]:+.2f} | "
-          f"{m[0] - m[4]:+.2f} |")
+          f"{m[0] - m[4]:+.2f} | {m[1] - m[4]:+.2f} |")
     return 0
 
 

@@ -6,7 +6,7 @@
 #   mpspack      `mpspack run FILE --bench --iterations 1 --warmup 0`: load_to_first_result_ms and the weights mode,
 #                every weight byte checked against its hashes before the first result (the default)
 #   unverified   the same with --no-verify: the weights' hashes not checked (the library's still are)
-#   copying      the same with --large-blocks libc: the library's malloc and memcpy left alone, so Create or
+#   copying      the same with MPSPACK_LARGE_BLOCKS=libc: the library's malloc and memcpy left alone, so Create or
 #                UpdateConstantsFromBlob copies the weights (how mpspack loaded these layouts before)
 #   AOTInductor  bench/direct_load: dlopen the .so where it lies, Create, [map the blob, UpdateConstantsFromBlob];
 #                its load only, no run (which favours it); for the .pt2 the same as the blob layout (torch's loader
@@ -36,8 +36,8 @@ import json, mmap, os, statistics, subprocess, sys, time
 root, build, work, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 mpspack, direct = f"{build}/bin/mpspack", f"{build}/bin/direct_load"
 
-def js(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
+def js(cmd, env={}):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **env))
     if r.returncode != 0:
         sys.exit(f"zero_copy.sh: {' '.join(cmd)} failed:\n{r.stderr}")
     return json.loads(r.stdout)
@@ -85,7 +85,7 @@ for mib in sys.argv[5:]:
             mode = j["weights_mode"]
             j = js(bench + ["--iterations", "1", "--warmup", "0", "--no-verify"])
             res["unverified"].append(j["load_ms"]["load_to_first_result_ms"])
-            j = js(bench + ["--iterations", "1", "--warmup", "0", "--large-blocks", "libc"])
+            j = js(bench + ["--iterations", "1", "--warmup", "0"], env={"MPSPACK_LARGE_BLOCKS": "libc"})
             res["copying"].append(j["load_ms"]["load_to_first_result_ms"])
             j = js([direct, so, f"{d}/input0.bin", "f32", "1x1024"] + (["--blob", blob] if blob else []))
             res["aoti"].append(j["load_to_first_result_ms"] - j["first_run_ms"])

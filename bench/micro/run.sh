@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Micro-measurements behind a few choices in docs/PERFORMANCE.md ("build, verify, unpack and inspect"):
+# Micro-measurements behind a few choices in docs/PERFORMANCE.md ("build, verify, unpack and inspect", "Embedded
+# weights", "The first run's page faults", "CPU: OpenBLAS's kernels"):
 #   1. XXH3 in cache, portable build vs AVX2 build (why hash.cpp picks AVX2 at run time);
 #   2. hashing a page-cached file through a mapping vs pread() into an aligned / misaligned buffer (why verify
 #      reads with pread into an aligned buffer);
@@ -14,9 +15,6 @@
 #   6. the first pass over a page-cached file through a fresh private mapping against later passes: lazy page
 #      tables, populated up front (MADV_POPULATE_READ), and 2 MiB-aligned with MADV_HUGEPAGE (why the loader
 #      populates the weights it maps: loader/model.cpp, populate()).
-#   7. a container's first open in a fresh process against the second and third in the same process, and the same
-#      with every file-backed mapping populated first (how much of a fresh process's fixed load is first-run cost:
-#      docs/PERFORMANCE.md, "Where mmap-self's time goes").
 #   bash bench/micro/run.sh [build-dir] [FILE_MIB=2048]
 # Not run here: gemv_kernels.cpp (the shim's GEMV row kernel against its variants), which wants the device
 # machine's 16 cores; its header says how to build and run it.
@@ -66,19 +64,3 @@ done
 echo "== 6. first touch of a ${mib} MiB page-cached file through a fresh mapping"
 g++ -O2 -march=native "$here/first_touch.cpp" -o "$work/first_touch" && "$work/first_touch" "$work/file"
 rm -f "$work/file"
-
-echo "== 7. a container's first open in a fresh process against later ones (ms, minor faults; medians of 15 processes)"
-bash "$here/../synthetic/make_linear.sh" "$build" 1 "$work/linear" > /dev/null
-g++ -O2 -std=c++20 -DFMT_HEADER_ONLY -I"$here/../../libpack/include" "$here/cold_open.cpp" "$build/lib/libmpspack.a" \
-  -lnettle -pthread -ldl -o "$work/cold_open"
-for r in $(seq 15); do
-  "$work/cold_open" "$work/linear/mmap.mpk" >> "$work/cold_plain"
-  "$work/cold_open" "$work/linear/mmap.mpk" --populate >> "$work/cold_populated"
-done
-for v in plain populated; do
-  echo -n "$v: "
-  /usr/bin/python3 -c 'import re, statistics, sys
-rows = [dict((k, (float(a), float(b))) for k, a, b in re.findall(r"(\w+) ([\d.]+) ms (\d+) faults", l)) for l in open(sys.argv[1])]
-print(" | ".join(f"{k} {statistics.median(r[k][0] for r in rows):.3f} ms {statistics.median(r[k][1] for r in rows):.0f} faults"
-                 for k in rows[0]))' "$work/cold_$v"
-done

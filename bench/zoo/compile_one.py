@@ -76,7 +76,7 @@ def make_case(name, device, case_dir, meta):
     module = models.place(module, device)
     sets = [tuple(x.to(device) for x in s) for s in models.input_sets(entry, built_inputs)]
     # A stateful model is exported as it was before any call: eager's calls below change its buffers.
-    pristine = copy.deepcopy(module) if entry.calls == "sequence" else module
+    pristine = copy.deepcopy(module) if entry.calls == "sequence" or entry.stateful else module
 
     meta["step"] = "eager"
     with torch.no_grad():

@@ -6,7 +6,9 @@ import statistics
 
 COLUMNS = ("model", "device", "matches torch eager: max abs / rel error (rtol, atol)",
            "mpspack vs torch's runner: max abs", "p50 ms mpspack", "p50 ms torch", "mpspack / torch",
-           "first result ms mpspack / torch", "2 cores: p50 ms mpspack / torch (ratio)", "torch side", "notes")
+           "first result ms mpspack / torch", "peak RSS MiB mpspack / torch",
+           "GPU MiB mpspack / torch: process used (allocator peak)", "2 cores: p50 ms mpspack / torch (ratio)",
+           "torch side", "notes")
 
 
 def ms(v):
@@ -38,6 +40,35 @@ def _vs_runner(row):
     if any("problem" in e for e in errs):
         return "; ".join(e.get("problem", "") for e in errs)[:80]
     return f"{max(e['max_abs'] for e in errs):.2g}"
+
+
+def mib(v):
+    return "–" if v is None else f"{v / (1 << 20):.0f}"
+
+
+def _memory(row):
+    """Each side's memory dict (zoo.bench_memory, time_torch.memory_used), or {} where it was not read."""
+    theirs = row.get("torch", {}).get("memory")
+    return row.get("mpspack_memory") or {}, theirs if isinstance(theirs, dict) else {}
+
+
+def _rss(row):
+    ours, theirs = _memory(row)
+    if not ours and not theirs:
+        return "–"
+    return f"{mib(ours.get('peak_rss_bytes'))} / {mib(theirs.get('peak_rss_bytes'))}"
+
+
+# The GPU's used memory by the end of the timed runs (cudaMemGetInfo: total - free) in each side's own process:
+# the same reading on both sides, CUDA context, libraries and allocator reserve included. In brackets, the peak of
+# each side's allocator for the model's intermediates and outputs: mpspack's pool, torch's caching allocator
+# (neither holds the weights' block, which each side allocates apart).
+def _gpu(row):
+    ours, theirs = _memory(row)
+    if "device_used_bytes" not in ours and "device_used_bytes" not in theirs:
+        return "–"
+    return (f"{mib(ours.get('device_used_bytes'))} / {mib(theirs.get('device_used_bytes'))} "
+            f"({mib(ours.get('pool_peak_bytes'))} / {mib(theirs.get('max_allocated_bytes'))})")
 
 
 def _two_core(row):
@@ -75,7 +106,7 @@ def table_row(row):
     cells = (row["model"], row["device"], _match(row), _vs_runner(row), ms(row.get("mpspack_p50_ms")),
              ms(torch_side.get("p50_ms")), _ratio(row, r),
              f"{ms(row.get('mpspack_first_result_ms'))} / {ms(torch_side.get('first_result_ms'))}",
-             _two_core(row), torch_side.get("runner", "–"), "; ".join(notes))
+             _rss(row), _gpu(row), _two_core(row), torch_side.get("runner", "–"), "; ".join(notes))
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
@@ -89,8 +120,24 @@ def markdown(header, rows):
               "alternating; the ratio is that of the two medians, then the range and the median of the rounds' own "
               "ratios. "
               "First result: mpspack's `time_to_first_result_ms` (from its process start); torch's side from "
-              "spawning its process to its first outputs on the host. Ratio below 1: mpspack faster."]
+              "spawning its process to its first outputs on the host. Ratio below 1: mpspack faster. "
+              "Memory, each side's process by the end of its first round's timed runs: peak host RSS (VmHWM); "
+              "on CUDA the GPU's used memory (cudaMemGetInfo, the same reading on both sides: CUDA context, "
+              "libraries and allocator reserve included) and, in brackets, the peak of the allocator that holds "
+              "the model's intermediates and outputs (mpspack's pool, torch's caching allocator; the weights' "
+              "block is apart on both)."]
+    lines += commands(rows)
     return "\n".join(lines) + "\n"
+
+
+def commands(rows):
+    """Each timed row's two commands (the first round's), as zoo.json keeps them."""
+    out = []
+    for row in rows:
+        ours, theirs = row.get("commands", {}).get("bench"), row.get("torch", {}).get("command")
+        if ours or theirs:
+            out += [f"- {row['model']} {row['device']}: mpspack `{ours or '–'}`; torch `{theirs or '–'}`"]
+    return ["", "Commands (each row's first round):", ""] + out if out else []
 
 
 def write(out_dir, header, rows):

@@ -7,8 +7,10 @@
 #            neither runner works).
 # The inputs are the case's input<i>.bin files. Prints ZOO_FIRST_RESULT as soon as the first outputs are ready
 # (after a device sync), then warms up, times ITERATIONS calls (each followed by a device sync) and prints one
-# JSON line: the latency, in-process phase times, and its first outputs' errors against torch eager's
-# (expected.pt) and against mpspack's (the folder that `mpspack run --output` wrote), at the row's tolerance.
+# JSON line: the latency, in-process phase times, the memory the process took by the end of the timed runs (as
+# `mpspack run --bench` reads its own then: peak host RSS, and on CUDA the device's used memory and torch's
+# allocator peaks), and its first outputs' errors against torch eager's (expected.pt) and against mpspack's (the
+# folder that `mpspack run --output` wrote), at the row's tolerance.
 # A crash writes no core file (that alone can take tens of seconds) and prints the Python stack.
 # ZOO_TORCH_PROFILE=1: afterwards, ITERATIONS more calls under torch.profiler, whose table of aten ops (the ones the
 # model library calls through torch's shim: convolutions, products, attention) goes to stderr, to set beside
@@ -84,6 +86,32 @@ def run_later_calls(torch, case_dir, device, call, sync, rtol, atol):
     return results
 
 
+def peak_rss_bytes():
+    """VmHWM, the process's peak resident set, as mpspack's bench report reads its own (peak_rss_bytes)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024   # KiB on Linux
+
+
+def memory_used(torch, device):
+    """Host peak RSS; on CUDA the device's used memory (cudaMemGetInfo: total - free, the process's CUDA context,
+    libraries, allocator reserve and the model's own cudaMallocs, as mpspack's device.memory_used_bytes) and
+    torch's caching allocator's peaks (what the model's intermediates and outputs took through torch's shim;
+    AOTInductor's runtime cudaMallocs the weights' block itself, outside that allocator)."""
+    m = {"peak_rss_bytes": peak_rss_bytes()}
+    if device == "cuda":
+        free, total = torch.cuda.mem_get_info()
+        m.update(device_used_bytes=total - free, device_total_bytes=total,
+                 max_allocated_bytes=torch.cuda.max_memory_allocated(),
+                 max_reserved_bytes=torch.cuda.max_memory_reserved())
+    return m
+
+
 def print_op_profile(torch, call, sync, iterations):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         for _ in range(iterations):
@@ -130,6 +158,7 @@ def main():
             call()
             sync()
             times.append((time.perf_counter() - a) * 1e3)
+        memory = guarded(lambda: memory_used(torch, device))
         if os.environ.get("ZOO_TORCH_PROFILE") == "1":
             print_op_profile(torch, call, sync, iterations)
     report = {
@@ -139,6 +168,7 @@ def main():
                        "p90": sorted(times)[int(0.9 * (len(times) - 1))]},
         "in_process_ms": {"import_torch": ms(STARTED, imported), "load": ms(imported, loaded),
                           "first_run": ms(loaded, first_done), "start_to_first_result": ms(STARTED, first_done)},
+        "memory": memory,
     }
     report["vs_eager"] = guarded(lambda: tensors.compare_all(
         first, torch.load(os.path.join(case_dir, "expected.pt")), rtol, atol))

@@ -12,7 +12,7 @@
 #      (taskset -c 0,1, OMP_NUM_THREADS=2, both sides).
 # Writes OUT/zoo.json (every row) and OUT/zoo.md (the table), and prints the table last.
 #
-#   [MODELS=a,b|all|newops] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
+#   [MODELS=a,b|all|newops|fullsize] [DEVICES=cpu,cuda] python3 bench/zoo/zoo.py [MPSPACK (default build/bin/mpspack)]
 #   python3 bench/zoo/zoo.py --list
 # Environment (defaults): JOBS (6) compile workers; TIME_BUDGET_S (300) no compile starts after this many seconds;
 # COMPILE_DEADLINE_S (TIME_BUDGET_S + 120) compiles still running then are stopped; TOTAL_BUDGET_S (540) no row is
@@ -58,7 +58,8 @@ class Settings:
         self.mpspack = mpspack
         names = os.environ.get("MODELS") or DEFAULT_MODELS
         groups = models.groups()
-        self.models = list(models.REGISTRY) if names == "all" else [
+        # "all": the zoo's own rows; the full-size ones (MODELS=fullsize) take a call of their own each few models.
+        self.models = [n for n, e in models.REGISTRY.items() if e.group != "fullsize"] if names == "all" else [
             m for n in names.split(",") if n.strip() for m in groups.get(n.strip(), [n.strip()])]
         self.devices = [d.strip() for d in (os.environ.get("DEVICES") or "cpu,cuda").split(",") if d.strip()]
         self.jobs = env_int("JOBS", 6)
@@ -177,6 +178,21 @@ def read_meta(folder):
         return None
 
 
+def compile_order(rows):
+    """The rows to compile, longest expected first (models.Entry.compile_limit_s), so that the last compile to
+    end starts early; rows without a limit keep their order after them."""
+    return sorted(rows, key=lambda row: -models.get(row["model"]).compile_limit_s)
+
+
+def compile_timeout(s, row):
+    """(seconds, why): what is left to COMPILE_DEADLINE_S, or less where the entry sets its own limit."""
+    left = max(10.0, s.compile_deadline_s - elapsed())
+    own = models.get(row["model"]).compile_limit_s
+    if own and own < left:
+        return float(own), f"its own limit (models.py compile_limit_s={own})"
+    return left, f"COMPILE_DEADLINE_S={s.compile_deadline_s}"
+
+
 def compile_case(s, row, timeout_s):
     try:
         return start_compile(s, row, timeout_s)
@@ -216,6 +232,7 @@ def compile_all(s, rows, gpu):
             row["errors"].append(f"not run: no usable NVIDIA GPU ({gpu[1]})")
         else:
             pending.append(row)
+    pending = compile_order(pending)
     running = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, s.jobs)) as pool:
         while pending or running:
@@ -226,20 +243,21 @@ def compile_all(s, rows, gpu):
                     pending = []
                     break
                 row = pending.pop(0)
-                timeout_s = max(10.0, s.compile_deadline_s - elapsed())
-                running[pool.submit(compile_case, s, row, timeout_s)] = (row, timeout_s)
+                timeout_s, why = compile_timeout(s, row)
+                running[pool.submit(compile_case, s, row, timeout_s)] = (row, why)
             if not running:
                 break
             done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
             for future in done:
-                row, timeout_s = running.pop(future)
+                row, why = running.pop(future)
                 meta, how = future.result()
                 row["compiled"] = bool(meta.get("ok"))
                 for key in ("export_s", "compile_s", "pt2_bytes", "versions", "tf32", "cpu_threads_baked"):
                     if key in meta:
                         row[key] = meta[key]
                 if not meta.get("ok"):
-                    row["errors"].append("torch could not compile it: " + meta.get("error", "?"))
+                    stopped = " (the limit: " + why + ")" if "did not finish within" in meta.get("error", "") else ""
+                    row["errors"].append("torch could not compile it: " + meta.get("error", "?") + stopped)
                 log(f"{how} {row['model']} {row['device']}: " +
                     (f"export {meta.get('export_s')} s, compile {meta.get('compile_s')} s" if meta.get("ok")
                      else row["errors"][-1][:300]))
@@ -323,18 +341,31 @@ def check_later_calls(s, row, meta, env):
     row.setdefault("notes", []).append(f"{len(meta['calls']) + 1} calls checked ({what}); timing and torch's side: call 1")
 
 
+def bench_memory(report):
+    """What mpspack's bench report says of the process's memory at the end of its timed runs, in time_torch.py's
+    names: peak host RSS; on a GPU the device's used memory (cudaMemGetInfo), the shim's pool peak (the model's
+    intermediates and outputs) and the weights mpspack uploaded (outside that pool)."""
+    m = {"peak_rss_bytes": report.get("peak_rss_bytes")}
+    device = report.get("device")
+    if device:
+        m.update(device_used_bytes=device.get("memory_used_bytes"), device_total_bytes=device.get("memory_total_bytes"),
+                 pool_peak_bytes=device.get("pool_peak_bytes"),
+                 weights_uploaded_bytes=(device.get("weights_upload") or {}).get("bytes", 0))
+    return m
+
+
 def bench(s, row, meta, env, prefix=()):
-    """mpspack run --bench: (p50 ms, time to first result ms, command) or the error."""
+    """mpspack run --bench: (p50 ms, time to first result ms, command, error, memory (bench_memory))."""
     cmd = list(prefix) + mpspack_cmd(s, row, meta, "--bench", "--warmup", str(s.warmup),
                                      "--iterations", str(s.iterations), "--format", "json")
     r = proc.run(cmd, env=env, timeout_s=step_limit(s, 300))
     if r.rc != 0:
-        return None, None, shlex.join(cmd), "mpspack run --bench: " + r.why()
+        return None, None, shlex.join(cmd), "mpspack run --bench: " + r.why(), None
     try:
         j = json.loads(r.stdout)
-        return j["latency_ms"]["p50"], j.get("time_to_first_result_ms"), shlex.join(cmd), None
-    except (ValueError, KeyError) as e:
-        return None, None, shlex.join(cmd), f"mpspack run --bench gave no report ({e})"
+        return j["latency_ms"]["p50"], j.get("time_to_first_result_ms"), shlex.join(cmd), None, bench_memory(j)
+    except (ValueError, KeyError, AttributeError) as e:
+        return None, None, shlex.join(cmd), f"mpspack run --bench gave no report ({e})", None
 
 
 def last_json_line(text):
@@ -347,11 +378,20 @@ def last_json_line(text):
     return None
 
 
-# Each torch-side mode: what the row calls it, and how long its process may take to its first result (import
-# torch, load, one run) before it counts as hung. The runners' limit keeps a crash or hang to about 15 s a row;
-# eager rebuilds the model first.
-TORCH_MODES = {"capi": ("the C-API runner", 15.0), "package": ("aoti_load_package", 15.0), "eager": ("eager", 60.0)}
+# Each torch-side mode: what the row calls it, how long its process may take to its first result (import torch,
+# load, one run) before it counts as hung, and how many seconds more per GB of package: the runners' limit keeps a
+# crash or hang to about 15 s a small row, and a full-size package is first extracted from its zip (the runners
+# copy the library, 2-2.5 GB for the Llama rows) and its weights copied into the model; eager rebuilds the model
+# first, drawing every random weight again.
+TORCH_MODES = {"capi": ("the C-API runner", 15.0, 10.0), "package": ("aoti_load_package", 15.0, 10.0),
+               "eager": ("eager", 60.0, 30.0)}
 TORCH_MODE_ORDER = {"capi": ["capi", "eager"], "package": ["package", "eager"], "eager": ["eager"]}
+
+
+def first_result_limit(mode, pt2_bytes):
+    """Seconds a torch-side process of MODE may take to its first result, for a package of PT2_BYTES."""
+    _, base_s, per_gb_s = TORCH_MODES[mode]
+    return base_s + per_gb_s * (pt2_bytes or 0) / 1e9
 
 
 def torch_side(s, row, mpspack_out, modes, env=None, prefix=()):
@@ -359,7 +399,8 @@ def torch_side(s, row, mpspack_out, modes, env=None, prefix=()):
     mode that works, its report and mode, and why each earlier mode failed."""
     failures, failed_attempts = [], []
     for mode in modes:
-        what, first_limit_s = TORCH_MODES[mode]
+        what = TORCH_MODES[mode][0]
+        first_limit_s = first_result_limit(mode, row.get("pt2_bytes"))
         cmd = list(prefix) + [sys.executable, os.path.join(HERE, "time_torch.py"), mode, case_dir(s, row),
                               row["device"], str(s.iterations), str(s.warmup), str(row["rtol"]), str(row["atol"])]
         cmd += [mpspack_out] if mpspack_out else []
@@ -397,7 +438,7 @@ def time_row(s, row, env):
     else:
         mpspack_out = check(s, row, meta, env)
     if mpspack_out:
-        p50, first, row["commands"]["bench"], err = bench(s, row, meta, env)
+        p50, first, row["commands"]["bench"], err, row["mpspack_memory"] = bench(s, row, meta, env)
         row["mpspack_p50_ms"], row["mpspack_first_result_ms"] = p50, first
         if err:
             row["errors"].append(err)
@@ -423,7 +464,7 @@ def more_rounds(s, row, meta, env):
         got = {}
         for side in (("torch", "mpspack") if r % 2 else ("mpspack", "torch")):
             if side == "mpspack":
-                got["mpspack_p50_ms"], _, _, err = bench(s, row, meta, env)
+                got["mpspack_p50_ms"], _, _, err, _ = bench(s, row, meta, env)
             else:
                 rep = torch_side(s, row, "", [row["torch"]["mode"]])
                 got["torch_p50_ms"], err = rep.get("p50_ms"), "; ".join(rep.get("errors", [])) or None
@@ -447,7 +488,7 @@ def time_two_cores(s, row, meta, env):
     two = {}
     env2 = dict(env, OMP_NUM_THREADS="2")
     if row.get("mpspack_p50_ms") is not None:
-        two["mpspack_p50_ms"], two["mpspack_first_result_ms"], two["mpspack_command"], err = \
+        two["mpspack_p50_ms"], two["mpspack_first_result_ms"], two["mpspack_command"], err, _ = \
             bench(s, row, meta, env2, prefix)
         two["mpspack_command"] = "OMP_NUM_THREADS=2 " + two["mpspack_command"]
         if err:
@@ -513,6 +554,8 @@ def main():
             time_row(s, row, env)
         except Exception as e:  # a row that breaks the zoo's own code is still a row, with the reason
             row["errors"].append(f"zoo.py: {type(e).__name__}: {e}"[:300])
+        # Every torch-side process extracts the package's library again; a full-size one's copy is 0.4-2.5 GB.
+        shutil.rmtree(os.path.join(case_dir(s, row), "torch_capi"), ignore_errors=True)
         log(f"timed {row['model']} {row['device']}: match {row.get('match')}, p50 mpspack "
             f"{report.ms(row.get('mpspack_p50_ms'))} ms, torch {report.ms(row.get('torch', {}).get('p50_ms'))} ms")
         report.write(s.out, head, rows)

@@ -181,11 +181,11 @@ def candidates() -> list[str]:
     return found
 
 
-# How the library is opened: RTLD_GLOBAL. The C API binds the model libraries it loads to its own shim itself, so a
-# torch whose libtorch is in the global scope never serves them; but opened RTLD_LOCAL, loading the rebuilt-bookworm
-# fixtures crashes in the C library (tiny_mlp loads), so until that is fixed its symbols are made global too, as the
-# `mpspack` executable's are. The one line to change for RTLD_LOCAL.
-_MODE = os.RTLD_NOW | os.RTLD_GLOBAL
+# How the library is opened: RTLD_LOCAL, ctypes' default. Nothing of it enters the process's global scope: the C
+# API binds the model libraries it loads to its own shim itself (their aoti_torch_* slots written, their
+# constructors run after that), so it needs no global symbols, and a library another runtime loads later (torch's
+# AOTInductor models, bound to libtorch's aoti_torch_* through the global scope) cannot be bound to mpspack's.
+_MODE = os.RTLD_NOW | os.RTLD_LOCAL
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _path: str | None = None

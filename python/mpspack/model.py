@@ -162,6 +162,19 @@ class Model:
         self._out_table_ref = ctypes.byref(self._out_table)
         self._n_in_arg = ctypes.c_size_t(len(self.inputs))
         self._n_out_arg = ctypes.c_size_t(len(self.outputs))
+        self._raw_args = (self._ptr_arg, self._in_ref, self._n_in_arg, self._out_table_ref, self._n_out_arg)
+        # Each input's and output's `data` field as a c_void_p over the struct's own bytes: one attribute store
+        # per call instead of a struct proxy and its field.
+        data_at = _capi.Tensor.data.offset
+        self._in_data = [ctypes.c_void_p.from_address(ctypes.addressof(t) + data_at) for t in self._in]
+        self._out_data = [ctypes.c_void_p.from_address(ctypes.addressof(t) + data_at) for t in self._out_table]
+        # The short way of __call__: set (_arm_fast) after a call whose inputs were NumPy arrays used in place and
+        # whose outputs were predicted, for the calls with arrays of the same shapes, dtypes and strides, which
+        # need nothing but their addresses. Per input (shape, dtype, strides, its data field); per output an
+        # _OutputBlock.
+        self._fast_in: list | None = None
+        self._fast_out: list | None = None
+        self._direct = False  # the last _fill passed every input in place, as a NumPy array
 
     # ---- running ---------------------------------------------------------------------------
 
@@ -200,6 +213,25 @@ class Model:
         with self._lock:
             if self._ptr is None:
                 raise InvalidArgument(f"{self._what()}: the model is closed")
+            fast = self._fast_in
+            if fast is not None:
+                # Arrays laid out as the last ones (same shape, the very dtype object, same strides: dense, native
+                # byte order): only their addresses go into the structs.
+                for a, (shape, dtype, strides, data) in zip(args, fast):
+                    if type(a) is not _ndarray or a.dtype is not dtype or a.shape != shape or a.strides != strides:
+                        break
+                    data.value = _data(a)
+                else:
+                    outs = [b.take() for b in self._fast_out]
+                    status = self._run_into_raw(*self._raw_args)
+                    if status == 0 and self._predicted is self._static:
+                        return outs
+                    outputs = self._finish(status, self._predicted, outs)
+                    if outputs is not None:
+                        return outputs
+                # Some structs may hold addresses the fast path wrote: none is the array _last remembers.
+                self._fast_in = self._fast_out = None
+                self._last = [None] * self._n_in
             keep, torch_out, shapes = self._fill(args)
             if not torch_out:
                 if shapes is not None:  # not the very arrays of the last call: look up the outputs' shapes
@@ -208,6 +240,8 @@ class Model:
                 if self._predicted is not None:
                     outputs = self._run_into(n, self._predicted)
                     if outputs is not None:
+                        if self._direct:
+                            self._arm_fast(args, self._predicted)
                         return outputs
             # torch in, torch out: a GPU model's outputs stay on its GPU, handed out by DLPack without a copy back.
             run = self._run_device if torch_out and self._on_gpu else self._run
@@ -226,6 +260,7 @@ class Model:
         keep: list = []
         torch_out = False
         same = True
+        direct = True
         table = self._in
         last = self._last
         for i, a in enumerate(args):
@@ -236,6 +271,7 @@ class Model:
                 continue
             same = False
             t = table[i]
+            direct = False if type(a) is not np.ndarray else direct
             if type(a) is not np.ndarray and hasattr(a, "__dlpack__"):
                 borrowed = self._borrow(i, a)
                 torch_out = torch_out or _is_torch(a)
@@ -268,9 +304,11 @@ class Model:
             else:
                 keep.append(arr)
                 last[i] = None
+                direct = False
         if torch_out:
             for i in range(len(args)):
                 last[i] = None
+        self._direct = direct and not torch_out
         if same:
             return keep, torch_out, None
         return keep, torch_out, tuple(self._shapes[i][0] for i in range(len(args)))
@@ -290,9 +328,19 @@ class Model:
                 t.nbytes = nbytes
             outs.append(o)
         self._table_holds = predicted
-        # Every argument a ready ctypes object, for a call without argument conversions (this is the hot path).
-        status = self._run_into_raw(self._ptr_arg, self._in_ref, self._n_in_arg, self._out_table_ref,
-                                    self._n_out_arg)
+        # Every argument a ready ctypes object, for a call without argument conversions.
+        return self._finish(self._run_into_raw(*self._raw_args), predicted, outs)
+
+    def _arm_fast(self, args: Sequence[Any], predicted: list) -> None:
+        """After a call through _run_into with every input a NumPy array used in place: what the short way of
+        __call__ needs for the next calls with arrays laid out the same way."""
+        self._fast_in = [(a.shape, a.dtype, a.strides, self._in_data[i]) for i, a in enumerate(args)]
+        self._fast_out = [_OutputBlock(shape, dtype, nbytes, self._out_data[k])
+                          for k, (shape, dtype, code, nbytes) in enumerate(predicted)]
+
+    def _finish(self, status: int, predicted: list, outs: list) -> list | None:
+        """`outs`, once the run into them succeeded and gave the predicted outputs; None (the prediction
+        forgotten) when they came out otherwise."""
         if status != _capi.OK:
             msg = _capi.message()
             if status == _capi.ERR_INVALID_ARGUMENT and "output" in msg:
@@ -302,6 +350,7 @@ class Model:
         if predicted is not self._static:
             # Predicted from an earlier call: the sizes matched (the C API checked), the shapes must too. (With a
             # recorded example the C API held the inputs to it, so the outputs are the example's.)
+            table = self._out_table
             for k, (shape, dtype, code, nbytes) in enumerate(predicted):
                 t = table[k]
                 if t.dtype != code or t.shape[:t.ndim] != list(shape):
@@ -312,6 +361,7 @@ class Model:
     def _forget_prediction(self) -> None:
         self._predictions.pop(self._shapes_key, None)
         self._predicted = None
+        self._fast_in = self._fast_out = None
 
     def _remember(self, outputs: list) -> None:
         """After a general run: the outputs' shapes and dtypes for the inputs' shapes of this call."""
@@ -537,6 +587,7 @@ def _prediction(shape: tuple, code: int | None) -> tuple | None:
 
 _Byte = ctypes.c_char
 _addressof = ctypes.addressof
+_ndarray = np.ndarray
 
 
 def _address(a: np.ndarray) -> int:
@@ -545,6 +596,61 @@ def _address(a: np.ndarray) -> int:
     if a.flags.writeable and a.nbytes:
         return _addressof(_Byte.from_buffer(a))
     return a.__array_interface__["data"][0]
+
+
+def _data_from_object() -> Any:
+    """A function giving an array's data address from the array object itself, or None where it cannot be
+    trusted. CPython's id() is the object's address, and NumPy's PyArrayObject starts with PyObject_HEAD and then
+    `char *data` (numpy/ndarraytypes.h, unchanged since NumPy 1.7): one read of a pointer, a few times cheaper than
+    the buffer interface. Checked here against _address() on a writable and a read-only array."""
+    if sys.implementation.name != "cpython":
+        return None
+    at = object.__basicsize__
+    read = ctypes.c_void_p.from_address
+
+    def data(a: np.ndarray) -> int:
+        return read(id(a) + at).value or 0
+    probe = np.arange(6, dtype=np.float64)
+    view = probe[2:]
+    view.flags.writeable = False
+    if data(probe) != _address(probe) or data(view) != view.__array_interface__["data"][0]:
+        return None
+    return data
+
+
+_data = _data_from_object() or _address
+
+
+class _OutputBlock:
+    """New output arrays of one shape and dtype, handed out as consecutive rows of a block allocated for up to
+    BLOCK_BYTES of them: one allocation and one address lookup per block instead of per call. A row keeps its
+    whole block alive, so a caller holding one output of a small model holds at most BLOCK_BYTES; an output larger
+    than half of that gets an array of its own each call."""
+
+    BLOCK_BYTES = 256 * 1024
+    ROWS_MAX = 64
+    __slots__ = ("shape", "dtype", "nbytes", "slot", "rows", "block", "base", "next", "scalar")
+
+    def __init__(self, shape: tuple, dtype: np.dtype, nbytes: int, slot: ctypes.c_void_p):
+        self.shape, self.dtype, self.nbytes, self.slot = shape, dtype, nbytes, slot
+        self.rows = max(1, min(self.ROWS_MAX, self.BLOCK_BYTES // nbytes)) if nbytes else 1
+        self.scalar = len(shape) == 0
+        self.block, self.base, self.next = None, 0, self.rows
+
+    def take(self) -> np.ndarray:
+        """A new array for the output, its address put in the output's struct."""
+        if self.rows == 1:
+            o = np.empty(self.shape, self.dtype)
+            self.slot.value = _addressof(_Byte.from_buffer(o)) if self.nbytes else 0
+            return o
+        i = self.next
+        if i == self.rows:
+            self.block = np.empty((self.rows,) + self.shape, self.dtype)
+            self.base = _addressof(_Byte.from_buffer(self.block))
+            i = 0
+        self.next = i + 1
+        self.slot.value = self.base + i * self.nbytes
+        return self.block[i, ...] if self.scalar else self.block[i]
 
 
 class _BorrowedInput:

@@ -42,9 +42,14 @@ step("compile capi_local.c" ${C_COMPILER} -std=c99 -Wall -Wextra -pedantic -Werr
      ${SOURCE_DIR}/tests/capi/capi_local.c -I${prefix}/include -ldl -lm -o ${WORK_DIR}/capi_local)
 step("capi_local" ${WORK_DIR}/capi_local ${prefix}/lib/libmpspack_c.so.0 ${example})
 # ... and beside an impostor in the global scope (torch's shim, in a process that imported torch): a library
-# defining each aoti_torch_* the example's model imports as a function that aborts.
-step("nm ${EXAMPLE_SO}" nm -D --undefined-only ${EXAMPLE_SO})
-string(REGEX MATCHALL "aoti_torch_[A-Za-z0-9_]+" imports "${STEP_OUTPUT}")
+# defining each aoti_torch_* the example's and the fixtures' models import as a function that aborts.
+file(GLOB fixture_libraries ${FIXTURES}/*/model.so)
+set(imports "")
+foreach(so ${EXAMPLE_SO} ${fixture_libraries})
+  step("nm ${so}" nm -D --undefined-only ${so})
+  string(REGEX MATCHALL "aoti_torch_[A-Za-z0-9_]+" found "${STEP_OUTPUT}")
+  list(APPEND imports ${found})
+endforeach()
 list(REMOVE_DUPLICATES imports)
 set(impostor "#include <stdlib.h>\n")
 foreach(name ${imports})
@@ -99,6 +104,12 @@ foreach(i RANGE ${last})
   file(MAKE_DIRECTORY ${WORK_DIR}/tmp/${dir})
   step("capi_test fixture ${dir}" ${WORK_DIR}/capi_test fixture ${FIXTURES}/${dir} ${WORK_DIR}/tmp/${dir}
        ${in_spec} ${out_spec})
+  # Its container (built by capi_test with the case's input and output as its example) from the library opened
+  # RTLD_LOCAL, alone and beside the impostor: AOTInductor's static initializers call the shim (dtype and device
+  # codes) when the model library is loaded, before any run.
+  step("capi_local ${dir}" ${WORK_DIR}/capi_local ${prefix}/lib/libmpspack_c.so.0 ${WORK_DIR}/tmp/${dir}/model.mpk)
+  step("capi_local ${dir} beside an impostor" ${WORK_DIR}/capi_local ${prefix}/lib/libmpspack_c.so.0
+       ${WORK_DIR}/tmp/${dir}/model.mpk ${WORK_DIR}/libimpostor.so)
 endforeach()
 message(STATUS "C API: the example and ${n_cases} fixtures passed")
 

@@ -118,6 +118,10 @@ void accepted(const CliResult& r) {
   for (const std::string& line : r.err_lines()) CHECK(line.find("(see --help)") == std::string::npos);
 }
 
+// A name an option takes: a path in a folder that does not exist, so that an option naming a file to write
+// (--junit, which writes an errored case when the run fails) leaves nothing behind.
+const std::string kName = "/nonexistent/option-ranges-name";
+
 struct Probe {
   std::string value;
   bool in_range;
@@ -127,7 +131,7 @@ std::vector<Probe> probes(const Row& r);
 // A value the option takes (for trying its needs and excludes), none for a flag.
 std::vector<std::string> valid(const Row& r) {
   if (r.takes == "flag") return {r.option};
-  if (r.takes == "name") return {r.option, "x"};
+  if (r.takes == "name") return {r.option, kName};
   if (r.takes == "one of") return {r.option, split(r.range, ", ").front()};
   return {r.option, probes(r)[2].value};  // just inside its lower limit
 }
@@ -202,7 +206,7 @@ TEST_CASE("Option ranges: every row of docs/CLI.md's table, at and around its li
       } else if (r.takes == "name") {
         CHECK(usage_error(with({r.option, ""})) ==
               "mpspack: " + r.option + ": an empty value is not allowed (see --help)");
-        accepted(with({r.option, "x"}));
+        accepted(with({r.option, kName}));
       } else if (r.takes == "one of") {
         for (const std::string& v : split(r.range, ", ")) {
           INFO(v);

@@ -62,8 +62,8 @@ PY
     case "$flavor" in default|embedded|blob|mmap) ;; *) continue ;; esac
     mode=""; want="mapped from the container (copy-on-write, no copy)"
     [ "$device" = cuda ] && want="uploaded to the GPU by mpspack"
-    if result=$("$mpspack" run "$out" --device "$device" "${args[@]}" "${tol[@]}" --map-weights-min-bytes 1 --json \
-                2> "$work/err") && mode=$(python3 -c "import json,sys; print(json.load(sys.stdin)['weights'])" <<< "$result") \
+    if result=$(MPSPACK_MAP_WEIGHTS_MIN_BYTES=1 "$mpspack" run "$out" --device "$device" "${args[@]}" "${tol[@]}" \
+                --json 2> "$work/err") && mode=$(python3 -c "import json,sys; print(json.load(sys.stdin)['weights'])" <<< "$result") \
        && [[ "$mode" == *"$want"* ]]; then
       echo "ok   $dir without the library's copy ($mode)"
       pass=$((pass + 1))

@@ -56,6 +56,10 @@ const bool registered = mpspack::test::register_op_calls({
                                        a.ret(0));
      }},
     {"aoti_torch_cpu_nonzero", [](CallArgs& a) { return SHIM(nonzero)(a.tensor(0), a.ret(0)); }},
+    {"aoti_torch_cpu__weight_int4pack_mm_cpu_tensor",
+     [](CallArgs& a) {
+       return SHIM(_weight_int4pack_mm_cpu_tensor)(a.tensor(0), a.tensor(1), a.tensor(2), a.tensor(3), a.ret(0));
+     }},
     {"aoti_torch_cpu__weight_int8pack_mm",
      [](CallArgs& a) { return SHIM(_weight_int8pack_mm)(a.tensor(0), a.tensor(1), a.tensor(2), a.ret(0)); }},
     {"aoti_torch_cpu__embedding_bag",

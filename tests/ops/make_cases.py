@@ -204,6 +204,14 @@ def restart(ns, rest: list, written: list, skipped: dict, skipped_cases: dict) -
     os.execv(sys.executable, argv)
 
 
+def cpu_capability():
+    """The vector kernels ATen runs on this CPU ("avx512", "avx2", "default"), lower case as ATEN_CPU_CAPABILITY
+    names them; None where this torch cannot say. Some of torch's packed formats depend on it (the int4 weights of
+    _convert_weight_to_int4pack_for_cpu), so the runner reads such cases as this CPU packed them."""
+    get = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability", None)
+    return get().lower() if get else None
+
+
 RECORDED = pathlib.Path(__file__).resolve().parent / "cases"
 
 
@@ -262,6 +270,8 @@ def main() -> int:
             continue
         doc = {"format": FORMAT, "torch": torch.__version__, "op": name, "function": spec.function,
                "devices": list(spec.devices), "cases": cases}
+        if cpu_capability():
+            doc["cpu_capability"] = cpu_capability()
         (ns.out / f"{name}.json").write_text(json.dumps(doc, separators=(",", ":")) + "\n")
         written.append(name)
     write_index(ns, written, skipped, skipped_cases)

@@ -129,7 +129,12 @@ TEST_CASE("run --bench: text, csv and md reports, --cold says what the drop did,
   }
 
   auto md = bench({mpk.string(), "--format", "md", "--iterations", "3"});
-  CHECK(md.out.rfind("| metric | value |\n|---|---|\n", 0) == 0);
+  // A job summary: a heading naming the run, then the table, closed by a blank line so that the next report
+  // appended to the summary starts a table of its own.
+  CHECK(md.out.rfind("### mpspack run --bench: " + mpk.string() + " (library 'model', cpu)\n\n| metric | value |\n|---|---|\n",
+                     0) == 0);
+  REQUIRE(md.out.size() > 3);
+  CHECK(md.out.substr(md.out.size() - 3) == "|\n\n");
   CHECK(md.out.find("| latency_ms.p50 |") != std::string::npos);
   CHECK(md.out.find("| iterations | 3 |") != std::string::npos);
 
@@ -347,6 +352,17 @@ TEST_CASE("run --bench --repetitions: each latency statistic is the mean over th
   const auto [m75, s75] = reference_mean_sd(p75s);
   CHECK(j.at("percentiles_ms").at("p75").get<double>() == Approx(m75).epsilon(1e-9));
   CHECK(j.at("percentiles_ms_stddev").at("p75").get<double>() == Approx(s75).epsilon(1e-9).margin(1e-12));
+  // schema_version 2: each repetition's own statistics, in the order they ran (what report --baseline tests).
+  CHECK(j.at("schema_version") == 2);
+  const json& reps = j.at("latency_ms_repetitions");
+  REQUIRE(reps.size() == 3);
+  for (size_t rep = 0; rep < 3; ++rep) {
+    INFO("repetition " << rep);
+    CHECK(reps[rep].at("p50").get<double>() == Approx(p50s[rep]).epsilon(1e-12));
+    CHECK(reps[rep].at("min").get<double>() == mins[rep]);
+    CHECK(reps[rep].at("max").get<double>() == maxs[rep]);
+    CHECK(reps[rep].at("percentiles").at("p75").get<double>() == Approx(p75s[rep]).epsilon(1e-12));
+  }
 
   // One repetition: no spread, and the statistics are those of all the times.
   auto one = bench({mpk.string(), "--format", "json", "--iterations", "5", "--export-times", times.string()});
@@ -567,4 +583,53 @@ TEST_CASE("MPSPACK_PROFILE_SHIM: a table of the shim calls, run --bench's timed 
   REQUIRE(bench_calls.count("aoti_torch_cpu_addmm_out") == 1);
   CHECK(bench_calls.at("aoti_torch_cpu_addmm_out") == 3 * products);
   CHECK(quiet.err.find("MPSPACK_PROFILE_SHIM") == std::string::npos);
+}
+
+TEST_CASE("the loader's switches (MPSPACK_EMBEDDED_WEIGHTS, _LARGE_BLOCKS, _MAP_WEIGHTS_MIN_BYTES, _POPULATE_WEIGHTS) "
+          "change the load and run --bench reports them",
+          "[run][cli][bench]") {
+  MPK_REQUIRE_FIXTURE(tiny_mlp_dir() / "model.so");
+  TempDir tmp;
+  const auto mpk = build_tiny(tmp);
+  // The example's weights are a few KiB, under the mapping threshold: its allocations are not looked at unless
+  // the threshold is lowered (and large blocks are routed), and then they are left alone all the same, since the
+  // example imports no malloc (debug line). Mapped weights are the loader tests' (test_loader.cpp).
+  struct Way {
+    std::vector<std::pair<const char*, const char*>> env;
+    const char *embedded, *blocks;
+    bool populate, looked_at;
+  };
+  const std::string looked = "large allocations left to the C library: it does not import malloc";
+  for (const Way& way : {Way{{}, "mmap", "prefault", false, false},
+                         Way{{{"MPSPACK_MAP_WEIGHTS_MIN_BYTES", "1"}}, "mmap", "prefault", false, true},
+                         Way{{{"MPSPACK_MAP_WEIGHTS_MIN_BYTES", "1"}, {"MPSPACK_LARGE_BLOCKS", "libc"}}, "mmap",
+                             "libc", false, false},
+                         Way{{{"MPSPACK_EMBEDDED_WEIGHTS", "memcpy"}, {"MPSPACK_POPULATE_WEIGHTS", "on"}}, "memcpy",
+                             "prefault", true, false}}) {
+    std::string named;
+    for (const auto& [name, value] : way.env) {
+      REQUIRE(setenv(name, value, 1) == 0);
+      named += std::string(name) + "=" + value + " ";
+    }
+    const CliResult r = run_mpspack(
+        {"--log-level", "debug", "run", "--bench", mpk.string(), "--format", "json", "--iterations", "1"});
+    for (const auto& [name, value] : way.env) unsetenv(name);
+    INFO(named << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j.at("ok") == true);  // the first run matched the recorded outputs
+    CHECK(j.at("embedded_weights") == way.embedded);
+    CHECK(j.at("large_blocks") == way.blocks);
+    CHECK(j.at("populate_weights") == way.populate);
+    CHECK(j.at("weights_mode") == "embedded (restored in memory, copied by Create)");
+    CHECK((r.err.find(looked) != std::string::npos) == way.looked_at);
+  }
+  // A value that is not the switch's own: one warning naming it, the default used, the run as usual.
+  REQUIRE(setenv("MPSPACK_LARGE_BLOCKS", "bogus", 1) == 0);
+  const CliResult r = run_mpspack({"run", "--bench", mpk.string(), "--format", "json", "--iterations", "1"});
+  unsetenv("MPSPACK_LARGE_BLOCKS");
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(json::parse(r.out).at("large_blocks") == "prefault");
+  CHECK(r.err == "mpspack: MPSPACK_LARGE_BLOCKS=bogus is not one of prefault, libc; the default, prefault, is used\n");
 }

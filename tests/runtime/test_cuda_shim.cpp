@@ -6,6 +6,7 @@
 #include "aoti_shim_cuda.h"
 #include "op_test_util.hpp"
 #include "provided.hpp"
+#include "runtime/tuning/tuning.hpp"
 #include "shim_test_util.hpp"
 #include "tensor.hpp"
 
@@ -623,8 +624,10 @@ TEST_CASE("cuda attention on strided q/k/v, fused and in several row blocks, mat
             for (int64_t t = 0; t < T; ++t)
               for (int64_t e = 0; e < E; ++e)
                 parts[part].push_back(qkv[size_t((((b * T + t) * 3 + part) * H + h) * E + e)]);
-      REQUIRE(setenv("MPSPACK_CUDA_ATTENTION", mode, 1) == 0);
-      REQUIRE(setenv("MPSPACK_ATTENTION_SCORE_BYTES", std::to_string(H * T * 4 * 5).c_str(), 1) == 0);
+      mpspack::Tuning t;
+      t.cuda_attention = mode;
+      t.attention_score_bytes = H * T * 4 * 5;
+      const mpspack::ScopedTuning tuned(t);
       for (int32_t dtype : {kF32, kBF16})
         for (int causal : {0, 1}) {
           INFO(mode << ", E " << E << ", dtype " << dtype << ", causal " << causal);
@@ -644,8 +647,6 @@ TEST_CASE("cuda attention on strided q/k/v, fused and in several row blocks, mat
           CHECK(bad == 0);
         }
     }
-  REQUIRE(unsetenv("MPSPACK_ATTENTION_SCORE_BYTES") == 0);
-  REQUIRE(unsetenv("MPSPACK_CUDA_ATTENTION") == 0);
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "large_blocks.hpp"
 #include "parallel.hpp"
 #include "self_mapping.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -206,11 +207,13 @@ TEST_CASE("large blocks: a model library's malloc, realloc, memcpy and free reac
     bool prefault, map;
   };
   for (Way way : {Way{true, true}, Way{true, false}, Way{false, false}}) {
-    INFO("prefault_large_blocks = " << way.prefault << ", weights mapped = " << way.map);
+    INFO("MPSPACK_LARGE_BLOCKS " << (way.prefault ? "prefault" : "libc") << ", weights mapped = " << way.map);
     REQUIRE(runtime::routed_blocks_live() == 0);
     runtime::LoadOptions lo;
-    lo.prefault_large_blocks = way.prefault;
-    if (!way.map) lo.map_weights_min_bytes = UINT64_MAX;
+    Tuning t;
+    t.large_blocks = way.prefault;
+    if (!way.map) t.map_weights_min_bytes = UINT64_MAX;
+    const ScopedTuning tuned(t);
     const size_t copies = runtime::routed_copies_made(), skipped = runtime::routed_bytes_not_copied();
     {
       // Create mallocs a block of its 33 MiB of constants, memcpys them in, reallocs it 8 MiB larger and checks
@@ -311,12 +314,13 @@ TEST_CASE("loader: every way of putting embedded weights back gives the same out
     MPK_REQUIRE_FIXTURE(dir / "model.so");
     TempDir tmp;
     auto c = build_container(dir, tmp / "m.mpk");
-    using E = runtime::EmbeddedWeights;
-    for (E how : {E::Memcpy, E::MemcpyWillneed, E::Pread, E::Mmap, E::MmapPopulate}) {
-      INFO(name << " " << runtime::to_string(how));
-      runtime::LoadOptions o;
-      o.embedded = how;
-      auto m = runtime::Model::load(c, 0, o);
+    using E = EmbeddedWeights;
+    for (E how : {E::Memcpy, E::Mmap}) {
+      INFO(name << " " << to_string(how));
+      Tuning t;
+      t.embedded_weights = how;
+      const ScopedTuning tuned(t);
+      auto m = runtime::Model::load(c, 0);
       INFO((m.ok() ? "" : m.error().message));
       REQUIRE(m.ok());
       CHECK(m->weights_mode() == runtime::WeightsMode::EmbeddedCopied);
@@ -452,10 +456,11 @@ TEST_CASE("loader: on the CPU, embedded weights and a plain .so + blob are the c
       TempDir tmp;
       auto c = build_container(dir, tmp / "m.mpk");
       const SegmentInfo& seg = c.manifest().segments[c.manifest().weights.at(0).segment];
-      runtime::LoadOptions o;
-      o.map_weights_min_bytes = 0;  // the fixtures' weights are a few KiB
+      Tuning t;
+      t.map_weights_min_bytes = 0;  // the fixtures' weights are a few KiB
+      const ScopedTuning tuned(t);
       const size_t skipped_before = runtime::routed_bytes_not_copied();
-      auto m = runtime::Model::load(c, 0, o);
+      auto m = runtime::Model::load(c, 0);
       INFO((m.ok() ? "" : m.error().message));
       REQUIRE(m.ok());
       CHECK(m->weights_mode() == k.mode);
@@ -509,23 +514,25 @@ TEST_CASE("loader: an mmap-self library's mapping of its weights and Create's bl
   using W = runtime::WeightsMode;
   // Mapped from the container at 1 MiB (page tables filled by the first run, before load() returns, or on a
   // thread beside the run); below the threshold the weights are written into the library's file.
+  using P = PopulateWeights;
   struct Way {
     uint64_t threshold;
     W mode;
-    bool populate, background;
+    P populate;
   };
-  for (const Way& way : {Way{uint64_t(1) << 20, W::MmapSelfMapped, false, false},
-                         Way{uint64_t(1) << 20, W::MmapSelfMapped, true, false},
-                         Way{uint64_t(1) << 20, W::MmapSelfMapped, true, true},
-                         Way{uint64_t(1) << 40, W::MmapSelf, false, false}}) {
+  for (const Way& way : {Way{uint64_t(1) << 20, W::MmapSelfMapped, P::Off},
+                         Way{uint64_t(1) << 20, W::MmapSelfMapped, P::AtLoad},
+                         Way{uint64_t(1) << 20, W::MmapSelfMapped, P::Background},
+                         Way{uint64_t(1) << 40, W::MmapSelf, P::Off}}) {
     const W mode = way.mode;
-    DYNAMIC_SECTION(runtime::to_string(mode) << (way.populate ? way.background ? ", populated beside the run"
-                                                                               : ", populated at load" : "")) {
-      runtime::LoadOptions o;
-      o.map_weights_min_bytes = way.threshold;
-      o.populate_weights = way.populate;
-      o.populate_in_background = way.background;
-      auto m = runtime::Model::load(*c, 0, o);
+    DYNAMIC_SECTION(runtime::to_string(mode) << (way.populate == P::Background ? ", populated beside the run"
+                                                 : way.populate == P::AtLoad   ? ", populated at load"
+                                                                               : "")) {
+      Tuning t;
+      t.map_weights_min_bytes = way.threshold;
+      t.populate_weights = way.populate;
+      const ScopedTuning tuned(t);
+      auto m = runtime::Model::load(*c, 0);
       INFO((m.ok() ? "" : m.error().message));
       REQUIRE(m.ok());
       CHECK(m->weights_mode() == mode);

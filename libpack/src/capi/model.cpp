@@ -6,6 +6,7 @@
 #include "mpspack/dtype.hpp"
 #include "mpspack/runtime/bench.hpp"
 #include "mpspack/runtime/report_json.hpp"
+#include "runtime/tuning/tuning.hpp"
 #include "threads.hpp"
 
 #include <cstdlib>
@@ -54,8 +55,7 @@ mpspack_status load(std::shared_ptr<ContainerState> state, const mpspack_load_op
   h->options.load.device_index = *device;
   if (o.threads > 0)
     if (auto t = runtime::pipeline::use_cpu_threads(o.threads); !t.ok()) return fail(t.error().context(state->path));
-  // The CUDA shim reads this at its first convolution (pipeline/load.cpp says why).
-  if (!h->options.tf32_convolutions) ::setenv("MPSPACK_CUDNN_TF32", "0", 1);
+  if (!h->options.tf32_convolutions) turn_off_tf32_convolutions();  // process-wide (mpspack.h)
   auto model = runtime::Model::load(c, *index, h->options.load);
   if (!model.ok()) return fail(model.error().context(state->path));
   // The model uses the container (its mapping, the weights' check): whoever holds the model holds the container.

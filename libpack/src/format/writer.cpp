@@ -45,10 +45,9 @@ std::vector<SegmentInfo> lay_out(const std::vector<PendingSegment>& pending, uin
 
 // Each segment is hashed and written in pieces that end on 2 MiB boundaries of the file: a write that covers a
 // whole aligned 2 MiB leaves it in the page cache as one 2 MiB folio, which a model's mapping of the weights then
-// gets a PMD at a time, where 256 KiB writes left small folios, a page-table entry per 4 KiB, and a first run
-// about 1.5 us per 4 KiB slower on the development VM (docs/PERFORMANCE.md, "Weights without a copy"). build
-// took the same time either way there (1.10 s against 1.11 s for 1 GiB); 16 MiB pieces had cost 2.5-3.0 s of
-// system time against 0.9-1.4 s for 256 KiB ones on 2 GiB, the hash's read no longer in cache for the copy.
+// gets a PMD at a time, where smaller writes leave small folios, a page-table entry per 4 KiB and a slower first
+// run (docs/PERFORMANCE.md, "Weights without a copy"). Not larger: with 16 MiB pieces the bytes the hash has just
+// read are no longer in cache for the write's copy, which costs build system time.
 constexpr uint64_t kPiece = 2ull << 20;
 
 namespace {

@@ -227,6 +227,46 @@ def weight_int8pack_mm(g):
                                                 (g.rand(n) * 0.019 + 0.001).to(torch.bfloat16)], rtol=2e-2, atol=5e-2)
 
 
+def _int4_packed_for_cpu(g, n, k, group, dt):
+    """4-bit weights [n, k] packed by torch for the CPU it runs on (the recording names that CPU's capability, which
+    decides the layout: make_cases.py), and scales and zeros per group of k in the activations' dtype."""
+    packed = aten._convert_weight_to_int4pack_for_cpu(g.randint(0, 16, (n, k), dtype=torch.int32), 1)
+    scales_zeros = torch.stack([g.rand(k // group, n) * 0.05 + 0.001, g.randn(k // group, n) * 0.1], dim=2)
+    return packed, scales_zeros.to(dt)
+
+
+@op("_weight_int4pack_mm_cpu_tensor", min_torch="2.6", devices=("cpu",),
+    call=lambda x, w, group, sz: torch.ops.quantized.int4mm_packed_weight_cpu(x, w, group, sz))
+def weight_int4pack_mm_cpu_tensor(g):
+    # N: one partial block (16), a partial one of 48 on AVX-512, and whole blocks with a partial one after them
+    # (96, 160): every layout torch's packer writes. float32 sums of K terms in torch's order, each weight
+    # dequantized with one rounding: atol bounds what a contracted or separate multiply-add changes.
+    group_t = lambda n: torch.tensor(n, dtype=torch.int64)  # noqa: E731
+    tol = {torch.float32: {"rtol": 1e-5, "atol": 1e-4}, torch.bfloat16: {"rtol": 1.6e-2, "atol": 1e-2},
+           torch.float16: {"rtol": 2e-3, "atol": 2e-3}}
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        for m, n, group in ((1, 160, 32), (3, 96, 64), (17, 48, 128), (1, 16, 128), (3, 160, 128), (17, 96, 32)):
+            k = 256
+            packed, sz = _int4_packed_for_cpu(g, n, k, group, dt)
+            yield Case(f"{dt} m {m} n {n} k {k} group {group}", [g.randn(m, k, dtype=dt), packed, group_t(group), sz],
+                       **tol[dt])
+    x, (packed, sz) = g.randn(2, 64), _int4_packed_for_cpu(g, 32, 64, 32, torch.float32)
+    yield Case("group of the whole K", [x, packed, group_t(64), _int4_packed_for_cpu(g, 32, 64, 64, torch.float32)[1]],
+               **tol[torch.float32])
+    yield err("X not contiguous", [g.randn(64, 2).t(), packed, group_t(32), sz])
+    yield err("X float64", [x.double(), packed, group_t(32), sz])
+    yield err("group size not a scalar", [x, packed, torch.tensor([32, 32]), sz])
+    yield err("group size int32", [x, packed, torch.tensor(32, dtype=torch.int32), sz])
+    yield err("group size 48", [x, packed, group_t(48), sz])
+    yield err("K not a multiple of the group", [g.randn(2, 96), torch.zeros(32, 48, dtype=torch.uint8), group_t(64),
+                                                torch.ones(2, 32, 2)])
+    yield err("w int8", [x, packed.view(torch.int8), group_t(32), sz])
+    yield err("w not K / 2 wide", [x, torch.zeros(32, 64, dtype=torch.uint8), group_t(32), sz])
+    yield err("qScaleAndZeros for other columns", [x, packed, group_t(32), torch.ones(2, 16, 2)])
+    yield err("qScaleAndZeros bfloat16", [x, packed, group_t(32), sz.bfloat16()])
+    yield err("N not a multiple of 16", [x, torch.zeros(40, 32, dtype=torch.uint8), group_t(32), torch.ones(2, 40, 2)])
+
+
 def _bag_cases(g):
     w = g.randn(10, 4)
     idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])

@@ -107,6 +107,11 @@ struct BenchReport {
   bool cudnn_tf32 = true;  // whether float32 convolutions on a GPU may use TF32
   WeightsMode weights_mode = WeightsMode::None;
   LoadOptions load;
+  // The loader's measurement switches in force (MPSPACK_EMBEDDED_WEIGHTS, MPSPACK_LARGE_BLOCKS,
+  // MPSPACK_POPULATE_WEIGHTS: docs/CLI.md, "Environment"), so that a report says which way it measured.
+  std::string embedded_weights = "mmap";
+  std::string large_blocks = "prefault";
+  bool populate_weights = false;
   bool cold = false;
   std::optional<ColdCache> cold_cache;  // with `cold`
   PhaseTimings timings;

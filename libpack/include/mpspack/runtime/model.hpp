@@ -37,17 +37,9 @@
 
 namespace mpspack::runtime {
 
-// How embedded weights are put back into the library's constants region before Create
-// (docs/PERFORMANCE.md says which is fastest to the first result, and why that is the default).
-enum class EmbeddedWeights {
-  Memcpy,          // memcpy from the container's mapping
-  MemcpyWillneed,  // madvise(WILLNEED) on the source, then memcpy
-  Pread,           // pread() from the container file straight into the region
-  Mmap,            // the container's pages mapped over the region (MAP_PRIVATE|MAP_FIXED), lazily
-  MmapPopulate,    // the same with MAP_POPULATE (read in at map time)
-};
-const char* to_string(EmbeddedWeights e);
-
+// What a program using the loader chooses. How the weights reach the model beyond that (mapped, faulted in up front,
+// uploaded by mpspack) is the measured default; the MPSPACK_* environment variables that change it for
+// measurements are docs/CLI.md's "Environment".
 struct LoadOptions {
   // Check the weights segment against its recorded hashes (chunked over every core, beside the load and the first
   // run); run() then returns its outputs only once the check passed, and a damaged segment is its error. The
@@ -57,31 +49,6 @@ struct LoadOptions {
   // External blob: copy the weights into the model (AOTInductorModelUpdateConstantsFromBlob)
   // instead of handing it tensors that point into the container's mapping.
   bool copy_weights = false;
-  // Embedded: how the weights reach the constants region. Mmap measured fastest to the first
-  // result, warm and cold, and needs a third less peak memory (docs/PERFORMANCE.md); it falls back
-  // to memcpy when the segment is not page-congruent with the region or the container has no file.
-  EmbeddedWeights embedded = EmbeddedWeights::Mmap;
-  // For a library with 32 MiB of constants or more: its mallocs of 32 MiB or more (Create's block for all its
-  // constants) get memory faulted in up front by several threads instead of one page fault per 4 KiB during
-  // Create's copy, and its copies that large run on the same threads (large_blocks.hpp). False leaves every
-  // allocation and copy to the C library, as when the library is opened directly.
-  bool prefault_large_blocks = true;
-  // On the CPU, weights of this many bytes or more (embedded, or an external blob without a constants table)
-  // reach the model without Create's or UpdateConstantsFromBlob's copy: the block the library mallocs for its
-  // constants is the weights segment mapped from the container, copy-on-write (large_blocks.hpp, OfferedBlock).
-  // Below it, finding the library's malloc costs more than the copy saves. Needs prefault_large_blocks (the same
-  // routing of the library's malloc and memcpy); a library that allocates otherwise gets its copy as before.
-  // On a GPU, from the same size, the library's own copies of the weights to the device (one synchronous
-  // cudaMemcpy per constant from pageable memory) are made by the backend's upload pipeline instead
-  // (Backend::defer_weight_copies); also needs prefault_large_blocks and not copy_weights.
-  uint64_t map_weights_min_bytes = uint64_t(1) << 20;
-  // CPU weights used from the container's pages (mapped block, or in place): their page tables filled
-  // (MADV_POPULATE_READ) before load() returns, or on a thread of the model's own while it runs, rather than by
-  // the first run's faults, one per 64 KiB. Off by default: on the 16-core device machine the first run's faults
-  // cost almost nothing and filling the tables 20-25 ms per GiB; on the 2-core VM filling them saved 13-30%
-  // (docs/PERFORMANCE.md, "The first run's page faults").
-  bool populate_weights = false;
-  bool populate_in_background = false;
   // Which device of the library's kind runs it ("cuda:1" -> 1); the CPU has only 0.
   int32_t device_index = 0;
   // The library's aoti_torch_* imports bound to this process's shim by the loader (made weak in its copy before

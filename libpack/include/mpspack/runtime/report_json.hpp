@@ -16,6 +16,10 @@ namespace mpspack::runtime {
 
 nlohmann::json run_json(const VerifyReport& r);
 
+// The bench report's schema_version: 2 added latency_ms_repetitions (each repetition's statistics), which
+// `mpspack report --baseline` needs to tell a slowdown from noise.
+inline constexpr int kBenchSchemaVersion = 2;
+
 // export_times: the file the iteration times went to (--export-times), "" for none.
 nlohmann::json bench_json(const BenchReport& r, const std::string& export_times = {});
 

@@ -1,9 +1,8 @@
-// Embedded weights go back where the linker put them (the constants region the stored library has zeroed), by
-// one of the mechanisms LoadOptions::embedded names: memcpy, memcpy after MADV_WILLNEED, pread, mmap (with or
-// without MAP_POPULATE).
+// Embedded weights go back where the linker put them (the constants region the stored library has zeroed): the
+// container's pages mapped over the region, or copied there where they cannot be, or with
+// MPSPACK_EMBEDDED_WEIGHTS=memcpy (Tuning::embedded_weights says why mmap).
 #include "model_impl.hpp"
-
-#include "mpspack/fd_io.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <elf.h>
 #include <link.h>
@@ -40,24 +39,11 @@ int find_load(struct dl_phdr_info* info, size_t, void* data) {
 
 void by_memcpy(uint8_t* dst, ByteView weights) { std::memcpy(dst, weights.data(), weights.size()); }
 
-void by_memcpy_willneed(uint8_t* dst, ByteView weights, uint64_t page) {
-  ::madvise(const_cast<uint8_t*>(weights.data() - (uint64_t(weights.data()) % page)),
-            weights.size() + uint64_t(weights.data()) % page, MADV_WILLNEED);
-  std::memcpy(dst, weights.data(), weights.size());
-}
-
-Status by_pread(const Model::Impl& m, uint8_t* dst, ByteView weights, int fd, uint64_t offset) {
-  uint64_t got = 0;
-  if (!pread_exact(fd, dst, weights.size(), offset, got) || got != weights.size())
-    return sys_error(m.lib.name, "pread of the weights segment");
-  return {};
-}
-
 // Whole pages mapped over the region (private, read-only: the model never sees the file change under it unless
 // someone rewrites the container in place); the partial first and last pages copied, so the library's own bytes
 // around the region stay as they were.
 Status by_mmap(const Model::Impl& m, uint8_t* dst, ByteView weights, int fd, uint64_t offset, int prot,
-               bool populate, uint64_t page) {
+               uint64_t page) {
   const uint64_t a = align_up(uint64_t(dst), page);
   const uint64_t b = (uint64_t(dst) + weights.size()) / page * page;
   if (b <= a) {
@@ -67,8 +53,8 @@ Status by_mmap(const Model::Impl& m, uint8_t* dst, ByteView weights, int fd, uin
   std::memcpy(dst, weights.data(), a - uint64_t(dst));
   const uint64_t tail = uint64_t(dst) + weights.size() - b;
   std::memcpy(reinterpret_cast<void*>(b), weights.data() + (b - uint64_t(dst)), tail);
-  const int flags = MAP_PRIVATE | MAP_FIXED | (populate ? MAP_POPULATE : 0);
-  if (::mmap(reinterpret_cast<void*>(a), b - a, prot, flags, fd, off_t(offset + (a - uint64_t(dst)))) == MAP_FAILED)
+  const off_t at = off_t(offset + (a - uint64_t(dst)));
+  if (::mmap(reinterpret_cast<void*>(a), b - a, prot, MAP_PRIVATE | MAP_FIXED, fd, at) == MAP_FAILED)
     return sys_error(m.lib.name, "mmap of the weights segment over the constants region");
   return {};
 }
@@ -77,9 +63,7 @@ Status by_mmap(const Model::Impl& m, uint8_t* dst, ByteView weights, int fd, uin
 // congruent to the region modulo the page size (the writer places it so, docs/FORMAT.md).
 EmbeddedWeights usable(EmbeddedWeights how, const uint8_t* dst, int fd, uint64_t offset, uint64_t page) {
   const bool mappable = fd >= 0 && (uint64_t(dst) - offset) % page == 0;
-  if ((how == EmbeddedWeights::Mmap || how == EmbeddedWeights::MmapPopulate) && !mappable) return EmbeddedWeights::Memcpy;
-  if (how == EmbeddedWeights::Pread && fd < 0) return EmbeddedWeights::Memcpy;
-  return how;
+  return mappable ? how : EmbeddedWeights::Memcpy;
 }
 
 // The constants region checked against the weights and found in the library's loaded segments; its protection.
@@ -99,7 +83,7 @@ Result<int> region_protection(const Model::Impl& m, ByteView weights) {
 
 }  // namespace
 
-Status place_embedded(Model::Impl& m, const LoadOptions& o) {
+Status place_embedded(Model::Impl& m) {
   const LibraryInfo& lib = m.lib;
   if (lib.weights < 0) return {};  // no constants
   if (!lib.region) return m.error(Kind::Corrupt, "embedded weights but no constants region recorded");
@@ -112,17 +96,12 @@ Status place_embedded(Model::Impl& m, const LoadOptions& o) {
   const uint64_t hi = align_up(uint64_t(dst) + weights.size(), page);
   const uint64_t offset = weights_segment(m).offset;
   const int fd = m.container->file().fd();
-  const EmbeddedWeights how = usable(o.embedded, dst, fd, offset, page);
+  const EmbeddedWeights how = usable(tuning().embedded_weights, dst, fd, offset, page);
   if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, prot | PROT_WRITE) != 0)
     return sys_error(lib.name, "mprotect of the constants region");
   switch (how) {
     case EmbeddedWeights::Memcpy: by_memcpy(dst, weights); break;
-    case EmbeddedWeights::MemcpyWillneed: by_memcpy_willneed(dst, weights, page); break;
-    case EmbeddedWeights::Pread: MPK_CHECK(by_pread(m, dst, weights, fd, offset)); break;
-    case EmbeddedWeights::Mmap:
-    case EmbeddedWeights::MmapPopulate:
-      MPK_CHECK(by_mmap(m, dst, weights, fd, offset, prot, how == EmbeddedWeights::MmapPopulate, page));
-      break;
+    case EmbeddedWeights::Mmap: MPK_CHECK(by_mmap(m, dst, weights, fd, offset, prot, page)); break;
   }
   if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, prot) != 0)
     return sys_error(lib.name, "mprotect back of the constants region");

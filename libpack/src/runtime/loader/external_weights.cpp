@@ -69,7 +69,7 @@ Status blob_in_place(Model::Impl& m, const LoadOptions& o, const WeightsInfo& w,
                                       /*validate_full_update=*/true) != 0)
     return m.error(Kind::Runtime, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs failed (see above)");
   m.mode = m.staged.owner ? WeightsMode::BlobUploaded : WeightsMode::BlobInPlace;
-  if (!m.staged.owner) populate_weights(m, o, blob.span());
+  if (!m.staged.owner) populate_weights(m, blob.span());
   return {};
 }
 
@@ -109,7 +109,7 @@ Status load_external_blob(Model::Impl& m, const LoadOptions& o) {
     block = *b;
   }
   std::optional<WeightsOffer> offer;
-  if (!o.copy_weights && block && m.routed && may_map_weights(m, o)) offer.emplace(m, o, blob.data(), block->block);
+  if (!o.copy_weights && block && m.routed && may_map_weights(m)) offer.emplace(m, blob.data(), block->block);
   if (!o.copy_weights && !offer && !m.copies_routed)
     spdlog::info("{}: weights copied into the model: {}", m.what(), obstacle);
   MPK_TRY(const bool uploaded, with_weight_copies_deferred(m, blob.data(), [&]() -> Status {

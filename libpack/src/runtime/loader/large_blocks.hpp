@@ -1,8 +1,8 @@
 // The model library's large allocations faulted in up front, and its large copies made, by several threads.
 //
 // AOTInductor's CPU Create mallocs one block for all embedded constants and memcpys them into it; faulting that
-// fresh block in, 4 KiB per page fault during the copy, is 75-90% of Create (docs/PERFORMANCE.md, "Where Create's
-// time goes"), and how mpspack brings the source bytes in cannot change it. So after dlopen the loader points the
+// fresh block in, 4 KiB per page fault during the copy, is most of Create (docs/PERFORMANCE.md, "Embedded
+// weights"), and how mpspack brings the source bytes in cannot change it. So after dlopen the loader points the
 // library's own GOT slots for malloc, free and realloc at the functions here (nothing else in the process is
 // affected): a block of kLargeBlock bytes or more is mapped and faulted in by up to kLargeBlockThreads threads at
 // once (MADV_POPULATE_WRITE) before the library sees it; every other call goes on to the C library's allocator. A

@@ -14,17 +14,6 @@ namespace mpspack::runtime {
 
 using Kind = Error::Kind;
 
-const char* to_string(EmbeddedWeights e) {
-  switch (e) {
-    case EmbeddedWeights::Memcpy: return "memcpy";
-    case EmbeddedWeights::MemcpyWillneed: return "memcpy-willneed";
-    case EmbeddedWeights::Pread: return "pread";
-    case EmbeddedWeights::Mmap: return "mmap";
-    case EmbeddedWeights::MmapPopulate: return "mmap-populate";
-  }
-  return "?";
-}
-
 const char* to_string(WeightsMode m) {
   switch (m) {
     case WeightsMode::None: return "none";
@@ -63,14 +52,14 @@ Status timed(double& ms, Step step) {
 // The stored library into memory, its large allocations and its copies of its weights routed, its C API resolved.
 Status open_library(Model::Impl& m, const LoadOptions& o) {
   m.backend->expect_imports(m.lib.imports);
-  if (!o.copy_weights && weights_reach_threshold(m, o)) {
+  if (!o.copy_weights && weights_reach_threshold(m)) {
     const SegmentInfo& seg = weights_segment(m);
     m.backend->expect_upload(seg.size, m.container->file().fd(), seg.offset);
   }
   MPK_CHECK(provide_sleef(m));
   MPK_CHECK(library_to_memory(m, o.bind_shim_privately));
-  route_allocations(m, o);
-  MPK_CHECK(route_self_mapping(m, o));
+  route_allocations(m);
+  MPK_CHECK(route_self_mapping(m));
   route_weight_copies(m, o);
   route_openmp_teams(m);
   auto api = resolve_api(m.dl);
@@ -81,7 +70,7 @@ Status open_library(Model::Impl& m, const LoadOptions& o) {
 
 // Embedded weights go back into the library's constants region; an mmap-self library found them in its file.
 Status weights_before_create(Model::Impl& m, const LoadOptions& o) {
-  if (m.lib.flavour == Flavour::Embedded) MPK_CHECK(place_embedded(m, o));
+  if (m.lib.flavour == Flavour::Embedded) MPK_CHECK(place_embedded(m));
   if (m.lib.flavour == Flavour::MmapSelf) m.mode = WeightsMode::MmapSelf;
   return {};
 }
@@ -106,7 +95,7 @@ Status create(Model::Impl& m, const LoadOptions& options) {
                            ? reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr)
                        : m.self_mapped ? m.self_weights->mapping() : nullptr;
   std::optional<WeightsOffer> offer;
-  if (region && m.routed && may_map_weights(m, options)) offer.emplace(m, options, region, weights_segment(m).size);
+  if (region && m.routed && may_map_weights(m)) offer.emplace(m, region, weights_segment(m).size);
   MPK_TRY(const bool uploaded, with_weight_copies_deferred(m, region, [&]() -> Status {
     if (m.api.create(&m.handle, 1, device.c_str(), m.cubin_dir.empty() ? nullptr : m.cubin_dir.c_str()) != 0 ||
         !m.handle) {
@@ -121,7 +110,7 @@ Status create(Model::Impl& m, const LoadOptions& options) {
   else if (m.self_mapped && m.self_weights->taken()) m.mode = mmap_self_mode(offer, block_taken);
   else if (block_taken) m.mode = WeightsMode::EmbeddedMapped;
   if (m.mode == WeightsMode::MmapSelfMapped && !block_taken)  // the model reads the library's own mapping
-    populate_weights(m, options, {m.self_weights->mapping(), weights_segment(m).size});
+    populate_weights(m, {m.self_weights->mapping(), weights_segment(m).size});
   if (offer && !block_taken && offer->copied() > 0)
     spdlog::info("{}: weights copied by Create: it did not allocate one block the size of its weights", m.what());
   if (routed_blocks_live() > blocks_before)

@@ -55,7 +55,7 @@ struct Model::Impl {
   std::vector<AtenTensorHandle> weight_tensors;
   WeightsMode mode = WeightsMode::None;
   PhaseTimings t;
-  std::thread populating;  // weights' page tables filled while the model runs (LoadOptions::populate_in_background)
+  std::thread populating;  // weights' page tables filled while the model runs (MPSPACK_POPULATE_WEIGHTS=background)
   struct WeightsCheck {
     Status status;
     double ms = 0;  // how long it ran
@@ -109,13 +109,13 @@ Error sys_error(std::string_view lib, std::string_view what);
 // The manifest's segment of the library's weights (lib.weights >= 0).
 const SegmentInfo& weights_segment(const Model::Impl& m);
 
-// Whether the library has weights of at least map_weights_min_bytes (and at least one byte): from there its
-// weights are routed (mapped, uploaded by the backend) rather than left to its own copies.
-bool weights_reach_threshold(const Model::Impl& m, const LoadOptions& o);
+// Whether the library has weights of at least Tuning::map_weights_min_bytes (and at least one byte): from there
+// its weights are routed (mapped, uploaded by the backend) rather than left to its own copies.
+bool weights_reach_threshold(const Model::Impl& m);
 
 // Whether the weights segment may be offered to the library mapped from the container (CPU, file-backed, at
-// least map_weights_min_bytes, as aligned as the region).
-bool may_map_weights(const Model::Impl& m, const LoadOptions& o);
+// least Tuning::map_weights_min_bytes, as aligned as the region).
+bool may_map_weights(const Model::Impl& m);
 
 // checks.cpp: the backend made, then the library refused when it cannot run here.
 Status refuse(Model::Impl& m, const LoadOptions& o);
@@ -140,13 +140,13 @@ Status weaken_shim_imports(Model::Impl& m, ByteView stored);
 Status bind_shim_imports(Model::Impl& m, ByteView stored);
 
 // routes.cpp
-void route_allocations(Model::Impl& m, const LoadOptions& o);
+void route_allocations(Model::Impl& m);
 void route_weight_copies(Model::Impl& m, const LoadOptions& o);
-Status route_self_mapping(Model::Impl& m, const LoadOptions& o);
+Status route_self_mapping(Model::Impl& m);
 void route_openmp_teams(Model::Impl& m);
 
 // embedded_weights.cpp
-Status place_embedded(Model::Impl& m, const LoadOptions& o);
+Status place_embedded(Model::Impl& m);
 
 // external_weights.cpp
 // Runs `load` (Create or UpdateConstantsFromBlob) with the library's copies from `mirror` (the weights segment's

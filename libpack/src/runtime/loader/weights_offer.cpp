@@ -1,6 +1,7 @@
 #include "weights_offer.hpp"
 
 #include "large_blocks.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
@@ -21,15 +22,15 @@ void populate(std::span<const uint8_t> bytes) {
   ::madvise(reinterpret_cast<void*>(lo), uint64_t(bytes.data()) + bytes.size() - lo, MADV_POPULATE_READ);
 }
 
-void populate_weights(Model::Impl& m, const LoadOptions& o, std::span<const uint8_t> bytes) {
-  if (!o.populate_weights) return;
-  if (!o.populate_in_background) return populate(bytes);
+void populate_weights(Model::Impl& m, std::span<const uint8_t> bytes) {
+  const PopulateWeights when = tuning().populate_weights;
+  if (when == PopulateWeights::Off) return;
+  if (when == PopulateWeights::AtLoad) return populate(bytes);
   if (m.populating.joinable()) m.populating.join();
   m.populating = std::thread([bytes] { populate(bytes); });
 }
 
-WeightsOffer::WeightsOffer(Model::Impl& m, const LoadOptions& o, const void* mirror, uint64_t size)
-    : m_(m), o_(o) {
+WeightsOffer::WeightsOffer(Model::Impl& m, const void* mirror, uint64_t size) : m_(m) {
   const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
   const uint64_t offset = weights_segment(m).offset, skip = offset % page;  // an embedded segment is placed
   mapped_ = align_up(skip + size, page);                                     // congruent to its region
@@ -49,7 +50,7 @@ bool WeightsOffer::finish() {
   taken_ = withdraw_offer();
   copied_ = routed_bytes_copied_from_mirror() - copied_before_;
   if (!taken_) ::munmap(mapping_, mapped_);
-  if (taken_) populate_weights(m_, o_, {static_cast<const uint8_t*>(mapping_), mapped_});
+  if (taken_) populate_weights(m_, {static_cast<const uint8_t*>(mapping_), mapped_});
   mapping_ = nullptr;
   return taken_;
 }

@@ -12,14 +12,15 @@ namespace mpspack::runtime::loader {
 // than one fault per 64 KiB in the first run (bench/zero_copy.sh; docs/PERFORMANCE.md, "Weights without a copy").
 // The pages are in the page cache (warm) or read on the way. A kernel before 5.14 lacks it: the first run faults.
 void populate(std::span<const uint8_t> bytes);
-// populate() as the options ask: not at all, now, or on a thread of the model's own (joined with the model).
-void populate_weights(Model::Impl& m, const LoadOptions& o, std::span<const uint8_t> bytes);
+// populate() as MPSPACK_POPULATE_WEIGHTS (Tuning) asks: not at all, now, or on a thread of the model's own (joined
+// with the model).
+void populate_weights(Model::Impl& m, std::span<const uint8_t> bytes);
 
 // While it lives, the weights segment mapped from the container (private: the model's writes stay its own) is
 // offered as the library's block of `size` bytes mirroring `mirror`; finish() says whether the library took it.
 class WeightsOffer {
  public:
-  WeightsOffer(Model::Impl& m, const LoadOptions& o, const void* mirror, uint64_t size);
+  WeightsOffer(Model::Impl& m, const void* mirror, uint64_t size);
   ~WeightsOffer() { finish(); }
   WeightsOffer(const WeightsOffer&) = delete;
   WeightsOffer& operator=(const WeightsOffer&) = delete;
@@ -31,7 +32,6 @@ class WeightsOffer {
 
  private:
   Model::Impl& m_;
-  const LoadOptions& o_;
   void* mapping_ = nullptr;
   uint64_t mapped_ = 0;
   bool taken_ = false;

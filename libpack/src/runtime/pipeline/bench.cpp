@@ -6,6 +6,7 @@
 #include "mpspack/version.hpp"
 #include "steps.hpp"
 #include "threads.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -18,12 +19,6 @@ using Clock = std::chrono::steady_clock;
 using pipeline::Context;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-// Whether float32 convolutions on a GPU may use TF32: the variable the CUDA shim reads.
-bool cudnn_tf32_allowed() {
-  const char* v = std::getenv("MPSPACK_CUDNN_TF32");
-  return !(v != nullptr && std::string(v) == "0");
-}
 
 // The first run against the recorded example, at the dtypes' default tolerances.
 void check_first_run(Context& ctx, BenchReport& r) {
@@ -138,9 +133,12 @@ void describe(const Context& ctx, const BenchOptions& o, BenchReport& r) {
   r.backend = ctx.model->device();
   r.include_transfers = o.include_transfers;
   r.cuda_graph = o.cuda_graph;
-  r.cudnn_tf32 = cudnn_tf32_allowed();
+  r.cudnn_tf32 = tf32_convolutions();
   r.weights_mode = ctx.model->weights_mode();
   r.load = o.model.load;
+  r.embedded_weights = to_string(tuning().embedded_weights);
+  r.large_blocks = tuning().large_blocks ? "prefault" : "libc";
+  r.populate_weights = tuning().populate_weights != PopulateWeights::Off;
   r.cold = o.cold;
   r.timings = ctx.model->timings();
   r.mpspack_version = version_string();

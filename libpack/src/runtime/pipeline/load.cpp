@@ -1,5 +1,6 @@
 // load: the library on the device the options name, with their load options.
 #include "steps.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <charconv>
 #include <cstdlib>
@@ -41,9 +42,7 @@ namespace pipeline {
 
 Status load_model(Context& ctx) {
   const VerifyOptions& o = ctx.options;
-  // The CUDA shim reads this at its first convolution: it is a plugin, and the environment reaches it without
-  // an API between the two.
-  if (!o.tf32_convolutions) ::setenv("MPSPACK_CUDNN_TF32", "0", 1);
+  if (!o.tf32_convolutions) turn_off_tf32_convolutions();  // process-wide, as torch's flag
   LoadOptions lo = o.load;
   MPK_TRY(lo.device_index, device_index(o, ctx.container->manifest().libraries[ctx.library_index]));
   auto model = Model::load(*ctx.container, ctx.library_index, lo);

@@ -64,6 +64,17 @@ json percentiles_json(const BenchReport& r, const LatencyStats& l) {
   return j;
 }
 
+// Each repetition's latency statistics, in order: the figures `mpspack report --baseline` tests for noise.
+json repetitions_json(const BenchReport& r) {
+  json a = json::array();
+  for (const LatencyStats& l : r.repetition_latency) {
+    json j = latency_json(l);
+    j["percentiles"] = percentiles_json(r, l);
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
 json machine_json(const MachineInfo& m) {
   return {{"cpu", m.cpu},   {"cores", m.cores}, {"os", m.os}, {"kernel", m.kernel},
           {"arch", m.arch}, {"blas_kernels", m.blas_kernels}};
@@ -101,7 +112,7 @@ json load_json(const PhaseTimings& t) {
 }
 
 json bench_json(const BenchReport& r, const std::string& export_times) {
-  json j = {{"schema_version", 1},
+  json j = {{"schema_version", kBenchSchemaVersion},
             {"container", r.container},
             {"library", r.library},
             {"backend", r.backend},
@@ -109,9 +120,9 @@ json bench_json(const BenchReport& r, const std::string& export_times) {
             {"cuda_graph", r.cuda_graph},
             {"cudnn_tf32", r.cudnn_tf32},
             {"weights_mode", to_string(r.weights_mode)},
-            {"embedded_weights", to_string(r.load.embedded)},
-            {"large_blocks", r.load.prefault_large_blocks ? "prefault" : "libc"},
-            {"populate_weights", r.load.populate_weights},
+            {"embedded_weights", r.embedded_weights},
+            {"large_blocks", r.large_blocks},
+            {"populate_weights", r.populate_weights},
             {"cold", r.cold},
             {"inputs", r.inputs},
             {"seed", r.seed ? json(*r.seed) : json(nullptr)},
@@ -128,6 +139,7 @@ json bench_json(const BenchReport& r, const std::string& export_times) {
             {"total_ms", r.total_ms},
             {"latency_ms", latency_json(r.latency)},
             {"latency_ms_stddev", latency_json(r.latency_stddev)},
+            {"latency_ms_repetitions", repetitions_json(r)},
             {"percentiles_ms", percentiles_json(r, r.latency)},
             {"percentiles_ms_stddev", percentiles_json(r, r.latency_stddev)},
             {"throughput_per_s", r.throughput_per_s},

@@ -242,6 +242,13 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_index_put(AtenTensorHandle sel
                                                            int32_t accumulate, AtenTensorHandle* ret0);
 /* int64 [count, self.dim()]: the positions of self's nonzero elements in row-major order. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu_nonzero(AtenTensorHandle self, AtenTensorHandle* ret0);
+/* X [M, K] (float32/float16/bfloat16) times the int4 weights torch's _convert_weight_to_int4pack_for_cpu packed
+ * ([N, K / 2] uint8), dequantized per group of qGroupSize (an int64 scalar tensor) rows of K by qScaleAndZeros
+ * [K / qGroupSize, N, 2] (X's dtype): [M, N]. Declared by torch's hand-written shim_cpu.h. */
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X, AtenTensorHandle w,
+                                                                                AtenTensorHandle qGroupSize,
+                                                                                AtenTensorHandle qScaleAndZeros,
+                                                                                AtenTensorHandle* ret0);
 /* self [M, K] (float32/float16/bfloat16) times mat2 [N, K] int8 transposed, times scales [N]: [M, N]. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTensorHandle mat2,
                                                                      AtenTensorHandle scales, AtenTensorHandle* ret0);

@@ -1,4 +1,5 @@
 #include "call_profile.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -47,8 +48,7 @@ void print_table() {
 
 bool enabled() noexcept {
   static const bool on = [] {
-    const char* v = std::getenv("MPSPACK_PROFILE_SHIM");
-    if (!v || !*v || std::string_view(v) == "0") return false;
+    if (!tuning().profile_shim) return false;
     std::atexit(print_table);
     return true;
   }();

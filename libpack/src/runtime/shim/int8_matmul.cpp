@@ -8,6 +8,7 @@
 #include "int8_rows.hpp"
 #include "parallel.hpp"
 #include "tensor.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -36,21 +37,16 @@ void check_int8pack(const Tensor& a, const Tensor& b, const Tensor& scales) {
          std::to_string(scales.sizes[0]) + "] do not match");
 }
 
-// MPSPACK_CPU_INT8MM, for measurements: "direct" keeps every product on the register kernels, "panel" sends every
-// one through dequantized panels and OpenBLAS; empty by default (the rule of use_panels).
-std::string_view int8mm_mode() {
-  static const std::string mode = [] {
-    const char* v = std::getenv("MPSPACK_CPU_INT8MM");
-    return std::string(v != nullptr ? v : "");
-  }();
-  return mode;
-}
+// MPSPACK_CPU_INT8MM (Tuning::cpu_int8mm), for measurements: "direct" keeps every product on the register
+// kernels, "panel" sends every one through dequantized panels and OpenBLAS; empty by default (the rule of
+// use_panels).
+std::string_view int8mm_mode() { return mpspack::tuning().cpu_int8mm; }
 
 // From this many rows of activations on, a product widens blocks of the weights to float once (scales folded in)
 // and multiplies them on OpenBLAS's SGEMM: the register kernels widen every weight again for each block of rows
 // (6 rows with AVX2), which from about 80 rows costs more than one pass of widening plus SGEMM's better use of
-// the FMA units (one thread, OMP_NUM_THREADS=1, on a 2-core AVX2 machine, [M, 4096] x [4096, 2048]: 64 rows 17.4 ms direct against 18.6 ms on
-// panels, 96 rows 26.8 against 25.9 ms; bench/int8_matmul_cpu.cpp).
+// the FMA units (where the two cross is measured by bench/int8_matmul_cpu.cpp; docs/BACKENDS.md, "CPU int8
+// weight-only products").
 constexpr int64_t kPanelMinRows = 80;
 // A panel: this many weight rows by at most this many of K (1 MiB of float). Fewer rows make OpenBLAS pack the
 // activations again for more calls; a deeper panel gains nothing measurable.

@@ -33,7 +33,7 @@ inline constexpr const char* kOnednnConvolutionEntry = "mpspack_onednn_convoluti
 
 // C <- alpha * op(A) op(B) + beta * C, float32, row-major, threaded on the caller's OpenMP team, oneDNN choosing
 // how many threads a product is worth: on its matmul primitive (made once per shape), or its sgemm where the
-// primitive has only reference loops or MPSPACK_CPU_GEMM=sgemm. With `bias` (N floats, beta 0, alpha 1): C <- op(A)
+// primitive has only reference loops or OnednnTuning::f32_on_sgemm. With `bias` (N floats, beta 0, alpha 1): C <- op(A)
 // op(B) + bias broadcast over the rows, added in the product's own pass (a Linear layer); where only sgemm would
 // run it, nothing is written and the answer is kOnednnBiasNotFused (the shim copies the bias and calls again
 // without it). Returns an empty string, or why it could not.
@@ -59,6 +59,15 @@ struct OnednnMatmul16Call {
 // reference loops are refused, being slower than the shim's widening path). Thread-safe.
 using OnednnMatmul16 = std::string (*)(const OnednnMatmul16Call& call);
 inline constexpr const char* kOnednnMatmul16Entry = "mpspack_onednn_matmul16_v1";
+
+// What the runtime's tuning (runtime/tuning/tuning.hpp) asks of the plugin, passed once when the shim opens it: the
+// plugin reads no environment of its own. f32_on_sgemm: float32 products on oneDNN's sgemm, not its matmul
+// primitive (MPSPACK_CPU_GEMM=sgemm, for comparisons).
+struct OnednnTuning {
+  bool f32_on_sgemm = false;
+};
+using OnednnTune = void (*)(const OnednnTuning& tuning);
+inline constexpr const char* kOnednnTuneEntry = "mpspack_onednn_tune_v1";
 
 // oneDNN's version and the instruction set its kernels use ("oneDNN 2.6.3, avx512_core_bf16").
 using OnednnDescribe = std::string (*)();

@@ -3,17 +3,16 @@
 // instructions: AVX-512 BF16, AMX), part of the plugin module lib/mpspack/onednn.so (onednn_api.hpp). Why oneDNN
 // and not OpenBLAS for these: it threads a product in two dimensions on the caller's OpenMP team and chooses how
 // many threads each product is worth, where OpenBLAS (single-threaded here, blas.hpp says why) gets blocks of one
-// side from the shim; on the device machine's 16 cores the transformer models ran 1.3-4.0x faster with it
-// (docs/PERFORMANCE.md, "CPU: products on oneDNN"). Why the primitive and not sgemm for float32: it adds a Linear
-// layer's bias in the product's own pass, where sgemm needs the bias copied into the output first (the same
-// section: 0.58-0.90x torch's addmm against 0.76-1.84x).
+// side from the shim, and on many cores the transformer models ran faster with it (docs/PERFORMANCE.md, "CPU:
+// products on oneDNN"). Why the primitive and not sgemm for float32: it adds a Linear layer's bias in the product's
+// own pass, where sgemm needs the bias copied into the output first (the same section).
 #include "onednn_api.hpp"
 #include "onednn_module.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <atomic>
 #include <compare>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -131,19 +130,20 @@ std::shared_ptr<const SgemmPlan> sgemm_plan(const SgemmKey& k) {
   return plans[k] = make_sgemm_plan(k);
 }
 
-// MPSPACK_CPU_GEMM=sgemm: float32 products on dnnl_sgemm, not the matmul primitive (for comparisons).
-bool matmul_primitive_for_f32() {
-  static const bool on = [] {
-    const char* v = std::getenv("MPSPACK_CPU_GEMM");
-    return !(v && std::string_view(v) == "sgemm");
-  }();
-  return on;
-}
+// OnednnTuning::f32_on_sgemm: float32 products on dnnl_sgemm, not the matmul primitive (for comparisons). Set once,
+// when the shim opens the plugin, before any product.
+std::atomic<bool> g_f32_on_sgemm{false};
+
+bool matmul_primitive_for_f32() { return !g_f32_on_sgemm.load(std::memory_order_relaxed); }
 
 }  // namespace
 }  // namespace mpspack::shim
 
 using namespace mpspack::shim;
+
+extern "C" __attribute__((visibility("default"))) void mpspack_onednn_tune_v1(const OnednnTuning& tuning) {
+  g_f32_on_sgemm.store(tuning.f32_on_sgemm, std::memory_order_relaxed);
+}
 
 extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sgemm_v2(
     bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,

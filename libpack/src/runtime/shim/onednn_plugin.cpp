@@ -7,6 +7,7 @@
 #include "conv_cpu.hpp"
 #include "onednn_api.hpp"
 #include "code_folder.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -14,7 +15,6 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -53,9 +53,12 @@ const Plugin& plugin() {
     made.describe = reinterpret_cast<OnednnDescribe>(::dlsym(handle, kOnednnDescribeEntry));
     made.sgemm = reinterpret_cast<OnednnSgemm>(::dlsym(handle, kOnednnSgemmEntry));
     made.matmul16 = reinterpret_cast<OnednnMatmul16>(::dlsym(handle, kOnednnMatmul16Entry));
+    const auto tune = reinterpret_cast<OnednnTune>(::dlsym(handle, kOnednnTuneEntry));
     if (made.convolution == nullptr || made.describe == nullptr || made.sgemm == nullptr ||
-        made.matmul16 == nullptr)
+        made.matmul16 == nullptr || tune == nullptr)
       made.problem = path + " is not this mpspack's oneDNN plugin (no " + kOnednnConvolutionEntry + ")";
+    else
+      tune(OnednnTuning{.f32_on_sgemm = tuning().cpu_gemm == "sgemm"});
     return made;
   }();
   return p;
@@ -67,13 +70,7 @@ ConvTensorView view_of(const Tensor& t) { return {t.data(), t.dtype, t.sizes, t.
 
 }  // namespace
 
-std::string_view cpu_conv_mode() {
-  static const std::string_view mode = [] {
-    const char* v = std::getenv("MPSPACK_CPU_CONV");
-    return std::string_view(v ? v : "");
-  }();
-  return mode;
-}
+std::string_view cpu_conv_mode() { return tuning().cpu_conv; }
 
 bool onednn_plugin_open(std::string* why) {
   const Plugin& p = plugin();
@@ -121,12 +118,6 @@ bool product_for_onednn(int64_t M, int64_t N, int64_t K) {
 
 bool needs_onednn(std::string_view import) { return import == "aoti_torch_cpu_convolution"; }
 
-std::string_view cpu_gemm_mode() {
-  static const std::string_view mode = [] {
-    const char* v = std::getenv("MPSPACK_CPU_GEMM");
-    return std::string_view(v ? v : "");
-  }();
-  return mode;
-}
+std::string_view cpu_gemm_mode() { return tuning().cpu_gemm; }
 
 }  // namespace mpspack::shim

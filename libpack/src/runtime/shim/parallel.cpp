@@ -1,5 +1,7 @@
 #include "parallel.hpp"
 
+#include "runtime/tuning/tuning.hpp"
+
 #include <dlfcn.h>
 #include <sched.h>
 
@@ -13,13 +15,7 @@
 
 namespace mpspack::shim {
 
-std::string_view gemv_mode() {
-  static const std::string_view mode = [] {
-    const char* v = std::getenv("MPSPACK_CPU_GEMV");
-    return std::string_view(v ? v : "");
-  }();
-  return mode;
-}
+std::string_view gemv_mode() { return tuning().cpu_gemv; }
 
 unsigned usable_cores() {
   cpu_set_t set;

@@ -31,8 +31,8 @@ void run_parts(const std::function<void(unsigned t, unsigned parts)>& part);
 // (`#pragma omp parallel num_threads(16)`), and libgomp ends the threads a smaller team leaves idle and starts them
 // again for the next larger one. So the shim's own teams, and oneDNN's, follow the largest team the model asked
 // for: that size up to this machine's cores; beyond them (a model compiled on a larger machine) none, the calling
-// thread and mpspack's pool instead. A model compiled for 16 threads started ~14 threads around each of its shim
-// calls on 2 cores, and ran 11-17x slower (docs/PERFORMANCE.md, "CPU: the model's OpenMP teams").
+// thread and mpspack's pool instead. A model compiled for 16 threads otherwise starts threads around each of its
+// shim calls on a smaller machine, and runs many times slower (docs/PERFORMANCE.md, "CPU: the model's OpenMP teams").
 // Only once openmp_available(): libgomp is loaded and its API found.
 void model_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
 // The largest team a model's regions asked for so far in this process, 0 before any.

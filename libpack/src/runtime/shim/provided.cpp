@@ -56,6 +56,7 @@ constexpr std::string_view kAotiSymbols[] = {
     "aoti_torch_cpu__scaled_mm",
     "aoti_torch_cpu__scaled_mm_out",
     "aoti_torch_cpu__trilinear",
+    "aoti_torch_cpu__weight_int4pack_mm_cpu_tensor",
     "aoti_torch_cpu__weight_int8pack_mm",
     "aoti_torch_cpu__wrapped_linear_prepack",
     "aoti_torch_cpu__wrapped_quantized_linear_prepacked",

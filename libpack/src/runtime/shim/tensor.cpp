@@ -301,8 +301,8 @@ bool ranges_overlap(const Tensor& a, const Tensor& b) {
 
 // Copies of at least this many bytes are split over the shim's threads: one thread writes at a fraction of the
 // memory bandwidth, and the broadcast bias an addmm copies into its output ([3136, 384] floats in convnext_tiny's
-// first stage) took longer than the product itself on 16 cores (docs/PERFORMANCE.md, "CPU: the bias term and
-// large copies"). Not for copies made inside a run_parts part: its pool takes one job at a time.
+// first stage) took longer than the product itself on 16 cores (docs/PERFORMANCE.md, "CPU: products on
+// oneDNN"). Not for copies made inside a run_parts part: its pool takes one job at a time.
 constexpr std::size_t kParallelCopyBytes = std::size_t(1) << 19;
 
 // copy_loop over the outermost dimension larger than 1, cut into one slab per thread.

@@ -15,6 +15,7 @@
 // relies on.
 #include "aoti_shim_cuda.h"
 #include "cuda_common.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -74,12 +75,8 @@ __device__ float block_reduce(float v, float* scratch, bool is_max) {
 }
 
 // The bytes of float32 scores one block of query rows may take: 256 MiB, or MPSPACK_ATTENTION_SCORE_BYTES (read at
-// each call, so that a test can make blocks small).
-int64_t score_budget_bytes() {
-  const char* v = std::getenv("MPSPACK_ATTENTION_SCORE_BYTES");
-  const long long n = v ? std::atoll(v) : 0;
-  return n > 0 ? int64_t(n) : int64_t(256) << 20;
-}
+// each call, so that a test can make blocks small with a ScopedTuning).
+int64_t score_budget_bytes() { return tuning().attention_score_bytes; }
 
 // One row of scores [S] per thread block: scores of query row i = l0 + (row % rows) of head h = row / rows, already
 // scaled. Adds the bias and the causal mask, takes the softmax, writes it to probs (which may be scores itself
@@ -207,21 +204,21 @@ __global__ void fused_attention_kernel(const T* q, const T* k, const T* v, const
 }
 
 // Past this many multiply-adds a call (B H L S (E + Ev)) the blocked way is faster: its three launches cost more
-// host time than the fused kernel's one (30-45 against 8-12 us on the H200 host), but the fused kernel's scalar dot
-// products cost more GPU time per multiply-add than cuBLAS's products, and a long sequence is bound by the GPU.
-// Measured there in two calls (bench/attention_cuda.cpp, docs/PERFORMANCE.md "CUDA attention"): vit_tiny's 15 M
-// multiply-adds take 35 us fused and 32-46 blocked, 6 heads of 256 (50 M) 47-48 and 31-41, the audio encoder's
-// 1,500 frames (1.7 G) 863 and 224-226.
+// host time than the fused kernel's one, but the fused kernel's scalar dot products cost more GPU time per
+// multiply-add than cuBLAS's products, and a long sequence is bound by the GPU. The line lies between vit_tiny's
+// 15 M multiply-adds (faster fused) and 6 heads of 256, 50 M (faster blocked): bench/attention_cuda.cpp,
+// docs/PERFORMANCE.md, "CUDA attention".
 constexpr int64_t kFusedMaxWork = int64_t(1) << 25;
 
 // Whether the fused kernel takes this problem: heads of at most 128 values and grid dimensions in range; then
-// MPSPACK_CUDA_ATTENTION (read at each call) = fused or blocked decides, and otherwise the work does.
+// MPSPACK_CUDA_ATTENTION (Tuning::cuda_attention, read at each call) = fused or blocked decides, and otherwise the
+// work does.
 bool fused_fits(const Problem& p) {
   const bool fits = p.E <= kFusedMaxHead && p.Ev <= kFusedMaxHead && p.B <= 65535 && p.H <= 65535 &&
                     ceil_div(p.L, kFusedRows) <= int64_t(INT32_MAX);
-  const char* mode = std::getenv("MPSPACK_CUDA_ATTENTION");
-  if (mode && std::string(mode) == "blocked") return false;
-  if (mode && std::string(mode) == "fused") return fits;
+  const std::string& mode = tuning().cuda_attention;
+  if (mode == "blocked") return false;
+  if (mode == "fused") return fits;
   const double work = double(p.B) * double(p.H) * double(p.L) * double(p.S) * double(p.E + p.Ev);
   return fits && work <= double(kFusedMaxWork);
 }

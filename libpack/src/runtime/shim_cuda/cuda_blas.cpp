@@ -6,6 +6,7 @@
 // default (full float32, no TF32), as torch's default `allow_tf32 = False` for matmul.
 #include "aoti_shim_cuda.h"
 #include "cuda_common.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <cublas_v2.h>
 #include <dlfcn.h>
@@ -38,7 +39,7 @@ Cublas& cublas() {
   static std::once_flag once;
   std::call_once(once, [] {
     std::vector<std::string> names;
-    if (const char* env = std::getenv("MPSPACK_CUBLAS")) names.push_back(env);
+    if (!tuning().cublas.empty()) names.push_back(tuning().cublas);
     names.insert(names.end(), {"libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "libcublas.so.12",
                                "libcublas.so"});
     void* h = nullptr;

@@ -1,16 +1,18 @@
 // The plan of one convolution shape on cuDNN, cached for the process (cudnn_conv_plan.hpp).
 //
 // First choice, as torch runs convolutions: a graph-API execution plan from cuDNN's heuristics
-// (cudnn_conv_graph.hpp). The legacy API's choices are 1.5-7x slower on real nets' shapes on an H200
-// (bench/cuda_conv_host.cpp), so it serves only shapes for which cuDNN builds no graph plan: there the algorithm
-// is the fastest cuDNN measures (cudnnFind*Algorithm), or the legacy heuristics' first (cudnnGet*Algorithm_v7)
-// while the stream is being captured into a CUDA graph or when Find fails. Either way it is one that is allowed
-// and whose workspace can be allocated. Math types follow torch: tensor-op math for f16/bf16, cuDNN's default
-// for f32 (which lets it use TF32) unless TF32 is turned off, then FMA math only.
+// (cudnn_conv_graph.hpp). The legacy API's choices are several times slower on real nets' shapes
+// (bench/cuda_conv_host.cpp; docs/PERFORMANCE.md, "CUDA convolutions: cuDNN's graph API"), so it serves only
+// shapes for which cuDNN builds no graph plan: there the algorithm is the fastest cuDNN measures
+// (cudnnFind*Algorithm), or the legacy heuristics' first (cudnnGet*Algorithm_v7) while the stream is being captured
+// into a CUDA graph or when Find fails. Either way it is one that is allowed and whose workspace can be allocated.
+// Math types follow torch: tensor-op math for f16/bf16, cuDNN's default for f32 (which lets it use TF32) unless
+// TF32 is turned off, then FMA math only.
 #include "cudnn_conv_plan.hpp"
 
 #include "cuda_common.hpp"
 #include "cudnn_conv_graph.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <cstdlib>
 #include <map>
@@ -21,13 +23,7 @@
 
 namespace mpspack::shim::cuda {
 
-bool conv_tf32_allowed() {
-  static const bool allowed = [] {
-    const char* v = std::getenv("MPSPACK_CUDNN_TF32");
-    return !(v != nullptr && std::string(v) == "0");
-  }();
-  return allowed;
-}
+bool conv_tf32_allowed() { return tf32_convolutions(); }
 
 std::vector<int64_t> layout_strides(std::span<const int64_t> sizes, bool channels_last) {
   const std::size_t n = sizes.size();

@@ -12,7 +12,7 @@
 namespace mpspack::shim::cuda {
 
 // Whether f32 convolutions may use TF32 tensor cores: yes, as torch's default (torch.backends.cudnn.allow_tf32),
-// unless the environment sets MPSPACK_CUDNN_TF32=0 (read once, at the first convolution).
+// unless MPSPACK_CUDNN_TF32=0 or run --no-tf32 turned it off (tf32_convolutions(), runtime/tuning/tuning.hpp).
 bool conv_tf32_allowed();
 
 // Dense strides for sizes [N, C, spatial...] (or a weight's [O, C/groups, k...]): contiguous, or channels-last

@@ -2,6 +2,7 @@
 #include "cudnn_library.hpp"
 
 #include "cuda_common.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <dlfcn.h>
 
@@ -17,14 +18,14 @@ constexpr const char* kToolkitCopy = "/usr/local/cuda/lib64/libcudnn.so.9";
 // Where the library is looked for, in order.
 std::vector<std::string> candidates() {
   std::vector<std::string> names;
-  if (const char* env = std::getenv("MPSPACK_CUDNN"); env && *env) names.push_back(env);
+  if (!tuning().cudnn.empty()) names.push_back(tuning().cudnn);
   names.insert(names.end(), {"libcudnn.so.9", kToolkitCopy});
   return names;
 }
 
 std::string not_found_message() {
-  const char* env = std::getenv("MPSPACK_CUDNN");
-  return std::string("cuDNN 9 could not be opened (looked at MPSPACK_CUDNN=") + (env && *env ? env : "(unset)") +
+  const std::string& named = tuning().cudnn;
+  return std::string("cuDNN 9 could not be opened (looked at MPSPACK_CUDNN=") + (named.empty() ? "(unset)" : named) +
          ", libcudnn.so.9 on the library path, " + kToolkitCopy +
          "); put its folder on LD_LIBRARY_PATH or name the file in MPSPACK_CUDNN";
 }

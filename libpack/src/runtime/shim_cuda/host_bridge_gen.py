@@ -33,7 +33,7 @@ VIEWS = {"reshape", "permute", "narrow", "squeeze_dim", "view_dtype", "view_as_r
 FORWARDED = VIEWS | {"resize_", "resize_as_", "set__source_Tensor"}
 # The CPU fallbacks torch 2.11's c_shim_cuda.h has no CUDA twin of.
 CPU_ONLY = {"_dyn_quant_matmul_4bit", "_dyn_quant_pack_4bit_weight", "_histogramdd_from_bin_cts",
-            "_scaled_dot_product_flash_attention_for_cpu", "histogram_bin_ct"}
+            "_scaled_dot_product_flash_attention_for_cpu", "_weight_int4pack_mm_cpu_tensor", "histogram_bin_ct"}
 
 
 # Where torch's CUDA kernel lays its results out otherwise than its CPU kernel (whose layout the CPU function

@@ -4,6 +4,7 @@
 
 #include "onednn_plugin.hpp"
 #include "provided.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
@@ -28,10 +29,7 @@ using Kind = Error::Kind;
 
 // MPSPACK_CPU_PREFAULT=lazy|threads (benchmarks; docs/PERFORMANCE.md has the measurement).
 enum class Prefault { Lazy, Threads };
-Prefault prefault_mode() {
-  const char* v = std::getenv("MPSPACK_CPU_PREFAULT");
-  return v && std::string_view(v) == "threads" ? Prefault::Threads : Prefault::Lazy;
-}
+Prefault prefault_mode() { return tuning().cpu_prefault_threads ? Prefault::Threads : Prefault::Lazy; }
 
 // Fills the page tables of the weights' mapping with MADV_POPULATE_READ, one contiguous slice per
 // thread: the kernel maps page-cache pages (or reads them in, when cold) without a fault per page.
@@ -89,7 +87,7 @@ class CpuBackend final : public Backend {
     return out;
   }
 
-  // Opening the oneDNN plugin (libdnnl: 18-40 ms) overlaps the library's load instead of its first run.
+  // Opening the oneDNN plugin (libdnnl: tens of milliseconds) overlaps the library's load instead of its first run.
   void expect_imports(const std::vector<std::string>& imports) override {
     if (std::any_of(imports.begin(), imports.end(), [](const std::string& f) { return shim::needs_onednn(f); }))
       plugin_opening_ = std::async(std::launch::async, [] { shim::onednn_plugin_open(); });

@@ -10,6 +10,7 @@
 #include "cuda_weight_copies.hpp"
 #include "cudnn_library.hpp"
 #include "provided.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -52,7 +53,7 @@ ImportLibraries libraries_for(const std::vector<std::string>& imports) {
     l.cudnn |= name == "aoti_torch_cuda_convolution";
   }
   // MPSPACK_OPEN_LIBRARIES_EARLY=0 leaves them to the first run, for measuring (docs/PERFORMANCE.md, "GPU").
-  if (const char* v = std::getenv("MPSPACK_OPEN_LIBRARIES_EARLY"); v && std::string_view(v) == "0") return {};
+  if (!tuning().open_libraries_early) return {};
   return l;
 }
 
@@ -141,9 +142,10 @@ class CudaBackend final : public Backend {
   // Which libraries the imports need is known before the library loads; they are opened when the upload starts.
   void expect_imports(const std::vector<std::string>& imports) override { libraries_ = libraries_for(imports); }
 
-  // The upload's readers start now, while the library loads: each pins its staging (about 6.5 ms for twelve
-  // readers on the H200 host) and reads its first two chunks of the segment into it; with libraries to open
-  // before the upload they have longer, and up to 64 MiB they read all of it.
+  // The upload's readers start now, while the library loads: each pins its staging (milliseconds for twelve
+  // readers: docs/PERFORMANCE.md, "Why the upload is built the way it is") and reads its first two chunks of the
+  // segment into it; with libraries to open before the upload they have longer, and up to 64 MiB they read all of
+  // it.
   void expect_upload(uint64_t bytes, int fd, uint64_t file_offset) override {
     uploads_.expect(bytes, fd, file_offset, libraries_.any() ? cuda_upload::Window::Long : cuda_upload::Window::Short);
   }

@@ -1,6 +1,7 @@
 #include "cuda_upload.hpp"
 
 #include "mpspack/fd_io.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -36,25 +37,12 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// The MPSPACK_UPLOAD_* overrides exist for measuring the pipeline's shape (docs/PERFORMANCE.md).
-uint64_t env_or(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  return (end && *end == 0 && n > 0) ? n : fallback;
-}
-
-bool env_is(const char* name, std::string_view value) {
-  const char* v = std::getenv(name);
-  return v && std::string_view(v) == value;
-}
-
-// How an upload of `bytes` runs: chunk size, reader threads, staging kind. MPSPACK_UPLOAD_MODE (measured against
-// each other in docs/PERFORMANCE.md): "pread-thp" (default) reads into anonymous memory on transparent huge pages
-// pinned with cudaHostRegister (pinning costs per page, so huge pages pin fastest); "pread" into buffers from
-// cudaHostAlloc; "register" pins the container's own pages chunk by chunk instead of reading them (slowest:
-// 1.5 GB/s on the H200 host).
+// How an upload of `bytes` runs: chunk size, reader threads, staging kind. The MPSPACK_UPLOAD_* switches (Tuning)
+// exist for measuring the pipeline's shape. MPSPACK_UPLOAD_MODE (the ways measured against each other in
+// docs/PERFORMANCE.md, "Why the upload is built the way it is"): "pread-thp" (default) reads into anonymous memory
+// on transparent huge pages pinned with cudaHostRegister (pinning costs per page, so huge pages pin fastest);
+// "pread" into buffers from cudaHostAlloc; "register" pins the container's own pages chunk by chunk instead of
+// reading them (slowest).
 struct Shape {
   uint64_t chunk = 0;
   unsigned workers = 0;
@@ -64,7 +52,8 @@ struct Shape {
 
 Shape shape_for(uint64_t bytes, Window window) {
   Shape s;
-  s.chunk = env_or("MPSPACK_UPLOAD_CHUNK_MIB", 2) << 20;
+  const Tuning& t = tuning();
+  s.chunk = t.upload_chunk_mib << 20;
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const uint64_t chunks = (bytes + s.chunk - 1) / s.chunk;
   // Twelve readers keep up with the bus. Below 48 chunks, fewer: every reader's staging is pinned before the upload,
@@ -73,10 +62,9 @@ Shape shape_for(uint64_t bytes, Window window) {
   const uint64_t fitting = chunks >= 48 ? 12
                            : window == Window::Long ? std::min<uint64_t>((chunks + 1) / 2, kMaxWholeReaders)
                                                     : std::max<uint64_t>(chunks / 4, 1);
-  const uint64_t readers = std::getenv("MPSPACK_UPLOAD_THREADS") ? env_or("MPSPACK_UPLOAD_THREADS", 12) : fitting;
+  const uint64_t readers = t.upload_threads > 0 ? t.upload_threads : fitting;
   s.workers = unsigned(std::min<uint64_t>({chunks, readers, hw}));
-  const char* mode = std::getenv("MPSPACK_UPLOAD_MODE");
-  s.mode = mode && *mode ? mode : "pread-thp";
+  s.mode = t.upload_mode;
   s.register_pages = s.mode == "register";
   s.huge_pages = s.mode == "pread-thp";
   return s;
@@ -443,10 +431,10 @@ Pipeline::Pipeline(int device) : impl_(std::make_unique<Impl>(device)) {}
 Pipeline::~Pipeline() = default;
 
 void Pipeline::expect(uint64_t bytes, int fd, uint64_t file_offset, Window window) {
-  if (env_is("MPSPACK_UPLOAD_PIN_EARLY", "0")) return;  // pinned, and nothing read ahead, when the upload starts
+  if (!tuning().upload_pin_early) return;  // pinned, and nothing read ahead, when the upload starts
   const Shape shape = shape_for(bytes, window);
   impl_->expected = shape;
-  if (fd >= 0 && !shape.register_pages && !env_is("MPSPACK_UPLOAD_READ_AHEAD", "0")) {
+  if (fd >= 0 && !shape.register_pages && tuning().upload_read_ahead) {
     impl_->ahead = reads_ahead(bytes, file_offset, shape);
     impl_->ahead_fd = fd;
   }

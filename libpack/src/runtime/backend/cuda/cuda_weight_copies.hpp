@@ -2,8 +2,8 @@
 // made, for the CUDA backend to make with its upload pipeline (Backend::defer_weight_copies).
 //
 // AOTInductor's CUDA Create (embedded weights) and UpdateConstantsFromBlob (a blob) cudaMalloc one block for all
-// constants and copy each one in with a synchronous cudaMemcpy from pageable host memory: 0.3-6 GB/s on the device
-// machine, where pread into pinned buffers on several threads reaches 80% of a pinned copy (docs/PERFORMANCE.md).
+// constants and copy each one in with a synchronous cudaMemcpy from pageable host memory, far slower than pread into
+// pinned buffers on several threads (docs/PERFORMANCE.md, "CUDA weight upload").
 // While a window is open, the library's cudaMalloc, cudaFree and cudaMemcpy (its GOT slots, loader/import_slots.hpp)
 // reach the functions here: a copy from the window's mirror (the weights as the library reads them) into device
 // memory the library allocated during the window is recorded as a piece and reported as done; every other call

@@ -1,0 +1,126 @@
+// int4_rows.hpp: the kernel text of int4_rows.inc compiled three times, each under its instruction set's target
+// options with its vector type, and the pick among them by what the CPU reports (no ifunc resolver, so the
+// AddressSanitizer build runs them too), as int8_rows.cpp does.
+#include "int4_rows.hpp"
+
+#include <cstring>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace mpspack::shim::int4mm {
+
+// Every CPU: one lane, a unit of one byte.
+namespace portable {
+struct V {
+  using F = float;
+  using I = int32_t;
+  static constexpr int kLanes = 1, kRows = 4, kWide = 1;
+  static F zero() { return 0.0f; }
+  static F set1(float x) { return x; }
+  static F load(const float* p) { return *p; }
+  static void store(float* p, F v) { *p = v; }
+  static F fma(F a, F b, F c) { return a * b + c; }
+  static I widen(const uint8_t* p) { return *p; }
+  static I widen_half(const uint8_t*) { return 0; }  // never called: a unit of one byte is never half
+  static F lo(I q) { return float(q & 15); }
+  static F hi(I q) { return float(q >> 4); }
+};
+#include "int4_rows.inc"
+}  // namespace portable
+
+#if defined(__x86_64__)
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+// 16 ymm registers: one or two rows beside two units (4 sums a row, the units' scales and zeros reloaded as
+// memory operands where they do not fit), or 4 rows beside one unit (8 sums, 4 scales and zeros, 2 weights, 1 row).
+namespace avx2 {
+struct V {
+  using F = __m256;
+  using I = __m256i;
+  static constexpr int kLanes = 8, kRows = 4, kWide = 1;
+  static F zero() { return _mm256_setzero_ps(); }
+  static F set1(float x) { return _mm256_set1_ps(x); }
+  static F load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
+  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static I widen(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+  static I widen_half(const uint8_t* p) {
+    int32_t four;
+    std::memcpy(&four, p, 4);
+    return _mm256_cvtepu8_epi32(_mm_cvtsi32_si128(four));
+  }
+  static F lo(I q) { return _mm256_cvtepi32_ps(_mm256_and_si256(q, _mm256_set1_epi32(15))); }
+  static F hi(I q) { return _mm256_cvtepi32_ps(_mm256_srli_epi32(q, 4)); }
+};
+#include "int4_rows.inc"
+}  // namespace avx2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+// GCC 12's AVX-512 intrinsics fill their unused merge operand with a self-initialised _mm512_undefined_*(), which
+// its own -Wuninitialized then reports at every use (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// 32 zmm registers: 4 rows beside two units (16 sums, 8 scales and zeros, 4 weights, 1 row).
+namespace avx512 {
+struct V {
+  using F = __m512;
+  using I = __m512i;
+  static constexpr int kLanes = 16, kRows = 4, kWide = 2;
+  static F zero() { return _mm512_setzero_ps(); }
+  static F set1(float x) { return _mm512_set1_ps(x); }
+  static F load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
+  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static I widen(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static I widen_half(const uint8_t* p) {
+    return _mm512_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  // A lane's 16 values as floats by a permute, which reads only the index's low 4 bits: no mask, no conversion.
+  static F values() { return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); }
+  static F lo(I q) { return _mm512_permutexvar_ps(q, values()); }
+  static F hi(I q) { return _mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), values()); }
+};
+#include "int4_rows.inc"
+}  // namespace avx512
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
+#endif
+
+namespace {
+
+const Kernels kPortable{"portable", portable::V::kLanes, portable::rows, portable::panel};
+#if defined(__x86_64__)
+const Kernels kAvx2{"avx2", avx2::V::kLanes, avx2::rows, avx2::panel};
+const Kernels kAvx512{"avx512", avx512::V::kLanes, avx512::rows, avx512::panel};
+#endif
+
+std::vector<const Kernels*> detect() {
+  std::vector<const Kernels*> sets;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2 && __builtin_cpu_supports("avx512f")) sets.push_back(&kAvx512);
+  if (avx2) sets.push_back(&kAvx2);
+#endif
+  sets.push_back(&kPortable);
+  return sets;
+}
+
+}  // namespace
+
+std::span<const Kernels* const> runnable_kernels() {
+  static const std::vector<const Kernels*> sets = detect();
+  return sets;
+}
+
+const Kernels& best_kernels() { return *runnable_kernels().front(); }
+
+}  // namespace mpspack::shim::int4mm
