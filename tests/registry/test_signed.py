@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import urllib.request
 
 import pytest
 
-from conftest import build_container
+from conftest import build_container, missing
 from referrers_proxy import ReferrersProxy
 
 ENVELOPE = "application/vnd.dsse.envelope.v1+json"
@@ -27,8 +28,8 @@ def make_key(tmp, name, *args):
 
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory):
-    if subprocess.run(["which", "openssl"], capture_output=True).returncode != 0:
-        pytest.skip("the openssl command line is missing")
+    if not shutil.which("openssl"):
+        missing("the openssl command line (Debian package openssl)")
     d = tmp_path_factory.mktemp("keys")
     return {"mine": make_key(d, "mine", "-algorithm", "ed25519"),
             "p256": make_key(d, "p256", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"),
