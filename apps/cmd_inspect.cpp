@@ -9,6 +9,7 @@
 #include "mpspack/file.hpp"
 #include "mpspack/format/header.hpp"
 #include "mpspack/runtime/model.hpp"
+#include "mpspack/sign/signature.hpp"
 #include "registry_options.hpp"
 
 #include <cstring>
@@ -169,13 +170,48 @@ void print_library(const std::string& file, uint64_t size, const aoti::LibraryAn
 
 namespace {
 
-// `library_bytes`: the container's segments were read (not a registry's metadata alone).
-int show_container(const format::Container& c, bool json, bool library_bytes) {
+// The signature beside a container (FILE.sig), as its envelope says without checking it: null when there is none,
+// else {file, key_ids, predicate_type} or {file, problem}. No key is read and nothing is hashed: verify --key checks.
+json signature_json(const std::string& container) {
+  const std::filesystem::path path = sign::default_signature_path(container);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return nullptr;
+  json j{{"file", path.string()}};
+  auto file = MappedFile::open(path);
+  if (!file.ok()) return j.update({{"problem", file.error().message}}), j;
+  auto summary = sign::summarize(file->view().span(), path.string());
+  if (!summary.ok()) return j.update({{"problem", summary.error().message}}), j;
+  j["key_ids"] = summary->key_ids;
+  j["predicate_type"] = summary->predicate_type;
+  return j;
+}
+
+void print_signature(const json& sig) {
+  if (sig.is_null()) {
+    std::printf("\nsignature: none beside it\n");
+  } else if (sig.contains("problem")) {
+    std::printf("\nsignature: %s\n", printable(sig["problem"].get<std::string>()).c_str());
+  } else {
+    std::vector<std::string> ids;
+    for (const auto& id : sig["key_ids"]) ids.push_back(id.get<std::string>().empty() ? "(none)" : id.get<std::string>());
+    std::printf("\nsignature: %s, by key id %s (not checked here: verify --key PUB.pem checks it)\n",
+                printable(sig["file"].get<std::string>()).c_str(), join(ids).c_str());
+  }
+}
+
+// `library_bytes`: the container's segments were read (not a registry's metadata alone). `local`: a file, whose
+// signature beside it is shown.
+int show_container(const format::Container& c, bool json, bool library_bytes, bool local = false) {
+  const nlohmann::json sig = local ? signature_json(c.name()) : nlohmann::json();
   if (json) {
-    print_json(container_json(c, library_bytes));
+    auto j = container_json(c, library_bytes);
+    // Only where there is one: the document stays the one the C API and the Python package give for the container.
+    if (local && !sig.is_null()) j["signature"] = sig;
+    print_json(j);
   } else {
     print_container(c, library_bytes);
     print_examples(c.manifest());
+    if (local) print_signature(sig);
   }
   return kOk;
 }
@@ -200,7 +236,7 @@ int run_inspect(const InspectArgs& a) {
   if (format::has_magic(file.view())) {
     auto c = format::Container::parse(std::move(file));
     if (!c.ok()) return fail(c.error());
-    return show_container(*c, a.json, true);
+    return show_container(*c, a.json, true, true);
   }
   if (file.size() >= 4 && std::memcmp(file.data(), "PK\x03\x04", 4) == 0) return inspect_pt2(a.file, a.json);
   auto analysis = aoti::analyze_library(file.view());

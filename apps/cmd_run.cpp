@@ -5,6 +5,7 @@
 #include "mpspack/runtime/bench.hpp"
 #include "mpspack/runtime/report_json.hpp"
 #include "mpspack/runtime/verify.hpp"
+#include "mpspack/sign/signature.hpp"
 #include "run_report.hpp"
 
 #include <spdlog/spdlog.h>
@@ -29,7 +30,21 @@ struct RunArgs {
   std::string junit;  // --junit FILE
   bool no_tf32 = false;
   bool no_verify = false;
+  std::string key, signature;  // --key, --signature: the container must carry a valid signature to be loaded
 };
+
+// run --key: the signature and every signed byte checked on the opened container, before anything of it is
+// loaded, so that a container that fails runs nothing (docs/SECURITY.md says what this does and does not cover).
+void check_signature_when_opened(RunArgs& a) {
+  std::optional<std::filesystem::path> sig;
+  if (!a.signature.empty()) sig = a.signature;
+  a.bench.model.check_opened = [key = a.key, sig](const format::Container& c) -> Status {
+    auto v = sign::verify_files(c, key, sig, 0, progress_bar("verify signature"));
+    if (!v.ok()) return v.error();
+    spdlog::info("{}: signed by key {}", printable(c.name()), v->key_id);
+    return {};
+  };
+}
 
 // The options given by name into the pipeline's.
 void apply_named_options(RunArgs& a) {
@@ -149,6 +164,16 @@ void add_bench_options(CLI::App& app, RunArgs& a) {
                  ->excludes(transfers));
 }
 
+void add_signature_options(CLI::App& app, RunArgs& a) {
+  CLI::Option* key = app.add_option("--key", a.key,
+                                    "Run only if the container's signature verifies with this public key (PEM); "
+                                    "checked before anything is loaded")
+                         ->check(non_empty());
+  app.add_option("--signature", a.signature, "--key: the signature file (default: FILE.sig beside the container)")
+      ->check(non_empty())
+      ->needs(key);
+}
+
 }  // namespace
 
 Action add_run(CLI::App& app) {
@@ -188,6 +213,7 @@ Action add_run(CLI::App& app) {
                  "Device to run on: cpu, cuda or cuda:N (default: the kind the library was compiled for, index 0)")
       ->check(non_empty());
   add_report_options(app, *a);
+  add_signature_options(app, *a);
   add_bench_options(app, *a);
   app.add_flag("--no-tf32", a->no_tf32,
                "On a GPU: float32 convolutions without TF32 (torch's default allows it for convolutions, as "
@@ -205,6 +231,7 @@ Action add_run(CLI::App& app) {
                                             : error_suite("mpspack run", "mpspack.run", a->bench.model.container, *unknown);
       return finish_with_junit(a->junit, suite, fail(*unknown));
     }
+    if (!a->key.empty()) check_signature_when_opened(*a);
     apply_named_options(*a);
     return a->benchmark ? run_bench(*a) : run_verify(*a);
   };

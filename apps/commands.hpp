@@ -19,5 +19,6 @@ Action add_run(CLI::App& app);
 Action add_report(CLI::App& app);
 Action add_push(CLI::App& app);
 Action add_pull(CLI::App& app);
+Action add_sign(CLI::App& app);
 
 }  // namespace mpspack::cli

@@ -65,6 +65,7 @@ std::map<CLI::App*, Action> add_subcommands(CLI::App& app) {
   add("run", "Run a container's model library on the CPU or a CUDA GPU and check its outputs", add_run);
   add("report", "Saved run --bench reports (json, jsonl) side by side in one table; with --baseline, a regression gate",
       add_report);
+  add("sign", "Write a detached signature of a container (DSSE envelope over an in-toto statement)", add_sign);
   add("push", "Upload a container to an OCI registry (only the layers it lacks)", add_push);
   add("pull", "Download a container from an OCI registry, checked against its digests", add_pull);
   return actions;

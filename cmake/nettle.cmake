@@ -11,3 +11,14 @@ if(NOT TARGET mpspack::nettle)
   set_target_properties(mpspack::nettle PROPERTIES IMPORTED_LOCATION "${MPSPACK_NETTLE_LIBRARY}"
                                                    INTERFACE_INCLUDE_DIRECTORIES "${MPSPACK_NETTLE_INCLUDE_DIR}")
 endif()
+# mpspack::hogweed: Nettle's public-key half (Ed25519, ECDSA P-256) for signing and verifying containers
+# (libpack/src/sign), with GMP, which it computes with. Static like Nettle: only the objects the signing code uses are
+# linked in, and nothing runs until a command signs or verifies (docs/SIGNING.md, "Why Nettle").
+if(NOT TARGET mpspack::hogweed)
+  find_library(MPSPACK_HOGWEED_LIBRARY NAMES libhogweed.a REQUIRED)
+  find_library(MPSPACK_GMP_LIBRARY NAMES libgmp.a REQUIRED)
+  add_library(mpspack::hogweed STATIC IMPORTED)
+  set_target_properties(mpspack::hogweed PROPERTIES IMPORTED_LOCATION "${MPSPACK_HOGWEED_LIBRARY}"
+                                                    INTERFACE_LINK_LIBRARIES "mpspack::nettle;${MPSPACK_GMP_LIBRARY}"
+                                                    INTERFACE_INCLUDE_DIRECTORIES "${MPSPACK_NETTLE_INCLUDE_DIR}")
+endif()

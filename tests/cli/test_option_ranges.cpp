@@ -69,7 +69,10 @@ std::vector<Row> table() {
   return rows;
 }
 
-const Row& row_of(const std::vector<Row>& rows, const std::string& option) {
+// The row of `option`, that of `command` where several commands have one (run's --library and pull's differ).
+const Row& row_of(const std::vector<Row>& rows, const std::string& option, const std::string& command = "") {
+  for (const Row& r : rows)
+    if (r.option == option && std::find(r.commands.begin(), r.commands.end(), command) != r.commands.end()) return r;
   for (const Row& r : rows)
     if (r.option == option) return r;
   FAIL("no row for " << option);
@@ -177,7 +180,7 @@ TEST_CASE("Option ranges: every row of docs/CLI.md's table, at and around its li
     for (const std::string& command : r.commands) {
       INFO(command << " " << r.option << " (" << r.range << ")");
       const std::vector<std::string> needed =
-          r.needs.empty() || r.needs == "--bench" ? std::vector<std::string>{} : valid(row_of(rows, r.needs));
+          r.needs.empty() || r.needs == "--bench" ? std::vector<std::string>{} : valid(row_of(rows, r.needs, command));
       auto with = [&](std::vector<std::string> option) {
         option.insert(option.end(), needed.begin(), needed.end());
         return run_mpspack(cheap(command, option));
@@ -222,7 +225,7 @@ TEST_CASE("Option ranges: every row of docs/CLI.md's table, at and around its li
         CHECK(usage_error(alone) == "mpspack: " + r.option + " requires " + r.needs + " (see --help)");
       }
       if (!r.excludes.empty()) {
-        const Row& other = row_of(rows, r.excludes);
+        const Row& other = row_of(rows, r.excludes, command);
         CHECK(other.excludes == r.option);  // the table says it from both sides
         auto both = valid(r);
         for (const auto& a : valid(other)) both.push_back(a);

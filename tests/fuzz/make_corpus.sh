@@ -8,7 +8,7 @@
 #   tests/fuzz/make_corpus.sh [MPSPACK_BINARY] [FIXTURES_DIR]
 #
 # Needs: an mpspack binary (default build/bin/mpspack), the make_shared_seeds binary (built beside the
-# tests, or MAKE_SHARED_SEEDS=PATH), cc, objcopy, python3. Deterministic: the
+# tests, or MAKE_SHARED_SEEDS=PATH), cc, objcopy, python3 (with python3-cryptography). Deterministic: the
 # same fixtures and tools give the same files.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -22,7 +22,7 @@ rb="$fixtures/rebuilt-bookworm"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 rm -rf "$corpus"
-mkdir -p "$corpus"/{fuzz_container,fuzz_elf,fuzz_pt2,fuzz_tensor}
+mkdir -p "$corpus"/{fuzz_container,fuzz_elf,fuzz_pt2,fuzz_tensor,fuzz_signature}
 
 # --- Synthetic AOTInductor-shaped libraries (a few KB): constants blob linked in with objcopy the
 # way AOTInductor does it (so _binary_constants_bin_start/_end exist), one shim import.
@@ -124,5 +124,37 @@ put("raw_bf16_2x2", ":bf16:2x2", bytes(8))
 put("raw_i8_scalar", ":i8:scalar", b"\x07")
 put("raw_hint", "h", bytes(16))
 put("no_spec", "", f32[:64])
+PY
+# --- fuzz_signature: "<mode byte><bytes>" (fuzz_signature.cpp): key DER of both kinds from fixed secrets, a DSSE
+# envelope signed with Ed25519 (deterministic), and signatures after their key. Needs python3-cryptography.
+python3 - "$corpus/fuzz_signature" <<'PY'
+import base64, hashlib, json, os, sys
+from cryptography.hazmat.primitives import hashes, serialization as s
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+out = sys.argv[1]
+def put(name, mode, data):
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(bytes([mode]) + data)
+ed = ed25519.Ed25519PrivateKey.from_private_bytes(hashlib.sha256(b"mpspack fuzz ed25519").digest())
+p256 = ec.derive_private_key(int.from_bytes(hashlib.sha256(b"mpspack fuzz p256").digest(), "big") % (2**255), ec.SECP256R1())
+spki = lambda k: k.public_key().public_bytes(s.Encoding.DER, s.PublicFormat.SubjectPublicKeyInfo)
+pkcs8 = lambda k: k.private_bytes(s.Encoding.DER, s.PrivateFormat.PKCS8, s.NoEncryption())
+put("spki_ed25519", 0, spki(ed))
+put("spki_p256", 0, spki(p256))
+put("pkcs8_ed25519", 1, pkcs8(ed))
+put("pkcs8_p256", 1, pkcs8(p256))
+statement = json.dumps({"_type": "https://in-toto.io/Statement/v1", "predicateType": "https://mpspack/signature/v1.0",
+                        "subject": [{"name": "header", "digest": {"sha256": "00" * 32}}], "predicate": {}}).encode()
+t = b"application/vnd.in-toto+json"
+pae = b"DSSEv1 %d %s %d %s" % (len(t), t, len(statement), statement)
+keyid = hashlib.sha256(spki(ed)).hexdigest()
+envelope = {"payloadType": t.decode(), "payload": base64.b64encode(statement).decode(),
+            "signatures": [{"keyid": keyid, "sig": base64.b64encode(ed.sign(pae)).decode()}]}
+put("envelope_ed25519", 2, json.dumps(envelope).encode())
+message = b"DSSEv1 28 application/vnd.in-toto+json 2 {}"
+put("sig_ed25519", 3, bytes([len(spki(ed))]) + spki(ed) + ed.sign(message))
+# ECDSA signatures are random; a fixed (r, s) of the right form keeps the corpus the same from run to run.
+put("sig_p256", 3, bytes([len(spki(p256))]) + spki(p256) + encode_dss_signature(2**255 - 19, 2**254 + 7))
 PY
 du -sh "$corpus"/*

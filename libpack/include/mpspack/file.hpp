@@ -84,6 +84,9 @@ class AtomicWriter {
   // Overwrites bytes already written (used to fill in the header last).
   Status pwrite(uint64_t offset, const void* data, uint64_t size);
   uint64_t position() const { return position_; }
+  // The temp file's descriptor (read-write), for a caller that checks the bytes written before commit (pull --key
+  // maps them); -1 once finished.
+  int fd() const { return fd_; }
   // finish() then publish(). On an error the temp file is removed (when the writer is destroyed).
   Status commit();
   // The two halves of commit(), for a set of files that appear together or not at all (unpack): finish() sets

@@ -40,7 +40,7 @@ Result<PullReport> pull_library(const Reference& ref, std::string_view library, 
   MPK_TRY(Manifest written, pack::write_library_subset(part, index, output));
   uint64_t fetched = 0;
   for (const auto& l : chosen) fetched += l.size;
-  return PullReport{ref.to_string(), artifact.manifest.digest, std::filesystem::file_size(output), chosen, fetched};
+  return PullReport{ref.to_string(), artifact.manifest.digest, std::filesystem::file_size(output), chosen, fetched, ""};
 }
 
 }  // namespace mpspack::registry

@@ -1,4 +1,5 @@
 // push: upload the blobs the registry lacks, then the manifest that names them all.
+#include "referrers.hpp"
 #include "blobs.hpp"
 #include "manifest.hpp"
 #include "mpspack/format/hash.hpp"
@@ -88,11 +89,20 @@ Result<PushReport> push(const format::Container& c, const Reference& ref, const 
   // The manifest last: a registry accepts it only once every blob it names is there.
   HttpSession session;
   PushReport report;
-  MPK_TRY(report.manifest_digest, put_manifest(client, session, manifest_json(config_descriptor, layers)));
+  const std::string manifest = manifest_json(config_descriptor, layers);
+  MPK_TRY(report.manifest_digest, put_manifest(client, session, manifest));
+  report.manifest_size = manifest.size();
   report.reference = ref.to_string();
   report.config_digest = config_descriptor.digest;
   tally_layers(report, layers, blobs);
   return report;
+}
+
+Result<std::string> push_signature(const Reference& ref, const std::string& manifest_digest, uint64_t manifest_size,
+                                   std::string_view envelope, const ClientOptions& options) {
+  Client client(ref, options, "pull,push");
+  HttpSession session;
+  return attach_signature(client, session, Descriptor{kManifestMediaType, manifest_digest, manifest_size}, envelope);
 }
 
 }  // namespace mpspack::registry

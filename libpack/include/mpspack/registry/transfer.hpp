@@ -4,6 +4,7 @@
 #include "mpspack/format/container.hpp"
 #include "mpspack/registry/artifact.hpp"
 #include "mpspack/registry/reference.hpp"
+#include "mpspack/sign/keys.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -33,6 +34,7 @@ struct LayerTransfer {
 struct PushReport {
   std::string reference;
   std::string manifest_digest;
+  uint64_t manifest_size = 0;
   std::string config_digest;
   std::vector<LayerTransfer> layers;
   // The layers' bytes, each counted once: sent by this run, uploaded by an earlier run that died midway and
@@ -45,18 +47,25 @@ struct PushReport {
 Result<PushReport> push(const format::Container& c, const Reference& ref, const ClientOptions& options,
                         const TransferProgress& progress = {});
 
+// Attaches a signature (the envelope sign::sign() made of the container pushed as `manifest_digest`) to that
+// manifest as an OCI referrer (docs/SIGNING.md, "In a registry"). Returns the signature manifest's digest.
+Result<std::string> push_signature(const Reference& ref, const std::string& manifest_digest, uint64_t manifest_size,
+                                   std::string_view envelope, const ClientOptions& options);
+
 struct PullReport {
   std::string reference;
   std::string manifest_digest;
   uint64_t file_size = 0;
   std::vector<Layer> layers;
   uint64_t bytes_fetched = 0;
+  std::string signed_by;  // with a key: its key id, once the signature verified
 };
 
 // Rebuilds the container at `output` (atomically: nothing is left there on failure), checking each layer's
-// SHA-256 as it streams in.
+// SHA-256 as it streams in. With `key`, the container must carry a signature by that key among its referrers,
+// fetched before the layers, and the rebuilt file must verify against it before it is renamed into place.
 Result<PullReport> pull(const Reference& ref, const std::filesystem::path& output, const ClientOptions& options,
-                        const TransferProgress& progress = {});
+                        const TransferProgress& progress = {}, const sign::PublicKey* key = nullptr);
 
 // pull --library: a container of the named library alone, with its weights, cubins and examples (pack/subset.hpp),
 // fetching only the layers of the segments it needs.

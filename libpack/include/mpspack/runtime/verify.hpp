@@ -23,6 +23,7 @@
 #include "mpspack/tensor_io.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ struct VerifyOptions {
   // false: float32 convolutions on a GPU without TF32. The CUDA shim is a plugin that reads
   // MPSPACK_CUDNN_TF32 at its first convolution, so this sets that variable (to 0) for the process.
   bool tf32_convolutions = true;
+  // Called with the container as soon as it is open, before anything of it is read into memory or loaded; an
+  // error stops there. `run --key` checks the container's signature here, on the very mapping and descriptor the
+  // loader then reads, not on a file that could be renamed over in between.
+  std::function<Status(const format::Container&)> check_opened;
 };
 
 // What an output was compared with, and how it went.

@@ -12,6 +12,7 @@ Status open_container(Context& ctx) {
   if (!container.ok()) return container.error();
   ctx.open_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   ctx.container.emplace(std::move(container).value());
+  if (ctx.options.check_opened) MPK_CHECK(ctx.options.check_opened(*ctx.container));
   return {};
 }
 
