@@ -263,6 +263,29 @@ void multiply(const Product& p) {
   run_parts([&](unsigned t, unsigned n) { run(tasks * t / n, tasks * (t + 1) / n); });
 }
 
+// Contiguous bfloat16 to float and back (rounded to nearest even, NaN to the quiet NaN, as float_to_bf16 does) in
+// loops the compiler vectorizes: the element-wise copy of contiguous_as took a fifth of a small product (8 x 256
+// -> 512) on bfloat16 activations.
+TensorPtr bf16_to_f32(const Tensor& src) {
+  TensorPtr out(new_contiguous(src.sizes, static_cast<int32_t>(DType::f32)));
+  const auto* s = reinterpret_cast<const uint16_t*>(src.data());
+  auto* d = reinterpret_cast<float*>(out->data());
+  for (int64_t i = 0, n = src.numel(); i < n; ++i) d[i] = std::bit_cast<float>(uint32_t(s[i]) << 16);
+  return out;
+}
+
+TensorPtr f32_to_bf16(const Tensor& src) {
+  TensorPtr out(new_contiguous(src.sizes, static_cast<int32_t>(DType::bf16)));
+  const auto* s = reinterpret_cast<const uint32_t*>(src.data());
+  auto* d = reinterpret_cast<uint16_t*>(out->data());
+  for (int64_t i = 0, n = src.numel(); i < n; ++i) {
+    const uint32_t u = s[i];
+    const auto rounded = uint16_t((u + ((u >> 16) & 1u) + 0x7fffu) >> 16);
+    d[i] = (u & 0x7fffffffu) > 0x7f800000u ? uint16_t(0x7fc0) : rounded;
+  }
+  return out;
+}
+
 Tensor* int4pack_mm(const Tensor& a, const Tensor& b, const Tensor& group_t, const Tensor& sz) {
   const int64_t group = group_size_of(group_t);
   const PackLayout layout = pack_layout();
@@ -272,14 +295,18 @@ Tensor* int4pack_mm(const Tensor& a, const Tensor& b, const Tensor& group_t, con
   const auto f32 = static_cast<int32_t>(DType::f32);
   // float32 activations are used in place; float16 and bfloat16 ones are widened once, the product runs in float,
   // and its result is rounded to their dtype once.
-  TensorPtr af = contiguous_as(a, f32);
+  const auto bf16 = static_cast<int32_t>(DType::bf16);
+  TensorPtr af = a.dtype == bf16 ? bf16_to_f32(a) : contiguous_as(a, f32);
   TensorPtr out(new_contiguous(sizes, f32));
   auto* C = reinterpret_cast<float*>(out->data());
   if (K == 0) std::fill(C, C + M * N, 0.0f);
   if (M > 0 && N > 0 && K > 0)
     multiply({reinterpret_cast<const float*>(af->data()), reinterpret_cast<const uint8_t*>(b.data()), &sz, C, M, N,
               K, group, layout});
-  if (a.dtype != f32) out = contiguous_as(*out, a.dtype);
+  if (a.dtype == bf16)
+    out = f32_to_bf16(*out);
+  else if (a.dtype != f32)
+    out = contiguous_as(*out, a.dtype);
   return out.release();
 }
 
