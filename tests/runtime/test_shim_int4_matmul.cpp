@@ -179,6 +179,34 @@ TEST_CASE("_weight_int4pack_mm_cpu_tensor: qScaleAndZeros read through its strid
     for (int32_t dt : {kF32, kBF16}) check_product(random_problem(5, 256, 112, 64, dt, 91), dt, layout, true);
 }
 
+TEST_CASE("_weight_int4pack_mm_cpu_tensor: a bfloat16 result is rounded once, to nearest even, and NaN stays NaN",
+          "[shim][ops][int4]") {
+  // Every weight (9 - 8) * 1 + 0 = 1 (byte 0x99, in any layout), so out[m, n] is the sum of row m: 1 + 2^-8 lies
+  // halfway between bfloat16's 1 and 1 + 2^-7 (to the even 1), 1 + 3 * 2^-8 halfway between 1 + 2^-7 and 1 + 2^-6
+  // (to the even 1 + 2^-6); rounding the float sum by truncation or upwards would give other values.
+  const int64_t K = 64, N = 16;
+  std::vector<double> x(size_t(3 * K), 0.0);
+  x[0] = 1.0;
+  x[1] = 0x1p-8;
+  x[size_t(K)] = 1.0;
+  x[size_t(K) + 1] = 3 * 0x1p-8;
+  x[size_t(2 * K)] = std::nan("");
+  TypedTensor xt({3, K}, kBF16, x), w({N, K / 2}, kU8, std::vector<double>(size_t(N * K / 2), 0x99));
+  std::vector<double> sz;
+  for (int64_t i = 0; i < K / 32 * N; ++i) sz.insert(sz.end(), {1.0, 0.0});
+  TypedTensor g({}, kI64, {32}), s({K / 32, N, 2}, kBF16, sz);
+  Handle out;
+  REQUIRE(aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(xt.h.get(), w.h.get(), g.h.get(), s.h.get(), out.out()) == 0);
+  REQUIRE(dtype_of(out.get()) == kBF16);
+  const auto got = read_values(out.get());
+  for (int64_t n = 0; n < N; ++n) {
+    INFO("column " << n);
+    CHECK(got[size_t(n)] == 1.0);
+    CHECK(got[size_t(N + n)] == 1.0 + 0x1p-6);
+    CHECK(std::isnan(got[size_t(2 * N + n)]));
+  }
+}
+
 TEST_CASE("_weight_int4pack_mm_cpu_tensor: K = 0 gives zeros, M = 0 or N = 0 an empty result", "[shim][ops][int4]") {
   TypedTensor g({}, kI64, {32});
   TypedTensor x({3, 0}, kF32, {}), w({16, 0}, kU8, {}), s({0, 16, 2}, kF32, {});
