@@ -157,14 +157,15 @@ TEST_CASE("_weight_int4pack_mm_cpu_tensor: every path of the product, split over
     int64_t M, K, N, group;
   };
   // Rows past a tile of the register kernels (4), the two-unit tiles of one or two rows, K past a panel's depth,
-  // N as one partial block, whole blocks, and blocks with a partial one after them. The larger ones are split.
+  // N as one partial block, whole blocks, and blocks with a partial one after them. The larger ones (N * K * (M + 2)
+  // of 4 Mi and more: no libgomp here, so mpspack's pool) are split.
   const Shape shapes[] = {{"register kernels, one row (a decode step)", 1, 2048, 256, 128},
                           {"register kernels, two rows", 2, 512, 96, 64},
-                          {"register kernels, a few rows", 8, 1024, 160, 32},
+                          {"register kernels, a few rows, split", 8, 4096, 160, 32},
                           {"register kernels, small", 5, 64, 16, 32},
-                          {"register kernels, rows split (fewer blocks than threads)", 40, 1024, 32, 64},
+                          {"register kernels, rows split (fewer blocks than threads)", 40, 4096, 32, 64},
                           {"panels", 50, 1280, 208, 256},
-                          {"panels, rows split", 100, 512, 48, 128},
+                          {"panels, rows split", 100, 1024, 48, 128},
                           {"panels, K past a panel's depth", 60, 2304, 64, 256}};
   for (const Shape& sh : shapes) {
     INFO(sh.path);
