@@ -1,8 +1,10 @@
 // The CPU shim's int4 weight-only product (aoti_torch_cpu__weight_int4pack_mm_cpu_tensor: float32 or bfloat16
 // activations, 4-bit weights [N, K / 2] as torch packs them, a scale and a zero per output channel and group of K)
 // at a 7B Llama's square projection, K = N = 4096: a decode step (M = 1), a few sequences (M = 8) and a short
-// prompt (M = 64, the dequantized panels on OpenBLAS), at group sizes 32 and 128. Median of the timed calls, ms;
-// the weights' GB/s (N * K / 2 bytes a call) beside them. bench/device/int4_torch.py runs it against torch.
+// prompt (M = 64, the dequantized panels on OpenBLAS), at group sizes 32 and 128; and the zoo's int4_mlp's two
+// shapes (8 tokens, 256 -> 512 and 512 -> 256, group 64), products small enough that what a call costs beside its
+// multiply-adds shows. Median of the timed calls, ms; the weights' GB/s (N * K / 2 bytes a call) beside them.
+// bench/device/int4_torch.py runs it against torch.
 //
 //   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build int4_matmul_cpu && build/bin/int4_matmul_cpu [REPS=20 [M K N G]]
 // (M K N G: that one shape and group size instead of the table's.)
@@ -85,11 +87,14 @@ int main(int argc, char** argv) {
               int4mm::best_kernels().name, mode ? mode : "default", reps);
   std::printf("| M x K -> N, group | int4, f32 act. | int4, bf16 act. | weight GB/s (f32 act.) |\n|---|---|---|---|\n");
   std::vector<std::array<int64_t, 4>> shapes = {{1, 4096, 4096, 32},  {1, 4096, 4096, 128}, {8, 4096, 4096, 32},
-                                                {8, 4096, 4096, 128}, {64, 4096, 4096, 128}};
+                                                {8, 4096, 4096, 128}, {64, 4096, 4096, 128}, {8, 256, 512, 64},
+                                                {8, 512, 256, 64}};
   if (argc > 5) shapes = {{std::atoll(argv[2]), std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5])}};
   for (const auto& [M, K, N, G] : shapes) {
     TensorPtr w = random_weights(N, K);
-    const int r = M >= 64 ? std::max(3, reps / 4) : reps;
+    // Ten times the calls for products of a few microseconds, whose median a few calls leave to chance.
+    const bool small = double(M) * double(K) * double(N) < double(1 << 22);
+    const int r = M >= 64 ? std::max(3, reps / 4) : small ? reps * 10 : reps;
     const double f32 = int4_ms(kF32, M, K, N, G, *w, r), bf16 = int4_ms(kBF16, M, K, N, G, *w, r);
     std::printf("| %lld x %lld -> %lld, %lld | %.3f | %.3f | %.1f |\n", (long long)M, (long long)K, (long long)N,
                 (long long)G, f32, bf16, double(N) * double(K) / 2 / (f32 * 1e6));

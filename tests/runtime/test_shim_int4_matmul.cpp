@@ -157,14 +157,15 @@ TEST_CASE("_weight_int4pack_mm_cpu_tensor: every path of the product, split over
     int64_t M, K, N, group;
   };
   // Rows past a tile of the register kernels (4), the two-unit tiles of one or two rows, K past a panel's depth,
-  // N as one partial block, whole blocks, and blocks with a partial one after them. The larger ones are split.
+  // N as one partial block, whole blocks, and blocks with a partial one after them. The larger ones (N * K * (M + 2)
+  // of 4 Mi and more: no libgomp here, so mpspack's pool) are split.
   const Shape shapes[] = {{"register kernels, one row (a decode step)", 1, 2048, 256, 128},
                           {"register kernels, two rows", 2, 512, 96, 64},
-                          {"register kernels, a few rows", 8, 1024, 160, 32},
+                          {"register kernels, a few rows, split", 8, 4096, 160, 32},
                           {"register kernels, small", 5, 64, 16, 32},
-                          {"register kernels, rows split (fewer blocks than threads)", 40, 1024, 32, 64},
+                          {"register kernels, rows split (fewer blocks than threads)", 40, 4096, 32, 64},
                           {"panels", 50, 1280, 208, 256},
-                          {"panels, rows split", 100, 512, 48, 128},
+                          {"panels, rows split", 100, 1024, 48, 128},
                           {"panels, K past a panel's depth", 60, 2304, 64, 256}};
   for (const Shape& sh : shapes) {
     INFO(sh.path);
@@ -177,6 +178,34 @@ TEST_CASE("_weight_int4pack_mm_cpu_tensor: every path of the product, split over
 TEST_CASE("_weight_int4pack_mm_cpu_tensor: qScaleAndZeros read through its strides", "[shim][ops][int4]") {
   for (const Layout& layout : kLayouts)
     for (int32_t dt : {kF32, kBF16}) check_product(random_problem(5, 256, 112, 64, dt, 91), dt, layout, true);
+}
+
+TEST_CASE("_weight_int4pack_mm_cpu_tensor: a bfloat16 result is rounded once, to nearest even, and NaN stays NaN",
+          "[shim][ops][int4]") {
+  // Every weight (9 - 8) * 1 + 0 = 1 (byte 0x99, in any layout), so out[m, n] is the sum of row m: 1 + 2^-8 lies
+  // halfway between bfloat16's 1 and 1 + 2^-7 (to the even 1), 1 + 3 * 2^-8 halfway between 1 + 2^-7 and 1 + 2^-6
+  // (to the even 1 + 2^-6); rounding the float sum by truncation or upwards would give other values.
+  const int64_t K = 64, N = 16;
+  std::vector<double> x(size_t(3 * K), 0.0);
+  x[0] = 1.0;
+  x[1] = 0x1p-8;
+  x[size_t(K)] = 1.0;
+  x[size_t(K) + 1] = 3 * 0x1p-8;
+  x[size_t(2 * K)] = std::nan("");
+  TypedTensor xt({3, K}, kBF16, x), w({N, K / 2}, kU8, std::vector<double>(size_t(N * K / 2), 0x99));
+  std::vector<double> sz;
+  for (int64_t i = 0; i < K / 32 * N; ++i) sz.insert(sz.end(), {1.0, 0.0});
+  TypedTensor g({}, kI64, {32}), s({K / 32, N, 2}, kBF16, sz);
+  Handle out;
+  REQUIRE(aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(xt.h.get(), w.h.get(), g.h.get(), s.h.get(), out.out()) == 0);
+  REQUIRE(dtype_of(out.get()) == kBF16);
+  const auto got = read_values(out.get());
+  for (int64_t n = 0; n < N; ++n) {
+    INFO("column " << n);
+    CHECK(got[size_t(n)] == 1.0);
+    CHECK(got[size_t(N + n)] == 1.0 + 0x1p-6);
+    CHECK(std::isnan(got[size_t(2 * N + n)]));
+  }
 }
 
 TEST_CASE("_weight_int4pack_mm_cpu_tensor: K = 0 gives zeros, M = 0 or N = 0 an empty result", "[shim][ops][int4]") {

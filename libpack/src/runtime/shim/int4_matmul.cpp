@@ -24,6 +24,7 @@
 #include "runtime/tuning/tuning.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -133,6 +134,20 @@ void fill_table(const Product& p, const int4mm::Kernels& kernels, int64_t n0, in
   if (!pairs_in_order) std::fill(t, t + groups * 4 * run, 0.0f);  // the padding of a partial unit stays 0
   for (int64_t g = 0; g < groups; ++g, t += 4 * run) {
     const S* e = base + g * s0 + n0 * s1;
+    if constexpr (std::is_same_v<S, typed::BF16> && std::endian::native == std::endian::little) {
+      // A pair of bfloat16 read as one 32-bit word (scale in its low half, zero in its high half): both widened by
+      // masks and shifts, which the compiler vectorizes, where element-wise conversion does not vectorize.
+      if (pairs_in_order) {
+        for (int64_t c = 0; c < 2 * bb; ++c) {
+          uint32_t pair;
+          std::memcpy(&pair, e + 2 * c, sizeof pair);
+          const float scale = std::bit_cast<float>(pair << 16), zero = std::bit_cast<float>(pair & 0xffff0000u);
+          t[c] = scale;
+          t[2 * run + c] = zero - 8.0f * scale;
+        }
+        continue;
+      }
+    }
     if (pairs_in_order) {
       for (int64_t c = 0; c < 2 * bb; ++c) {
         t[c] = float(typed::load(e + 2 * c));
@@ -156,8 +171,12 @@ void fill_table(const Product& p, const int4mm::Kernels& kernels, int64_t n0, in
 constexpr int64_t kPanelMinRows = 48;
 // A panel: this many columns (whole blocks) by at most this many of K (256 KiB of float).
 constexpr int64_t kPanelCols = 256, kPanelDepth = 256;
-// Products of fewer multiply-adds run on the calling thread: waking the team costs more than it saves.
-constexpr double kSplitMinMacs = double(1 << 20);
+// Products of less work run on the calling thread: waking the team costs more than it saves. Work in multiply-adds,
+// a weight's dequantization counted as two rows' (N * K * (M + 2): on the register kernels a decode step spends
+// about as long dequantizing as multiplying). A model's OpenMP team polls between its regions and starts in a few
+// microseconds; mpspack's pool sleeps, and waking it cost about 20 us on this machine's 2 cores, more than the
+// 8 x 256 -> 512 product of a small MLP on one thread, so it is woken only for 4 times the work.
+constexpr double kSplitMinWork = double(1 << 20), kSplitMinWorkPool = double(4 << 20);
 
 // MPSPACK_CPU_INT4MM (Tuning::cpu_int4mm), for measurements: "direct" keeps every product on the register
 // kernels, "panel" sends every one through dequantized panels and OpenBLAS; empty by default (kPanelMinRows
@@ -232,7 +251,8 @@ void multiply(const Product& p) {
   const int64_t blocks = (p.N + p.layout.block_n - 1) / p.layout.block_n;
   const int64_t per_span = use_panels(p.M) ? kPanelCols / p.layout.block_n : 1;
   const int64_t spans = (blocks + per_span - 1) / per_span;
-  const bool split_work = double(p.M) * double(p.N) * double(p.K) >= kSplitMinMacs;
+  const double work = double(p.N) * double(p.K) * double(p.M + 2);
+  const bool split_work = work >= (threads_on_openmp() ? kSplitMinWork : kSplitMinWorkPool);
   const int64_t parts = split_work ? int64_t(thread_count()) : 1;
   const int64_t chunks = spans >= parts ? 1 : std::min((parts + spans - 1) / spans, (p.M + 3) / 4);
   const int64_t tasks = spans * chunks;
@@ -248,6 +268,29 @@ void multiply(const Product& p) {
   run_parts([&](unsigned t, unsigned n) { run(tasks * t / n, tasks * (t + 1) / n); });
 }
 
+// Contiguous bfloat16 to float and back (rounded to nearest even, NaN to the quiet NaN, as float_to_bf16 does) in
+// loops the compiler vectorizes: the element-wise copy of contiguous_as took a fifth of a small product (8 x 256
+// -> 512) on bfloat16 activations.
+TensorPtr bf16_to_f32(const Tensor& src) {
+  TensorPtr out(new_contiguous(src.sizes, static_cast<int32_t>(DType::f32)));
+  const auto* s = reinterpret_cast<const uint16_t*>(src.data());
+  auto* d = reinterpret_cast<float*>(out->data());
+  for (int64_t i = 0, n = src.numel(); i < n; ++i) d[i] = std::bit_cast<float>(uint32_t(s[i]) << 16);
+  return out;
+}
+
+TensorPtr f32_to_bf16(const Tensor& src) {
+  TensorPtr out(new_contiguous(src.sizes, static_cast<int32_t>(DType::bf16)));
+  const auto* s = reinterpret_cast<const uint32_t*>(src.data());
+  auto* d = reinterpret_cast<uint16_t*>(out->data());
+  for (int64_t i = 0, n = src.numel(); i < n; ++i) {
+    const uint32_t u = s[i];
+    const auto rounded = uint16_t((u + ((u >> 16) & 1u) + 0x7fffu) >> 16);
+    d[i] = (u & 0x7fffffffu) > 0x7f800000u ? uint16_t(0x7fc0) : rounded;
+  }
+  return out;
+}
+
 Tensor* int4pack_mm(const Tensor& a, const Tensor& b, const Tensor& group_t, const Tensor& sz) {
   const int64_t group = group_size_of(group_t);
   const PackLayout layout = pack_layout();
@@ -257,14 +300,18 @@ Tensor* int4pack_mm(const Tensor& a, const Tensor& b, const Tensor& group_t, con
   const auto f32 = static_cast<int32_t>(DType::f32);
   // float32 activations are used in place; float16 and bfloat16 ones are widened once, the product runs in float,
   // and its result is rounded to their dtype once.
-  TensorPtr af = contiguous_as(a, f32);
+  const auto bf16 = static_cast<int32_t>(DType::bf16);
+  TensorPtr af = a.dtype == bf16 ? bf16_to_f32(a) : contiguous_as(a, f32);
   TensorPtr out(new_contiguous(sizes, f32));
   auto* C = reinterpret_cast<float*>(out->data());
   if (K == 0) std::fill(C, C + M * N, 0.0f);
   if (M > 0 && N > 0 && K > 0)
     multiply({reinterpret_cast<const float*>(af->data()), reinterpret_cast<const uint8_t*>(b.data()), &sz, C, M, N,
               K, group, layout});
-  if (a.dtype != f32) out = contiguous_as(*out, a.dtype);
+  if (a.dtype == bf16)
+    out = f32_to_bf16(*out);
+  else if (a.dtype != f32)
+    out = contiguous_as(*out, a.dtype);
   return out.release();
 }
 

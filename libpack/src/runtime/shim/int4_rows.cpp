@@ -12,12 +12,13 @@
 
 namespace mpspack::shim::int4mm {
 
-// Every CPU: one lane, a unit of one byte.
+// Every CPU: one lane, a unit of one byte. Tiles of up to 8 rows as AVX-512's, so that the tests run that shape of
+// the kernel text on CPUs without AVX-512 too (the set is the fallback, not a fast path).
 namespace portable {
 struct V {
   using F = float;
   using I = int32_t;
-  static constexpr int kLanes = 1, kRows = 4, kWide = 1;
+  static constexpr int kLanes = 1, kRows = 4, kWide = 1, kTallRows = 8;
   static F zero() { return 0.0f; }
   static F set1(float x) { return x; }
   static F load(const float* p) { return *p; }
@@ -37,11 +38,12 @@ struct V {
 #pragma GCC target("avx2,fma")
 // 16 ymm registers: one or two rows beside two units (4 sums a row, the units' scales and zeros reloaded as
 // memory operands where they do not fit), or 4 rows beside one unit (8 sums, 4 scales and zeros, 2 weights, 1 row).
+// No taller tiles: 8 rows' 16 sums alone fill the register file.
 namespace avx2 {
 struct V {
   using F = __m256;
   using I = __m256i;
-  static constexpr int kLanes = 8, kRows = 4, kWide = 1;
+  static constexpr int kLanes = 8, kRows = 4, kWide = 1, kTallRows = 4;
   static F zero() { return _mm256_setzero_ps(); }
   static F set1(float x) { return _mm256_set1_ps(x); }
   static F load(const float* p) { return _mm256_loadu_ps(p); }
@@ -67,12 +69,13 @@ struct V {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// 32 zmm registers: 4 rows beside two units (16 sums, 8 scales and zeros, 4 weights, 1 row).
+// 32 zmm registers: 4 rows beside two units (16 sums, 8 scales and zeros, 4 weights, 1 row), or 8 rows beside one
+// unit (16 sums, 4 scales and zeros, 2 weights, 1 row, the permute's table).
 namespace avx512 {
 struct V {
   using F = __m512;
   using I = __m512i;
-  static constexpr int kLanes = 16, kRows = 4, kWide = 2;
+  static constexpr int kLanes = 16, kRows = 4, kWide = 2, kTallRows = 8;
   static F zero() { return _mm512_setzero_ps(); }
   static F set1(float x) { return _mm512_set1_ps(x); }
   static F load(const float* p) { return _mm512_loadu_ps(p); }

@@ -3,9 +3,11 @@
 #include "runtime/tuning/tuning.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -89,13 +91,35 @@ struct OpenMp {
   int (*max_threads)() = nullptr;
   void (*set_num_threads)(int) = nullptr;
 };
+// How many objects the dynamic loader has loaded in this process so far (dl_iterate_phdr's dlpi_adds), or 0 where
+// it does not say.
+unsigned long long loads_so_far() {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t size, void* out) {
+        if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+          *static_cast<unsigned long long*>(out) = info->dlpi_adds;
+        return 1;  // the first object carries the count
+      },
+      &adds);
+  return adds;
+}
+
 const OpenMp* openmp() {
   static std::atomic<const OpenMp*> found{nullptr};
   if (const OpenMp* f = found.load(std::memory_order_acquire)) return f;
   // RTLD_NOLOAD: only one that is already there; the loader keeps it loaded (pin_openmp_runtime). Until a model
-  // brings one, each large product asks again (a lookup of ~1 us, next to a product of milliseconds).
+  // brings one, each product asks again, but only once something was loaded since the last miss: glibc's
+  // dlopen(RTLD_NOLOAD) of a library not loaded still searches the disk for it (6 system calls, tens of us, three
+  // times a product), which a small product does not amortize.
+  static std::atomic<unsigned long long> missed_at{0};
+  const unsigned long long loads = loads_so_far();
+  if (loads != 0 && loads == missed_at.load(std::memory_order_relaxed)) return nullptr;
   void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (gomp == nullptr) return nullptr;
+  if (gomp == nullptr) {
+    missed_at.store(loads, std::memory_order_relaxed);
+    return nullptr;
+  }
   static OpenMp api;
   static std::once_flag once;
   std::call_once(once, [gomp] {
