@@ -93,20 +93,24 @@ def shim_provider():
     return (info.fname or b"?").decode()
 
 bad = 0
+def step(what):
+    print("step " + what, flush=True)
+
 for case in cases:
     x, want = arrays(case)
+    step(f"{case['dir']}: {order}")
     if order == "torch-first":
         import torch
-        theirs = torch_model(case)
-        t0 = run_torch(theirs, case, x)
-        mine = mpspack_model(case)
-        m0 = run_mpspack(mine, x)
+        step("torch's runner loads"); theirs = torch_model(case)
+        step("torch's runner runs"); t0 = run_torch(theirs, case, x)
+        step("mpspack loads"); mine = mpspack_model(case)
+        step("mpspack runs"); m0 = run_mpspack(mine, x)
     else:
-        mine = mpspack_model(case)
-        m0 = run_mpspack(mine, x)
+        step("mpspack loads"); mine = mpspack_model(case)
+        step("mpspack runs"); m0 = run_mpspack(mine, x)
         import torch
-        theirs = torch_model(case)
-        t0 = run_torch(theirs, case, x)
+        step("torch's runner loads"); theirs = torch_model(case)
+        step("torch's runner runs"); t0 = run_torch(theirs, case, x)
     results = [("torch", t0), ("mpspack", m0)]
     for _ in range(3):  # interleaved: neither side's later calls reach the other's shim
         results.append(("mpspack", run_mpspack(mine, x)))
@@ -151,11 +155,14 @@ def main() -> int:
         return 1
     status = 0
     for order in ("torch-first", "mpspack-first"):
-        r = subprocess.run([sys.executable, "-c", CHILD, fixtures, package, order, "1" if cuda else "0"],
-                           capture_output=True, text=True)
+        # faulthandler: a crash in either runtime prints the Python stack it happened under.
+        r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", CHILD, fixtures, package, order,
+                            "1" if cuda else "0"], capture_output=True, text=True)
         sys.stdout.write("".join(line + "\n" for line in r.stdout.splitlines() if line.startswith(("ok", "FAIL"))))
         if r.returncode != 0:
-            sys.stdout.write(f"{order}: exit {r.returncode}\n{r.stderr[-2000:]}")
+            steps = [line for line in r.stdout.splitlines() if line.startswith("step ")]
+            sys.stdout.write(f"{order}: exit {r.returncode} after {steps[-1] if steps else 'no step'}\n"
+                             f"{r.stderr[-3000:]}")
             status = 1
     return status
 
