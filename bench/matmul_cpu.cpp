@@ -3,7 +3,7 @@
 // Linear 512-2048-512) and a batch-1 transformer projection: median of the timed calls of
 // aoti_torch_cpu_addmm_out(out, bias, x, weight^T), as AOTInductor's generated code calls it.
 //
-//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200] [linears]
+//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200] [linears|decode]
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). "linears": the float32
 // Linear layers' table only (bench/device/matmul_torch.py sets torch's times beside it).
 #include "aoti_shim.h"
@@ -64,11 +64,49 @@ double median_ms(int32_t dtype, const Shape& s, int reps, bool with_bias = true)
   return ms[ms.size() / 2];
 }
 
+// A GPT-2 124M decode step's products in float32, weights cold: the 12 layers' q, k, v, output, MLP-in and MLP-out
+// Linears at batch 1, each layer's weights its own (340 MB in all, past any cache), as a decode step streams them.
+// Milliseconds a step, median of REPS steps.
+double decode_step_ms(int reps) {
+  const int64_t d = 768, ff = 3072;
+  const Shape layer[] = {{"q", 1, d, d}, {"k", 1, d, d}, {"v", 1, d, d}, {"o", 1, d, d}, {"up", 1, d, ff},
+                         {"down", 1, ff, d}};
+  struct Linear {
+    TensorPtr x, w, out;
+    AtenTensorHandle wt = nullptr;
+  };
+  std::vector<Linear> linears;
+  for (int l = 0; l < 12; ++l)
+    for (const Shape& s : layer) {
+      Linear lin{random_tensor({1, s.k}, static_cast<int32_t>(DType::f32), 1),
+                 random_tensor({s.n, s.k}, static_cast<int32_t>(DType::f32), unsigned(2 + l)),
+                 random_tensor({1, s.n}, static_cast<int32_t>(DType::f32), 4)};
+      const int64_t wt_sizes[] = {s.k, s.n}, wt_strides[] = {1, s.k};
+      if (aoti_torch__reinterpret_tensor(lin.w.get(), 2, wt_sizes, wt_strides, 0, &lin.wt) != 0) std::exit(1);
+      linears.push_back(std::move(lin));
+    }
+  std::vector<double> ms;
+  for (int r = 0; r < reps + 2; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (Linear& lin : linears)
+      if (aoti_torch_cpu_mm_out(lin.out.get(), lin.x.get(), lin.wt) != 0) std::exit(1);
+    if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  for (Linear& lin : linears) aoti_torch_delete_tensor_object(lin.wt);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
   const bool linears_only = argc > 2 && std::string_view(argv[2]) == "linears";
+  if (argc > 2 && std::string_view(argv[2]) == "decode") {
+    std::printf("GPT-2 124M decode step, 72 batch-1 float32 products, weights cold (340 MB): %.3f ms, median of %d\n",
+                decode_step_ms(reps), reps);
+    return 0;
+  }
   const char* omp = std::getenv("OMP_NUM_THREADS");
   std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(),
               omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
@@ -78,6 +116,9 @@ int main(int argc, char** argv) {
   const Shape shapes[] = {{"[8,512] @ [512,2048] (mlp_bf16, first Linear)", 8, 512, 2048},
                           {"[8,2048] @ [2048,512] (mlp_bf16, second Linear)", 8, 2048, 512},
                           {"[1,4096] @ [4096,4096] (batch-1 projection)", 1, 4096, 4096},
+                          {"[1,768] @ [768,768] (GPT-2 decode step, projection)", 1, 768, 768},
+                          {"[1,768] @ [768,3072] (GPT-2 decode step, MLP in)", 1, 768, 3072},
+                          {"[1,3072] @ [3072,768] (GPT-2 decode step, MLP out)", 1, 3072, 768},
                           {"[128,1024] @ [1024,1024] (a 128-token prompt)", 128, 1024, 1024}};
   for (const Shape& s : shapes) {
     if (linears_only) break;
