@@ -2,6 +2,7 @@
 // set's target options with its vector type, and the pick among them by what the CPU reports (no ifunc resolver,
 // so the AddressSanitizer build runs them too).
 #include "attention_kernels.hpp"
+#include "kernel_sets.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -129,15 +130,11 @@ const Kernels kAvx512{"avx512", avx512::product, avx512::dots, avx512::row_max, 
 #endif
 
 std::vector<const Kernels*> detect() {
-  std::vector<const Kernels*> sets;
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (avx2 && __builtin_cpu_supports("avx512f")) sets.push_back(&kAvx512);
-  if (avx2) sets.push_back(&kAvx2);
+  return kernel_sets_for_this_cpu(&kAvx512, &kAvx2, kPortable);
+#else
+  return kernel_sets_for_this_cpu<Kernels>(nullptr, nullptr, kPortable);
 #endif
-  sets.push_back(&kPortable);
-  return sets;
 }
 
 }  // namespace
