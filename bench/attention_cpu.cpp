@@ -4,9 +4,9 @@
 //   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build attention_cpu && build/bin/attention_cpu [REPS=50]
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). The shapes, layouts and masks
 // are those of bench/device/attention_torch.py, in the same order: that script times torch on them.
-#include "aoti_shim.h"
-#include "parallel.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <mpspack/half.hpp>
 

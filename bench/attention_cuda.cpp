@@ -8,8 +8,8 @@
 // bench/device/attention_cuda_torch.py times torch's kernel for the same op on the same shapes beside these.
 //
 //   attention_cuda [calls] [rounds]      (defaults 50, 5)
-#include "aoti_shim.h"
-#include "aoti_shim_cuda.h"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim_cuda/aoti_shim_cuda.h"
 #include "runtime/tuning/tuning.hpp"
 
 #include <cuda_runtime_api.h>

@@ -12,9 +12,9 @@
 // conv2d on the same shapes, for the side-by-side.
 //
 //   cuda_conv_host [calls] [rounds]      (defaults 200, 7)
-#include "aoti_shim.h"
-#include "aoti_shim_cuda.h"
-#include "cudnn_library.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim_cuda/aoti_shim_cuda.h"
+#include "runtime/shim_cuda/cudnn_library.hpp"
 
 #include <cuda_runtime_api.h>
 

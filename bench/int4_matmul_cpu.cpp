@@ -8,10 +8,10 @@
 // (M K N G: that one shape and group size instead of the table's.)
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). MPSPACK_CPU_INT4MM=direct
 // or =panel fixes the product's path (int4_matmul.cpp), for comparisons.
-#include "aoti_shim.h"
-#include "int4_rows.hpp"
-#include "parallel.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/int4_rows.hpp"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <algorithm>
 #include <array>

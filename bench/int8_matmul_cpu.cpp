@@ -9,11 +9,11 @@
 // (M K N: that one shape instead of the table's.)
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). MPSPACK_CPU_INT8MM=direct
 // or =panel fixes the int8 product's path (int8_matmul.cpp), for comparisons.
-#include "aoti_shim.h"
-#include "blas.hpp"
-#include "int8_rows.hpp"
-#include "parallel.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/blas.hpp"
+#include "runtime/shim/int8_rows.hpp"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/tensor.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <algorithm>

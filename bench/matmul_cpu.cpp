@@ -6,9 +6,9 @@
 //   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200] [linears]
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). "linears": the float32
 // Linear layers' table only (bench/device/matmul_torch.py sets torch's times beside it).
-#include "aoti_shim.h"
-#include "parallel.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <algorithm>
 #include <chrono>

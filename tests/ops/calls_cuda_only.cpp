@@ -1,7 +1,7 @@
 // Adapters for the CUDA functions without a CPU twin (attention backends and kernels, mm.dtype_out, the float8
 // grouped product): registered under the CPU-form name the runner looks adapters up by, they run only under
 // --device cuda (their cases are recorded for the GPU alone).
-#include "aoti_shim_cuda.h"
+#include "runtime/shim_cuda/aoti_shim_cuda.h"
 #include "op_calls.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // and the table of adapters (calls_*.cpp) that call each function through its own signature.
 #pragma once
 
-#include "aoti_shim.h"
+#include "runtime/shim/aoti_shim.h"
 
 #include <nlohmann/json.hpp>
 

@@ -8,7 +8,7 @@
 //
 // Prints one line per function (and one per failing case); exits 1 when anything fails, 2 on bad usage.
 #include "op_calls.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include "mpspack/dtype.hpp"
 #include "mpspack/half.hpp"

@@ -4,8 +4,8 @@
 // OPENBLAS_NUM_THREADS=1 (plus MPSPACK_TEST_USER_BLAS_THREADS=1, since inside the process the variable cannot
 // tell the user's choice from the one made at start-up), where the user's setting must be left alone; on x86-64
 // with OPENBLAS_CORETYPE=Prescott too (plus MPSPACK_TEST_USER_BLAS_KERNELS), the same for OpenBLAS's kernels.
-#include "blas.hpp"
-#include "parallel.hpp"
+#include "runtime/shim/blas.hpp"
+#include "runtime/shim/parallel.hpp"
 #include "shim_test_util.hpp"
 
 #include <cblas.h>

@@ -3,12 +3,12 @@
 // product and cumsum (dtypes, strided input) against the CPU shim or a double reference; convolution (cuDNN)
 // against a direct loop in double; copies between host and device and within the device. Needs an NVIDIA GPU:
 // without one every case says why it skipped (tests/device/run.sh runs it on the device machine).
-#include "aoti_shim_cuda.h"
+#include "runtime/shim_cuda/aoti_shim_cuda.h"
 #include "op_test_util.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 #include "runtime/tuning/tuning.hpp"
 #include "shim_test_util.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <cuda_runtime_api.h>
 

@@ -9,9 +9,9 @@
 #include "mpspack/runtime/model.hpp"
 #include "mpspack/tensor_io.hpp"
 
-#include "large_blocks.hpp"
-#include "parallel.hpp"
-#include "self_mapping.hpp"
+#include "runtime/loader/large_blocks.hpp"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/loader/self_mapping.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <fcntl.h>

@@ -2,7 +2,7 @@
 // aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu on the layouts models hand it: masks broadcast with
 // stride 0, causal with L != S, keys and values expanded over the heads with stride 0 or with fewer heads (grouped
 // queries), bfloat16 and float16, decode steps of one query row, a query whose last dim is strided. test_shim_ops.cpp holds the first cases.
-#include "attention_kernels.hpp"
+#include "runtime/shim/attention_kernels.hpp"
 #include "op_test_util.hpp"
 
 #include <mpspack/half.hpp>

@@ -1,8 +1,8 @@
 // aten::convolution on the CPU shim (oneDNN for float32/bfloat16/float16, the built-in path for float64) against a
 // direct loop in double: 1-, 2- and 3-D, plain and transposed, groups up to depthwise, stride, padding, dilation,
 // output_padding, bias or none, contiguous and channels-last tensors, odd sizes, random data.
-#include "conv_cpu.hpp"
-#include "provided.hpp"
+#include "runtime/shim/conv_cpu.hpp"
+#include "runtime/shim/provided.hpp"
 #include "shim_test_util.hpp"
 
 #include <array>

@@ -2,7 +2,7 @@
 // tensors, the CPU's device guard and stream, the debug helpers, _mm_plus_mm_out, the out= scatter/index_put and
 // fbgemm's fp16-weight Linear, each against values worked out by hand or by a plain loop.
 #include "op_test_util.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <unistd.h>
 

@@ -4,9 +4,9 @@
 // partial block), float32, float16 and bfloat16 activations, every group size, each path of the product (register
 // kernels, dequantized panels, split over the threads or not), every kernel set this CPU runs, and the inputs
 // torch refuses.
-#include "int4_rows.hpp"
+#include "runtime/shim/int4_rows.hpp"
 #include "op_test_util.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <cmath>
 #include <cstdlib>

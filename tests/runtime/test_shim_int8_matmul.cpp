@@ -1,7 +1,7 @@
 // _weight_int8pack_mm on the CPU shim against a plain loop in double: float32 and bfloat16 activations, a
 // transposed int8 weight, each path of the product (register kernels, dequantized panels, split over the threads
 // or not), every kernel set this CPU runs, and the shapes and dtypes it refuses.
-#include "int8_rows.hpp"
+#include "runtime/shim/int8_rows.hpp"
 #include "op_test_util.hpp"
 
 #include <cmath>

@@ -2,7 +2,7 @@
 // conformance cases here, has no float8), _scaled_mm on them, the 4-bit dynamic-quantization pair (no torch
 // here runs its reference path) and the layouts of the LAPACK-backed results. The conformance suite
 // (tests/ops/opcases/linalg.py) compares the rest with torch.
-#include "fp8.hpp"
+#include "runtime/shim/fp8.hpp"
 #include "op_test_util.hpp"
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // End to end: the rebuilt-bookworm AOTInductor CPU fixtures run on the shim and match torch eager.
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 #include "shim_test_util.hpp"
 
 #include <fixtures.hpp>

@@ -1,7 +1,7 @@
 // The shim's fallback ops against plain reference loops.
-#include "onednn_plugin.hpp"
-#include "parallel.hpp"
-#include "provided.hpp"
+#include "runtime/shim/onednn_plugin.hpp"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/provided.hpp"
 #include "shim_test_util.hpp"
 
 #include <dlfcn.h>

@@ -2,7 +2,7 @@
 // NaN random sample (whose window starts torch leaves undefined; the shim refuses it). The windows of
 // fractional_max_pool2d worked out by hand. Values against torch: tests/ops (opcases/pooling.py).
 #include "op_test_util.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <limits>
 #include <string>

@@ -1,7 +1,7 @@
 // Tensor handle semantics of the shim: refcounted storage, views, sizes/strides, copies and conversions.
 #include "shim_test_util.hpp"
-#include "provided.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/provided.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <cmath>
 #include <cstring>

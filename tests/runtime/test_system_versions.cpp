@@ -1,6 +1,6 @@
 // The loader's check of a library's symbol versions against this system (loader/system_versions.hpp): the line it
 // gives for a glibc, a libstdc++ or a libgcc_s that is too old, and what it finds of this process's own libraries.
-#include "system_versions.hpp"
+#include "runtime/loader/system_versions.hpp"
 
 #include <catch2/catch.hpp>
 

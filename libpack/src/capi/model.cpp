@@ -7,7 +7,7 @@
 #include "mpspack/runtime/bench.hpp"
 #include "mpspack/runtime/report_json.hpp"
 #include "runtime/tuning/tuning.hpp"
-#include "threads.hpp"
+#include "runtime/pipeline/threads.hpp"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,9 +1,9 @@
 // push: upload the blobs the registry lacks, then the manifest that names them all.
 #include "referrers.hpp"
 #include "blobs.hpp"
-#include "manifest.hpp"
+#include "oci_manifest.hpp"
 #include "mpspack/format/hash.hpp"
-#include "parallel.hpp"
+#include "parallel_transfers.hpp"
 
 #include <map>
 #include <set>

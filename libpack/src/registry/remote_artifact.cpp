@@ -1,6 +1,6 @@
 #include "remote_artifact.hpp"
 
-#include "parallel.hpp"
+#include "parallel_transfers.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

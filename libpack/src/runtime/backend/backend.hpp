@@ -5,7 +5,7 @@
 // library's `device`.
 #pragma once
 
-#include "aoti_shim.h"
+#include "runtime/shim/aoti_shim.h"
 #include "import_route.hpp"
 #include "mpspack/bytes.hpp"
 #include "mpspack/result.hpp"

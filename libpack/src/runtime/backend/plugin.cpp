@@ -6,7 +6,7 @@
 // rest of mpspack against the executable, which exports them.
 #include "plugin.hpp"
 
-#include "code_folder.hpp"
+#include "runtime/shim/code_folder.hpp"
 
 #include "mpspack/shared_library.hpp"
 

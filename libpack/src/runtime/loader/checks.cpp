@@ -2,8 +2,8 @@
 // container's libraries a name or index chooses, and what the shim lacks for one (inspect).
 #include "model_impl.hpp"
 
-#include "blas.hpp"
-#include "provided.hpp"
+#include "runtime/shim/blas.hpp"
+#include "runtime/shim/provided.hpp"
 #include "system_versions.hpp"
 
 #include "mpspack/elf/elf_file.hpp"

@@ -3,7 +3,7 @@
 #include "large_blocks.hpp"
 
 #include "import_slots.hpp"
-#include "parallel.hpp"
+#include "runtime/shim/parallel.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>

@@ -14,7 +14,7 @@
 #include "mpspack/runtime/model.hpp"
 
 #include "aoti_api.hpp"
-#include "backend.hpp"
+#include "runtime/backend/backend.hpp"
 #include "self_mapping.hpp"
 
 #include <dirent.h>

@@ -6,7 +6,7 @@
 #ifndef MPSPACK_RUNTIME_SHIM_AOTI_SHIM_CUDA_H
 #define MPSPACK_RUNTIME_SHIM_AOTI_SHIM_CUDA_H
 
-#include "aoti_shim.h"
+#include "runtime/shim/aoti_shim.h"
 
 #ifdef __cplusplus
 extern "C" {

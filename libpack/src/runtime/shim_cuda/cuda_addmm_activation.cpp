@@ -2,7 +2,7 @@
 // kernel's activation (linalg_util.hpp: tanh GELU, none when mat1 has no columns).
 #include "aoti_shim_cuda.h"
 #include "host_bridge.hpp"
-#include "linalg_util.hpp"
+#include "runtime/shim/linalg_util.hpp"
 
 using namespace mpspack::shim;
 using namespace mpspack::shim::cuda;

@@ -1,7 +1,7 @@
 // What the CUDA shim's files share: error checks, this thread's current stream, device-side copies.
 #pragma once
 
-#include "tensor.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <cuda_runtime_api.h>
 

@@ -3,7 +3,7 @@
 // (channels-last when either is, else contiguous; conv_shape.hpp), the output is made in that layout, and the
 // bias is added afterwards (so a bf16/f16 result is rounded after the convolution and again after the bias).
 #include "aoti_shim_cuda.h"
-#include "conv_shape.hpp"
+#include "runtime/shim/conv_shape.hpp"
 #include "cuda_common.hpp"
 #include "cuda_depthwise3d.hpp"
 #include "cudnn_conv_plan.hpp"

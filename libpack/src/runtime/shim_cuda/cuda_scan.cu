@@ -4,7 +4,7 @@
 // double for float64, int64 for integers and bool), which is rounded to the result dtype at each element.
 #include "aoti_shim_cuda.h"
 #include "cuda_common.hpp"
-#include "scan.hpp"
+#include "runtime/shim/scan.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -11,9 +11,9 @@
 // torch's, as the CPU function's are; the time is the copies' and the CPU's (docs/SHIM.md lists these functions).
 #pragma once
 
-#include "aoti_shim.h"
-#include "provided.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/provided.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <cstdint>
 #include <deque>

@@ -1,9 +1,9 @@
 // The CPU backend: tensors are mpspack_shim tensors in host memory; external weights are used in place
 // from the container's mapping.
-#include "backend.hpp"
+#include "runtime/backend/backend.hpp"
 
-#include "onednn_plugin.hpp"
-#include "provided.hpp"
+#include "runtime/shim/onednn_plugin.hpp"
+#include "runtime/shim/provided.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <spdlog/spdlog.h>

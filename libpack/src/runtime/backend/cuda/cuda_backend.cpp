@@ -2,14 +2,14 @@
 // and the external weights uploaded by mpspack itself (cuda_upload.hpp) into one device allocation. Built with the
 // CUDA part of the shim into the plugin lib/mpspack/backend_cuda.so (backend/plugin.hpp), which `run` opens for CUDA
 // libraries.
-#include "backend.hpp"
-#include "plugin.hpp"
+#include "runtime/backend/backend.hpp"
+#include "runtime/backend/plugin.hpp"
 
-#include "cuda_common.hpp"
+#include "runtime/shim_cuda/cuda_common.hpp"
 #include "cuda_upload.hpp"
 #include "cuda_weight_copies.hpp"
-#include "cudnn_library.hpp"
-#include "provided.hpp"
+#include "runtime/shim_cuda/cudnn_library.hpp"
+#include "runtime/shim/provided.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <cuda_runtime_api.h>

@@ -1,4 +1,4 @@
-#include "manifest.hpp"
+#include "oci_manifest.hpp"
 
 #include "mpspack/format/hash.hpp"
 
