@@ -174,6 +174,18 @@ void add_signature_options(CLI::App& app, RunArgs& a) {
       ->needs(key);
 }
 
+// What `run` does once its options are parsed: verify, or benchmark with --bench.
+int run_command(RunArgs& a) {
+  if (auto unknown = unknown_input(a.bench.model.container, "run", kContainerInput)) {
+    const JunitSuite suite = a.benchmark ? error_suite("mpspack run --bench", "mpspack.bench", a.bench.model.container, *unknown)
+                                         : error_suite("mpspack run", "mpspack.run", a.bench.model.container, *unknown);
+    return finish_with_junit(a.junit, suite, fail(*unknown));
+  }
+  if (!a.key.empty()) check_signature_when_opened(a);
+  apply_named_options(a);
+  return a.benchmark ? run_bench(a) : run_verify(a);
+}
+
 }  // namespace
 
 Action add_run(CLI::App& app) {
@@ -225,16 +237,7 @@ Action add_run(CLI::App& app) {
     if (a->json && format->count() > 0 && a->format != "json")
       throw CLI::ExcludesError("--json", "--format " + a->format);
   });
-  return [a] {
-    if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) {
-      const JunitSuite suite = a->benchmark ? error_suite("mpspack run --bench", "mpspack.bench", a->bench.model.container, *unknown)
-                                            : error_suite("mpspack run", "mpspack.run", a->bench.model.container, *unknown);
-      return finish_with_junit(a->junit, suite, fail(*unknown));
-    }
-    if (!a->key.empty()) check_signature_when_opened(*a);
-    apply_named_options(*a);
-    return a->benchmark ? run_bench(*a) : run_verify(*a);
-  };
+  return [a] { return run_command(*a); };
 }
 
 }  // namespace mpspack::cli

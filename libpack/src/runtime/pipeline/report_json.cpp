@@ -236,6 +236,36 @@ json version_needs_json(const std::vector<elf::VersionNeed>& needs) {
   return {{"highest", highest}, {"files", files}};
 }
 
+namespace {
+
+json library_json(const format::Container& c, const LibraryInfo& l, bool library_bytes) {
+  return {{"name", l.name}, {"device", l.device}, {"abi", l.abi}, {"machine", l.machine},
+          {"flavour", to_string(l.flavour)}, {"segment", l.segment}, {"needed", l.needed},
+          {"dropped_needed", l.dropped_needed}, {"imports", l.imports},
+          {"weights", l.weights < 0 ? json(nullptr) : json(l.weights)}, {"cubins", l.cubins},
+          {"original_size", l.original_size}, {"original_sha256", l.original_sha256},
+          {"constants_region", l.region ? region_json(*l.region) : json(nullptr)},
+          {"missing_shim_imports", missing_shim_imports(l)},
+          {"version_needs", stored_version_needs_json(c, l, library_bytes)}};
+}
+
+json weights_json(const WeightsInfo& w, const SegmentInfo& seg) {
+  return {{"segment", w.segment}, {"size", seg.size}, {"offset", seg.offset},
+          {"alignment", seg.alignment}, {"constants", constants_json(w.constants)},
+          {"totals_by_dtype", totals_json(w.constants)}};
+}
+
+json example_json(const ExampleInfo& e) {
+  auto tensors = [](const std::vector<TensorInfo>& ts) {
+    json a = json::array();
+    for (const auto& t : ts) a.push_back({{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"segment", t.segment}});
+    return a;
+  };
+  return {{"library", e.library}, {"inputs", tensors(e.inputs)}, {"outputs", tensors(e.outputs)}};
+}
+
+}  // namespace
+
 json container_json(const format::Container& c, bool library_bytes) {
   const auto& h = c.header();
   const auto& m = c.manifest();
@@ -260,33 +290,11 @@ json container_json(const format::Container& c, bool library_bytes) {
                              {"size", s.size}, {"alignment", s.alignment}, {"xxh3", fmt::format("{:016x}", s.xxh3)}});
   }
   j["libraries"] = json::array();
-  for (const auto& l : m.libraries) {
-    json lj = {{"name", l.name}, {"device", l.device}, {"abi", l.abi}, {"machine", l.machine},
-               {"flavour", to_string(l.flavour)}, {"segment", l.segment}, {"needed", l.needed},
-               {"dropped_needed", l.dropped_needed}, {"imports", l.imports},
-               {"weights", l.weights < 0 ? json(nullptr) : json(l.weights)}, {"cubins", l.cubins},
-               {"original_size", l.original_size}, {"original_sha256", l.original_sha256},
-               {"constants_region", l.region ? region_json(*l.region) : json(nullptr)},
-               {"missing_shim_imports", missing_shim_imports(l)},
-               {"version_needs", stored_version_needs_json(c, l, library_bytes)}};
-    j["libraries"].push_back(lj);
-  }
+  for (const auto& l : m.libraries) j["libraries"].push_back(library_json(c, l, library_bytes));
   j["weights"] = json::array();
-  for (const auto& w : m.weights) {
-    const auto& seg = m.segments[w.segment];
-    j["weights"].push_back({{"segment", w.segment}, {"size", seg.size}, {"offset", seg.offset},
-                            {"alignment", seg.alignment}, {"constants", constants_json(w.constants)},
-                            {"totals_by_dtype", totals_json(w.constants)}});
-  }
+  for (const auto& w : m.weights) j["weights"].push_back(weights_json(w, m.segments[w.segment]));
   j["examples"] = json::array();
-  for (const auto& e : m.examples) {
-    auto tensors = [](const std::vector<TensorInfo>& ts) {
-      json a = json::array();
-      for (const auto& t : ts) a.push_back({{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"segment", t.segment}});
-      return a;
-    };
-    j["examples"].push_back({{"library", e.library}, {"inputs", tensors(e.inputs)}, {"outputs", tensors(e.outputs)}});
-  }
+  for (const auto& e : m.examples) j["examples"].push_back(example_json(e));
   return j;
 }
 

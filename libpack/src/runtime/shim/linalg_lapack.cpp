@@ -331,7 +331,7 @@ void lu_unpack_op(const Tensor& lu, const Tensor& piv, bool unpack_data, bool un
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < k; ++j)
         store_from_double(L->data() + ((b * m + i) * k + j) * int64_t(L->itemsize()), L->dtype,
-                          i > j ? buf[std::size_t(i + j * m)] : i == j ? 1.0 : 0.0);
+                          i > j ? buf[std::size_t(i + j * m)] : double(i == j));  // unit diagonal
     for (int64_t i = 0; i < k; ++i)
       for (int64_t j = 0; j < n; ++j)
         store_from_double(U->data() + ((b * k + i) * n + j) * int64_t(U->itemsize()), U->dtype,
