@@ -22,10 +22,16 @@ void print_push_json(const PushArgs& a, const registry::PushReport& report, cons
     j["sent"] = t.sent;
     layers.push_back(std::move(j));
   }
-  print_json({{"schema_version", 1}, {"file", a.file}, {"reference", report.reference},
-              {"manifest_digest", report.manifest_digest}, {"config_digest", report.config_digest},
-              {"bytes_sent", report.bytes_sent}, {"bytes_resumed", report.bytes_resumed},
-              {"bytes_skipped", report.bytes_skipped}, {"layers", layers}, {"signature_digest", signature_digest}});
+  print_json({{"schema_version", 1},
+              {"file", a.file},
+              {"reference", report.reference},
+              {"manifest_digest", report.manifest_digest},
+              {"config_digest", report.config_digest},
+              {"bytes_sent", report.bytes_sent},
+              {"bytes_resumed", report.bytes_resumed},
+              {"bytes_skipped", report.bytes_skipped},
+              {"layers", layers},
+              {"signature_digest", signature_digest}});
 }
 
 int run_push(const PushArgs& a) {

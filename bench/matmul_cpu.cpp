@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 200;
   const bool linears_only = argc > 2 && std::string_view(argv[2]) == "linears";
   const char* omp = std::getenv("OMP_NUM_THREADS");
-  std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(),
-              omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
+  std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(), omp ? omp : "all",
+              threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
   if (!linears_only)
     std::printf("| addmm (out = bias + x @ weight^T) | float32 | bfloat16 | float16 | bf16 / f32 | f16 / f32 |\n"
                 "|---|---|---|---|---|---|\n");

@@ -15,8 +15,7 @@ using namespace mpspack::test;
 
 namespace {
 
-const int32_t kF32 = aoti_torch_dtype_float32(), kF64 = aoti_torch_dtype_float64(),
-              kC64 = aoti_torch_dtype_complex64();
+const int32_t kF32 = aoti_torch_dtype_float32(), kF64 = aoti_torch_dtype_float64(), kC64 = aoti_torch_dtype_complex64();
 
 // A contiguous float32 tensor holding 0, 1, 2, ...
 Handle iota(const std::vector<int64_t>& sizes) {

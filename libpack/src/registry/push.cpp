@@ -20,8 +20,8 @@ struct Blob {
 
 // Each distinct blob once, the config first: identical constants in one container are one blob. `total` is
 // the bytes of the layer blobs, for the progress.
-std::vector<Blob> distinct_blobs(const format::Container& c, const std::vector<Layer>& layers,
-                                 const Descriptor& config, std::span<const uint8_t> config_bytes, uint64_t& total) {
+std::vector<Blob> distinct_blobs(const format::Container& c, const std::vector<Layer>& layers, const Descriptor& config,
+                                 std::span<const uint8_t> config_bytes, uint64_t& total) {
   std::vector<Blob> blobs{{config.digest, config_bytes}};
   std::set<std::string> seen{config.digest};
   total = 0;

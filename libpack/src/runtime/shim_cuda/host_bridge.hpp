@@ -54,8 +54,8 @@ class HostBridge {
 
   int32_t device_index_ = -1;  // of the first GPU argument, or the factory op's
   bool saw_device_ = false;
-  std::vector<Tensor*> owned_;                                      // host copies
-  std::vector<std::pair<Tensor*, Tensor*>> written_;                // (caller's device tensor, its host copy)
+  std::vector<Tensor*> owned_;                                          // host copies
+  std::vector<std::pair<Tensor*, Tensor*>> written_;                    // (caller's device tensor, its host copy)
   std::deque<std::pair<AtenTensorHandle*, AtenTensorHandle>> results_;  // (caller's slot, the host result)
   std::deque<AtenTensorHandle> singles_;
   std::deque<std::vector<AtenTensorHandle>> lists_;
