@@ -37,7 +37,8 @@ std::string printable(std::string_view s) { return text::printable(s); }
 
 namespace {
 
-constexpr std::string_view kElfMagic = "\x7f" "ELF";
+constexpr std::string_view kElfMagic = "\x7f"
+                                       "ELF";
 constexpr std::string_view kZipMagic = "PK\x03\x04";
 
 // "an mpspack container", "an ELF shared library or a .pt2 package", ...
@@ -68,10 +69,8 @@ std::optional<Error> unknown_input(const std::string& path, std::string_view com
   unsigned found = 0;
   if (bytes.size() == format::kMagic.size() && std::equal(format::kMagic.begin(), format::kMagic.end(), head))
     found = kContainerInput;
-  else if (bytes.starts_with(kElfMagic))
-    found = kLibraryInput;
-  else if (bytes.starts_with(kZipMagic))
-    found = kPt2Input;
+  else if (bytes.starts_with(kElfMagic)) found = kLibraryInput;
+  else if (bytes.starts_with(kZipMagic)) found = kPt2Input;
   if (found & kinds) return std::nullopt;
   std::string what = found ? "it is " + kinds_text(found) + ", not " + kinds_text(kinds)
                            : (n == 0 ? "an empty file, not " : "not ") + kinds_text(kinds);
@@ -165,8 +164,8 @@ struct Bar {
     last = now;
     double secs = std::chrono::duration<double>(now - start).count();
     double gib = 1024.0 * 1024 * 1024;
-    std::fprintf(stderr, "\r%s %5.1f%%  %.2f / %.2f GiB  %.2f GB/s", label.c_str(), 100.0 * done / total,
-                 done / gib, total / gib, secs > 0 ? done / secs / 1e9 : 0.0);
+    std::fprintf(stderr, "\r%s %5.1f%%  %.2f / %.2f GiB  %.2f GB/s", label.c_str(), 100.0 * done / total, done / gib,
+                 total / gib, secs > 0 ? done / secs / 1e9 : 0.0);
     drawn = true;
   }
 };

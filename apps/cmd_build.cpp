@@ -47,8 +47,8 @@ int run_build(const BuildArgs& a) {
                 {"segment_bytes", bytes}});
   } else if (!globals().quiet) {
     std::printf("%s: %zu librar%s, %zu segments, %llu bytes of segments\n", printable(o.output.string()).c_str(),
-                manifest->libraries.size(), manifest->libraries.size() == 1 ? "y" : "ies",
-                manifest->segments.size(), static_cast<unsigned long long>(bytes));
+                manifest->libraries.size(), manifest->libraries.size() == 1 ? "y" : "ies", manifest->segments.size(),
+                static_cast<unsigned long long>(bytes));
   }
   return kOk;
 }

@@ -25,7 +25,9 @@ Status unique_library_names(const format::Container& c) {
   return {};
 }
 
-nlohmann::json side_json(const std::optional<std::string>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json side_json(const std::optional<std::string>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
 
 int run_diff(const DiffArgs& args) {
   // Open both (header, metadata, structure) before reading any constant's bytes.

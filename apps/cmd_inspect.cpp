@@ -100,13 +100,13 @@ namespace {
 void print_container(const format::Container& c, bool library_bytes) {
   const auto& h = c.header();
   const auto& m = c.manifest();
-  std::printf("%s: mpspack container v%u.%u, %llu bytes, %zu segments\n", printable(c.name()).c_str(),
-              h.version_major, h.version_minor, (unsigned long long)h.file_size, m.segments.size());
+  std::printf("%s: mpspack container v%u.%u, %llu bytes, %zu segments\n", printable(c.name()).c_str(), h.version_major,
+              h.version_minor, (unsigned long long)h.file_size, m.segments.size());
   std::printf("  producer %s %s; metadata %s+%s; data %s+%s\n", printable(m.producer).c_str(),
               printable(m.producer_version).c_str(), hex(h.metadata_offset).c_str(), hex(h.metadata_size).c_str(),
               hex(h.data_offset).c_str(), hex(h.data_size).c_str());
-  std::printf("\nsegments:\n  %3s  %-8s %12s %14s %7s  %-16s  %s\n", "#", "kind", "offset", "size", "align",
-              "xxh3", "name");
+  std::printf("\nsegments:\n  %3s  %-8s %12s %14s %7s  %-16s  %s\n", "#", "kind", "offset", "size", "align", "xxh3",
+              "name");
   for (size_t i = 0; i < m.segments.size(); ++i) {
     const auto& s = m.segments[i];
     std::printf("  %3zu  %-8s %12s %14llu %7llu  %016llx  %s\n", i, to_string(s.kind), hex(s.offset).c_str(),
@@ -115,8 +115,9 @@ void print_container(const format::Container& c, bool library_bytes) {
   }
   std::printf("\nlibraries:\n");
   for (const auto& l : m.libraries) {
-    std::printf("  %s: %s %s, %s weights, %llu bytes as given\n", printable(l.name).c_str(), printable(l.device).c_str(),
-                printable(l.machine).c_str(), to_string(l.flavour), (unsigned long long)l.original_size);
+    std::printf("  %s: %s %s, %s weights, %llu bytes as given\n", printable(l.name).c_str(),
+                printable(l.device).c_str(), printable(l.machine).c_str(), to_string(l.flavour),
+                (unsigned long long)l.original_size);
     std::printf("    needed: %s\n", join(l.needed).c_str());
     if (!l.dropped_needed.empty()) std::printf("    dropped from needed: %s\n", join(l.dropped_needed).c_str());
     std::printf("    imports (%zu): %s\n", l.imports.size(), join(l.imports).c_str());
@@ -144,7 +145,8 @@ void print_container(const format::Container& c, bool library_bytes) {
 void print_examples(const Manifest& m) {
   auto list = [](const std::vector<TensorInfo>& ts) {
     std::string out;
-    for (const auto& t : ts) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", dtype_name(t.dtype), shape_text(t.shape));
+    for (const auto& t : ts)
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", dtype_name(t.dtype), shape_text(t.shape));
     return out.empty() ? std::string("(none)") : out;
   };
   for (const auto& e : m.examples)
@@ -156,7 +158,8 @@ void print_examples(const Manifest& m) {
 
 void print_library(const std::string& file, uint64_t size, const aoti::LibraryAnalysis& a) {
   std::printf("%s: AOTInductor model library, %llu bytes, %s, device %s, %s weights\n", printable(file).c_str(),
-              (unsigned long long)size, printable(a.machine).c_str(), printable(a.device).c_str(), to_string(a.flavour));
+              (unsigned long long)size, printable(a.machine).c_str(), printable(a.device).c_str(),
+              to_string(a.flavour));
   std::printf("  constants symbols in %s at %s..%s (file offset %s)\n", printable(a.region.section).c_str(),
               hex(a.region.start_vaddr).c_str(), hex(a.region.end_vaddr).c_str(), hex(a.region.file_offset).c_str());
   if (a.flavour == Flavour::ExternalBlob)
@@ -193,7 +196,8 @@ void print_signature(const json& sig) {
     std::printf("\nsignature: %s\n", printable(sig["problem"].get<std::string>()).c_str());
   } else {
     std::vector<std::string> ids;
-    for (const auto& id : sig["key_ids"]) ids.push_back(id.get<std::string>().empty() ? "(none)" : id.get<std::string>());
+    for (const auto& id : sig["key_ids"])
+      ids.push_back(id.get<std::string>().empty() ? "(none)" : id.get<std::string>());
     std::printf("\nsignature: %s, by key id %s (not checked here: verify --key PUB.pem checks it)\n",
                 printable(sig["file"].get<std::string>()).c_str(), join(ids).c_str());
   }
@@ -229,7 +233,8 @@ int inspect_in_registry(const InspectArgs& a) {
 
 int run_inspect(const InspectArgs& a) {
   if (a.file.starts_with(kOciScheme)) return inspect_in_registry(a);
-  if (auto unknown = unknown_input(a.file, "inspect", kContainerInput | kLibraryInput | kPt2Input)) return fail(*unknown);
+  if (auto unknown = unknown_input(a.file, "inspect", kContainerInput | kLibraryInput | kPt2Input))
+    return fail(*unknown);
   auto opened = MappedFile::open(a.file);
   if (!opened.ok()) return fail(opened.error());
   MappedFile file = std::move(opened).value();
@@ -252,7 +257,8 @@ Action add_inspect(CLI::App& app) {
   auto a = std::make_shared<InspectArgs>();
   app.add_option("file", a->file,
                  "Container (.mpk), .pt2 package, model library (.so), or oci://REF: a container in a registry "
-                 "(only its metadata layer is fetched)")->required();
+                 "(only its metadata layer is fetched)")
+      ->required();
   app.add_flag("--json", a->json, "Print JSON (fields in docs/CLI.md)");
   add_registry_options(app, a->registry);
   return [a] { return run_inspect(*a); };

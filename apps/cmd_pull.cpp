@@ -25,15 +25,21 @@ int run_pull(const PullArgs& a) {
     if (!k.ok()) return fail(k.error());
     key = std::move(k).value();
   }
-  auto report = a.library.empty() ? registry::pull(*ref, a.output, *options, progress_bar("pull"), key ? &*key : nullptr)
-                                  : registry::pull_library(*ref, a.library, a.output, *options, progress_bar("pull"));
-  if (!report.ok()) return fail(report.error(), report.error().kind == Error::Kind::Corrupt && key ? kCheckFailed : kError);
+  auto report = a.library.empty()
+                    ? registry::pull(*ref, a.output, *options, progress_bar("pull"), key ? &*key : nullptr)
+                    : registry::pull_library(*ref, a.library, a.output, *options, progress_bar("pull"));
+  if (!report.ok())
+    return fail(report.error(), report.error().kind == Error::Kind::Corrupt && key ? kCheckFailed : kError);
   if (a.json) {
     nlohmann::json layers = nlohmann::json::array();
     for (const auto& l : report->layers) layers.push_back(layer_json(l));
-    print_json({{"schema_version", 1}, {"reference", report->reference}, {"output", a.output},
-                {"manifest_digest", report->manifest_digest}, {"file_size", report->file_size},
-                {"bytes_fetched", report->bytes_fetched}, {"layers", layers},
+    print_json({{"schema_version", 1},
+                {"reference", report->reference},
+                {"output", a.output},
+                {"manifest_digest", report->manifest_digest},
+                {"file_size", report->file_size},
+                {"bytes_fetched", report->bytes_fetched},
+                {"layers", layers},
                 {"signed_by", key ? nlohmann::json(report->signed_by) : nlohmann::json()}});
   } else if (!globals().quiet) {
     std::printf("%s: %zu layers, %llu bytes\n", printable(a.output).c_str(), report->layers.size(),

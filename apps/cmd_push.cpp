@@ -14,6 +14,26 @@ struct PushArgs {
   bool json = false;
 };
 
+// The --json report of a push; signature_digest is null when nothing was signed.
+void print_push_json(const PushArgs& a, const registry::PushReport& report, const nlohmann::json& signature_digest) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& t : report.layers) {
+    auto j = layer_json(t.layer);
+    j["sent"] = t.sent;
+    layers.push_back(std::move(j));
+  }
+  print_json({{"schema_version", 1},
+              {"file", a.file},
+              {"reference", report.reference},
+              {"manifest_digest", report.manifest_digest},
+              {"config_digest", report.config_digest},
+              {"bytes_sent", report.bytes_sent},
+              {"bytes_resumed", report.bytes_resumed},
+              {"bytes_skipped", report.bytes_skipped},
+              {"layers", layers},
+              {"signature_digest", signature_digest}});
+}
+
 int run_push(const PushArgs& a) {
   auto ref = registry::parse_reference(a.reference);
   if (!ref.ok()) return fail(ref.error());
@@ -44,17 +64,7 @@ int run_push(const PushArgs& a) {
     signature_digest = *attached;
   }
   if (a.json) {
-    nlohmann::json layers = nlohmann::json::array();
-    for (const auto& t : report->layers) {
-      auto j = layer_json(t.layer);
-      j["sent"] = t.sent;
-      layers.push_back(std::move(j));
-    }
-    print_json({{"schema_version", 1}, {"file", a.file}, {"reference", report->reference},
-                {"manifest_digest", report->manifest_digest}, {"config_digest", report->config_digest},
-                {"bytes_sent", report->bytes_sent}, {"bytes_resumed", report->bytes_resumed},
-                {"bytes_skipped", report->bytes_skipped}, {"layers", layers},
-                {"signature_digest", key ? nlohmann::json(signature_digest) : nlohmann::json()}});
+    print_push_json(a, *report, key ? nlohmann::json(signature_digest) : nlohmann::json());
   } else if (!globals().quiet) {
     size_t sent = 0;
     for (const auto& t : report->layers) sent += t.sent;

@@ -42,8 +42,10 @@ Status check_run(const Run& r) {
   if ((version != 1 && version != 2) || !j.contains("container") || !j["container"].is_string() ||
       !number_at("latency_ms", "p50") || !number_at("latency_ms", "p90") ||
       !number_at("load_ms", "load_to_first_result_ms"))
-    return make_error(Error::Kind::Invalid, "{}: not a run --bench report (schema_version 1 or 2, container, "
-                                            "latency_ms, load_ms)", r.source);
+    return make_error(Error::Kind::Invalid,
+                      "{}: not a run --bench report (schema_version 1 or 2, container, "
+                      "latency_ms, load_ms)",
+                      r.source);
   return {};
 }
 
@@ -51,7 +53,8 @@ Result<std::vector<Run>> read_runs(const std::string& file) {
   std::error_code ec;
   const uintmax_t size = std::filesystem::file_size(file, ec);
   if (ec) return make_error(Error::Kind::Io, "{}: {}", file, ec.message());
-  if (size > kMaxReportBytes) return make_error(Error::Kind::Invalid, "{}: {} bytes, more than a report holds", file, size);
+  if (size > kMaxReportBytes)
+    return make_error(Error::Kind::Invalid, "{}: {} bytes, more than a report holds", file, size);
   std::ifstream in(file, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();
@@ -84,9 +87,8 @@ std::string cell(const json& j, const char* key) {
 }
 
 std::string table(const std::vector<Run>& runs) {
-  std::string s =
-      "| run | container | backend | weights | load to first result ms | p50 ms | p90 ms | p50 / run 1 |\n"
-      "|---|---|---|---|---|---|---|---|\n";
+  std::string s = "| run | container | backend | weights | load to first result ms | p50 ms | p90 ms | p50 / run 1 |\n"
+                  "|---|---|---|---|---|---|---|---|\n";
   const double first = runs.front().report["latency_ms"]["p50"].get<double>();
   for (size_t i = 0; i < runs.size(); ++i) {
     const json& j = runs[i].report;
@@ -109,8 +111,10 @@ Status check_identity_fields(const Run& r) {
                   j["backend"].is_string() && j.contains("threads") && j["threads"].is_number_unsigned() &&
                   j.contains("machine") && j["machine"].is_object();
   if (!ok)
-    return make_error(Error::Kind::Invalid, "{}: not a run --bench report --baseline can compare (container_sha256, "
-                                            "machine, backend, threads)", r.source);
+    return make_error(Error::Kind::Invalid,
+                      "{}: not a run --bench report --baseline can compare (container_sha256, "
+                      "machine, backend, threads)",
+                      r.source);
   return {};
 }
 
@@ -133,17 +137,20 @@ std::string machine_of(const json& j) {
 std::optional<Error> mismatch(const Run& r, const Run& b) {
   const json &x = r.report, &y = b.report;
   auto refuse = [&](const char* what, const std::string& ours, const std::string& theirs) {
-    return make_error(Error::Kind::Invalid, "{}: another {} than the baseline's ({} against {} in {}): only runs of "
-                                            "one container on one machine, backend and thread count are compared",
+    return make_error(Error::Kind::Invalid,
+                      "{}: another {} than the baseline's ({} against {} in {}): only runs of "
+                      "one container on one machine, backend and thread count are compared",
                       r.source, what, ours, theirs, b.source);
   };
   const std::string sha_x = field(x, "container_sha256"), sha_y = field(y, "container_sha256");
   if (sha_x != sha_y)
-    return refuse("container", "sha256 " + printable(sha_x.substr(0, 16)) + "...", printable(sha_y.substr(0, 16)) + "...");
+    return refuse("container", "sha256 " + printable(sha_x.substr(0, 16)) + "...",
+                  printable(sha_y.substr(0, 16)) + "...");
   if (machine_of(x) != machine_of(y)) return refuse("machine", machine_of(x), machine_of(y));
   if (x["backend"] != y["backend"])
     return refuse("backend", printable(field(x, "backend")), printable(field(y, "backend")));
-  if (x["threads"] != y["threads"]) return refuse("thread count", field(x, "threads") + " threads", field(y, "threads"));
+  if (x["threads"] != y["threads"])
+    return refuse("thread count", field(x, "threads") + " threads", field(y, "threads"));
   return std::nullopt;
 }
 
@@ -159,7 +166,8 @@ Result<std::vector<double>> figures(const Run& r, const std::string& metric) {
   } else if (j.contains("latency_ms_repetitions") && j["latency_ms_repetitions"].is_array()) {
     for (const json& rep : j["latency_ms_repetitions"])
       if (rep.is_object() && rep.contains(metric) && rep[metric].is_number()) v.push_back(rep[metric].get<double>());
-      else return make_error(Error::Kind::Invalid, "{}: latency_ms_repetitions: an element without {}", r.source, metric);
+      else
+        return make_error(Error::Kind::Invalid, "{}: latency_ms_repetitions: an element without {}", r.source, metric);
   } else {
     v.push_back(j["latency_ms"][metric].get<double>());
   }
@@ -205,10 +213,10 @@ std::string row_cells(const std::string& label, const json& j) {
 }
 
 std::string gate_table(const std::vector<Run>& base, const std::vector<GateRow>& rows, const std::string& metric) {
-  std::string s = fmt::format(
-      "| run | container | backend | weights | load to first result ms | p50 ms | p90 ms | {} / baseline | "
-      "{:g}% interval | verdict |\n|---|---|---|---|---|---|---|---|---|---|\n",
-      metric, 100 * kGateConfidence);
+  std::string s =
+      fmt::format("| run | container | backend | weights | load to first result ms | p50 ms | p90 ms | {} / baseline | "
+                  "{:g}% interval | verdict |\n|---|---|---|---|---|---|---|---|---|---|\n",
+                  metric, 100 * kGateConfidence);
   for (size_t i = 0; i < base.size(); ++i)
     s += row_cells(fmt::format("baseline {}", i + 1), base[i].report) + " - | - | baseline |\n";
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -260,9 +268,9 @@ int run_gate(const ReportArgs& a, const std::vector<Run>& runs) {
   for (const GateRow& r : *rows) {
     if (!r.verdict.fails) continue;
     failed = true;
-    const std::string interval = r.verdict.interval ? fmt::format("{:.3f}x..{:.3f}x", r.verdict.interval->low,
-                                                                  r.verdict.interval->high)
-                                                    : "none: " + r.verdict.plain_reason;
+    const std::string interval =
+        r.verdict.interval ? fmt::format("{:.3f}x..{:.3f}x", r.verdict.interval->low, r.verdict.interval->high)
+                           : "none: " + r.verdict.plain_reason;
     std::fprintf(stderr, "mpspack: %s: %s %.3fx the baseline's (interval %s), more than --max-slowdown %g%%\n",
                  printable(r.run->source).c_str(), a.metric.c_str(), r.verdict.ratio, interval.c_str(),
                  a.max_slowdown_percent);
@@ -305,8 +313,9 @@ Action add_report(CLI::App& app) {
       ->transform(percent_sign())
       ->check(real_number(0, 1000, Excluded::both))
       ->needs(baseline);
-  app.add_option("--metric", a->metric, "--baseline: what is compared: p50 (default), p90, load_to_first_result, "
-                                        "peak_rss")
+  app.add_option("--metric", a->metric,
+                 "--baseline: what is compared: p50 (default), p90, load_to_first_result, "
+                 "peak_rss")
       ->check(CLI::IsMember({"p50", "p90", "load_to_first_result", "peak_rss"}))
       ->needs(baseline);
   return [a] { return run_report(*a); };

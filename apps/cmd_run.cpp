@@ -51,7 +51,8 @@ void apply_named_options(RunArgs& a) {
   runtime::VerifyOptions& v = a.bench.model;
   v.tf32_convolutions = !a.no_tf32;
   v.load.verify_weights = !a.no_verify;
-  if (a.no_verify) spdlog::warn("{}: the weights are not checked against their hashes (--no-verify)", printable(v.container));
+  if (a.no_verify)
+    spdlog::warn("{}: the weights are not checked against their hashes (--no-verify)", printable(v.container));
 }
 
 Status write_times(const std::string& path, const std::vector<double>& times_ms) {
@@ -65,7 +66,8 @@ Status write_times(const std::string& path, const std::vector<double>& times_ms)
 int run_verify(const RunArgs& a) {
   auto report = runtime::verify(a.bench.model);
   if (!report.ok())
-    return finish_with_junit(a.junit, error_suite("mpspack run", "mpspack.run", a.bench.model.container, report.error()),
+    return finish_with_junit(a.junit,
+                             error_suite("mpspack run", "mpspack.run", a.bench.model.container, report.error()),
                              fail(report.error()));
   if (a.json) {
     print_json(runtime::run_json(*report));
@@ -174,6 +176,19 @@ void add_signature_options(CLI::App& app, RunArgs& a) {
       ->needs(key);
 }
 
+// What `run` does once its options are parsed: verify, or benchmark with --bench.
+int run_command(RunArgs& a) {
+  if (auto unknown = unknown_input(a.bench.model.container, "run", kContainerInput)) {
+    const JunitSuite suite =
+        a.benchmark ? error_suite("mpspack run --bench", "mpspack.bench", a.bench.model.container, *unknown)
+                    : error_suite("mpspack run", "mpspack.run", a.bench.model.container, *unknown);
+    return finish_with_junit(a.junit, suite, fail(*unknown));
+  }
+  if (!a.key.empty()) check_signature_when_opened(a);
+  apply_named_options(a);
+  return a.benchmark ? run_bench(a) : run_verify(a);
+}
+
 }  // namespace
 
 Action add_run(CLI::App& app) {
@@ -225,16 +240,7 @@ Action add_run(CLI::App& app) {
     if (a->json && format->count() > 0 && a->format != "json")
       throw CLI::ExcludesError("--json", "--format " + a->format);
   });
-  return [a] {
-    if (auto unknown = unknown_input(a->bench.model.container, "run", kContainerInput)) {
-      const JunitSuite suite = a->benchmark ? error_suite("mpspack run --bench", "mpspack.bench", a->bench.model.container, *unknown)
-                                            : error_suite("mpspack run", "mpspack.run", a->bench.model.container, *unknown);
-      return finish_with_junit(a->junit, suite, fail(*unknown));
-    }
-    if (!a->key.empty()) check_signature_when_opened(*a);
-    apply_named_options(*a);
-    return a->benchmark ? run_bench(*a) : run_verify(*a);
-  };
+  return [a] { return run_command(*a); };
 }
 
 }  // namespace mpspack::cli

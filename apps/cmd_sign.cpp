@@ -23,11 +23,15 @@ int run_sign(const SignArgs& a) {
   auto envelope = sign::sign(*c, *key, 0, progress_bar("sign"));
   if (!envelope.ok()) return fail(envelope.error());
   const std::string out = a.output.empty() ? sign::default_signature_path(a.file).string() : a.output;
-  Status written = write_file_atomically(out, [&](AtomicWriter& w) { return w.write(envelope->data(), envelope->size()); });
+  Status written =
+      write_file_atomically(out, [&](AtomicWriter& w) { return w.write(envelope->data(), envelope->size()); });
   if (!written.ok()) return fail(written.error());
   const auto& pub = key->public_key();
   if (a.json)
-    print_json({{"schema_version", 1}, {"file", a.file}, {"signature", out}, {"key_id", pub.key_id()},
+    print_json({{"schema_version", 1},
+                {"file", a.file},
+                {"signature", out},
+                {"key_id", pub.key_id()},
                 {"algorithm", sign::to_string(pub.algorithm())}});
   else if (!globals().quiet)
     std::printf("%s: signed with %s key %s\n", printable(out).c_str(), sign::to_string(pub.algorithm()),

@@ -16,8 +16,7 @@ int run_unpack(const UnpackArgs& a) {
   if (auto unknown = unknown_input(a.file, "unpack", kContainerInput)) return fail(*unknown);
   auto c = format::Container::open(a.file);
   if (!c.ok()) return fail(c.error());
-  auto unpacked = pack::unpack(*c, a.dir, progress_bar("unpack"),
-                               a.fsync ? Durability::disk : Durability::page_cache);
+  auto unpacked = pack::unpack(*c, a.dir, progress_bar("unpack"), a.fsync ? Durability::disk : Durability::page_cache);
   if (!unpacked.ok()) return fail(unpacked.error());
   const pack::Rebuild& r = unpacked->rebuild;
   if (a.json) {

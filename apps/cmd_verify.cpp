@@ -75,7 +75,8 @@ int run_verify(const VerifyArgs& a) {
   auto report = format::verify(*c, progress_bar("verify"));
   if (a.json) print_json(verify_json(*c, report));
   for (const auto& p : report.problems) std::fprintf(stderr, "mpspack: %s\n", printable(p).c_str());
-  if (!report.ok()) return finish(report.unreadable ? kError : kCheckFailed, report.problems);  // as when open() cannot read it
+  if (!report.ok())
+    return finish(report.unreadable ? kError : kCheckFailed, report.problems);  // as when open() cannot read it
   if (!a.json && !globals().quiet)
     std::printf("%s: OK (header checksum, %zu segments, %llu bytes hashed, padding zero)\n", printable(a.file).c_str(),
                 report.segments.size(), static_cast<unsigned long long>(report.bytes_checked));
@@ -88,15 +89,14 @@ Action add_verify(CLI::App& app) {
   auto a = std::make_shared<VerifyArgs>();
   app.add_option("file", a->file, "Container to verify")->required();
   CLI::Option* key = app.add_option("--key", a->key,
-                                     "Also check the container's signature with this public key (PEM), and every "
-                                     "signed byte's SHA-256 instead of the XXH3 hashes")
+                                    "Also check the container's signature with this public key (PEM), and every "
+                                    "signed byte's SHA-256 instead of the XXH3 hashes")
                          ->check(non_empty());
   app.add_option("--signature", a->signature, "The signature file (default: FILE.sig beside the container)")
       ->check(non_empty())
       ->needs(key);
   app.add_flag("--json", a->json, "Print the report as JSON");
-  app.add_option("--junit", a->junit, "Also write the result as JUnit XML to FILE (one test case)")
-      ->check(non_empty());
+  app.add_option("--junit", a->junit, "Also write the result as JUnit XML to FILE (one test case)")->check(non_empty());
   return [a] { return run_verify(*a); };
 }
 

@@ -31,7 +31,8 @@ Result<ModelReport> read_model(const pt2::Pt2Package& pkg, const pt2::Pt2Model& 
   auto analysis = aoti::analyze_library(so.view());
   if (!analysis.ok()) return analysis.error().context(pkg.name() + ": " + m.library_entry);
   r.library = std::move(analysis).value();
-  if (const pt2::Pt2Entry* blob = pkg.find(m.weights_entry); blob && !m.weights_entry.empty()) r.weights_size = blob->size;
+  if (const pt2::Pt2Entry* blob = pkg.find(m.weights_entry); blob && !m.weights_entry.empty())
+    r.weights_size = blob->size;
   if (!m.wrapper_cpp_entry.empty()) {
     MPK_TRY(std::string source, pkg.read_text(m.wrapper_cpp_entry, kMaxWrapperSource));
     MPK_TRY(r.constants, pt2::parse_wrapper_constants(source, pkg.name() + ": " + m.wrapper_cpp_entry));

@@ -88,8 +88,8 @@ std::string junit_xml(const JunitSuite& suite) {
     seconds += c.seconds;
     cases += case_xml(c);
   }
-  const std::string counts = fmt::format("tests=\"{}\" failures=\"{}\" errors=\"{}\"", suite.cases.size(), failures,
-                                         errors);
+  const std::string counts =
+      fmt::format("tests=\"{}\" failures=\"{}\" errors=\"{}\"", suite.cases.size(), failures, errors);
   std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   s += fmt::format("<testsuites name=\"{}\" {} time=\"{:.3f}\">\n", xml_text(suite.name), counts, seconds);
   s += fmt::format("  <testsuite name=\"{}\" {} skipped=\"{}\" time=\"{:.3f}\" timestamp=\"{}\" hostname=\"{}\">\n",

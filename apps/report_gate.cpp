@@ -22,7 +22,7 @@ std::vector<double> u_counts(uint64_t n, uint64_t m) {
     for (uint64_t k = 1; k <= n; ++k) {
       std::vector<double> next(j * k + 1, 0.0);
       for (size_t u = 0; u < g[k - 1].size(); ++u) next[u] += g[k - 1][u];  // already for this j
-      for (size_t u = 0; u < g[k].size(); ++u) next[u + k] += g[k][u];     // still for j - 1
+      for (size_t u = 0; u < g[k].size(); ++u) next[u + k] += g[k][u];      // still for j - 1
       g[k] = std::move(next);
     }
   }
@@ -83,23 +83,23 @@ GateVerdict gate(const std::vector<double>& run, const std::vector<double>& base
   v.interval = rank_interval(run, baseline);
   const std::string limit = percent(max_slowdown);
   if (!v.interval) {
-    v.plain_reason = run.size() < 2        ? "one figure in the run"
-                     : baseline.size() < 2 ? "one figure in the baseline"
-                                           : fmt::format("{} and {} figures, too few for the rank test", run.size(),
-                                                         baseline.size());
+    v.plain_reason = run.size() < 2 ? "one figure in the run"
+                     : baseline.size() < 2
+                         ? "one figure in the baseline"
+                         : fmt::format("{} and {} figures, too few for the rank test", run.size(), baseline.size());
     v.ratio = median_of(run) / median_of(baseline);
     v.fails = v.ratio > 1 + max_slowdown;
-    v.verdict = fmt::format("{} {} (plain threshold: {})", v.fails ? "SLOWER by more than" : "within", limit,
-                            v.plain_reason);
+    v.verdict =
+        fmt::format("{} {} (plain threshold: {})", v.fails ? "SLOWER by more than" : "within", limit, v.plain_reason);
     return v;
   }
   const RatioInterval& i = *v.interval;
   v.ratio = i.ratio;
   v.fails = i.low > 1 && i.ratio > 1 + max_slowdown;
-  v.verdict = v.fails         ? "SLOWER by more than " + limit
-              : i.low > 1     ? "slower, within " + limit
-              : i.high < 1    ? "faster"
-                              : "same within noise";
+  v.verdict = v.fails      ? "SLOWER by more than " + limit
+              : i.low > 1  ? "slower, within " + limit
+              : i.high < 1 ? "faster"
+                           : "same within noise";
   return v;
 }
 

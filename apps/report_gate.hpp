@@ -34,11 +34,11 @@ std::optional<RatioInterval> rank_interval(const std::vector<double>& run, const
 
 // One row's verdict.
 struct GateVerdict {
-  double ratio = 1;                    // run / baseline: the estimate, or medians' ratio with a plain threshold
+  double ratio = 1;                       // run / baseline: the estimate, or medians' ratio with a plain threshold
   std::optional<RatioInterval> interval;  // absent with a plain threshold
-  std::string plain_reason;            // why a plain threshold was used ("one figure in the run"), else ""
-  std::string verdict;                 // faster, same within noise, slower, or the plain threshold's
-  bool fails = false;                  // slower than the baseline by more than max_slowdown, beyond noise
+  std::string plain_reason;               // why a plain threshold was used ("one figure in the run"), else ""
+  std::string verdict;                    // faster, same within noise, slower, or the plain threshold's
+  bool fails = false;                     // slower than the baseline by more than max_slowdown, beyond noise
 };
 
 // max_slowdown: a fraction (0.1 for --max-slowdown 10%).

@@ -51,12 +51,12 @@ std::string comparison_text(const runtime::OutputCheck& o) {
   if (c.match)
     return cformat(": matches %s (max abs error %.3g, max rel error %.3g; rtol %g, atol %g)", where.c_str(),
                    c.max_abs_error, c.max_rel_error, ref.tolerance.rtol, ref.tolerance.atol);
-  return cformat(
-      ": DOES NOT MATCH %s: %llu of %llu elements out of tolerance (rtol %g, atol %g); max abs error %.6g, "
-      "max rel error %.6g; first at %s: got %.9g, expected %.9g",
-      where.c_str(), static_cast<unsigned long long>(c.mismatches),
-      static_cast<unsigned long long>(o.tensor.numel()), ref.tolerance.rtol, ref.tolerance.atol, c.max_abs_error,
-      c.max_rel_error, index_string(c.first_mismatch_index).c_str(), c.first_got, c.first_want);
+  return cformat(": DOES NOT MATCH %s: %llu of %llu elements out of tolerance (rtol %g, atol %g); max abs error %.6g, "
+                 "max rel error %.6g; first at %s: got %.9g, expected %.9g",
+                 where.c_str(), static_cast<unsigned long long>(c.mismatches),
+                 static_cast<unsigned long long>(o.tensor.numel()), ref.tolerance.rtol, ref.tolerance.atol,
+                 c.max_abs_error, c.max_rel_error, index_string(c.first_mismatch_index).c_str(), c.first_got,
+                 c.first_want);
 }
 
 // --- run --bench
@@ -65,9 +65,9 @@ std::string comparison_text(const runtime::OutputCheck& o) {
 std::string shown(const std::string& s) { return printable(text::utf8_with_replacements(s)); }
 
 // The load phases in the order they happen, then the two sums: how the text and CSV reports list them.
-constexpr const char* kLoadPhases[] = {"open_ms",     "checks_ms",    "library_ms",     "weights_ms",
-                                       "create_ms",   "constants_ms", "first_run_ms",   "load_total_ms",
-                                       "load_to_first_result_ms"};
+constexpr const char* kLoadPhases[] = {"open_ms",      "checks_ms",     "library_ms",
+                                       "weights_ms",   "create_ms",     "constants_ms",
+                                       "first_run_ms", "load_total_ms", "load_to_first_result_ms"};
 
 std::string cold_text(const BenchReport& r) {
   std::string s = fmt::format("cold: {}", r.cold ? "yes" : "no");
@@ -155,7 +155,8 @@ void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std
       if (!first.is_number()) continue;
       std::string values;
       for (const json& e : j)
-        values += (values.empty() ? "" : ", ") + (e.contains(k) && e[k].is_number() ? fmt::format("{:.6g}", e[k].get<double>()) : "-");
+        values += (values.empty() ? "" : ", ") +
+                  (e.contains(k) && e[k].is_number() ? fmt::format("{:.6g}", e[k].get<double>()) : "-");
       out.emplace_back(prefix + "[]." + k, values);
     }
   } else if (j.is_array()) {
@@ -191,8 +192,8 @@ std::string md_cell(const std::string& s) {
 // The CSV report's columns, the same for every run whatever its options (a value a run lacks is empty), so that
 // runs append into one table.
 std::vector<std::string> csv_columns() {
-  std::vector<std::string> c = {"container", "library", "backend", "weights_mode", "cold", "checked", "ok",
-                                "warmup_runs", "iterations"};
+  std::vector<std::string> c = {"container", "library", "backend",     "weights_mode", "cold",
+                                "checked",   "ok",      "warmup_runs", "iterations"};
   for (const char* phase : kLoadPhases) c.push_back(std::string("load_ms.") + phase);
   c.push_back("time_to_first_result_ms");
   for (const char* stat : {"min", "mean", "p50", "p90", "p99", "max", "stddev"})
@@ -258,9 +259,9 @@ std::string md_of(const BenchReport& r, const std::vector<std::pair<std::string,
 std::string comparison_numbers(const runtime::OutputCheck& o) {
   const runtime::OutputReference& ref = *o.reference;
   const Comparison& c = ref.comparison;
-  std::string s = fmt::format("reference: {}\ndtype: {}\nshape: {}\nrtol: {:g}\natol: {:g}\n", ref.name,
-                              dtype_name(o.tensor.dtype), shape_string(o.tensor.shape), ref.tolerance.rtol,
-                              ref.tolerance.atol);
+  std::string s =
+      fmt::format("reference: {}\ndtype: {}\nshape: {}\nrtol: {:g}\natol: {:g}\n", ref.name, dtype_name(o.tensor.dtype),
+                  shape_string(o.tensor.shape), ref.tolerance.rtol, ref.tolerance.atol);
   if (!c.problem.empty()) return s + "problem: " + c.problem + "\n";
   s += fmt::format("mismatches: {} of {}\nmax_abs_error: {:.9g}\nmax_rel_error: {:.9g}\n", c.mismatches,
                    o.tensor.numel(), c.max_abs_error, c.max_rel_error);
@@ -301,8 +302,8 @@ JunitSuite run_junit(const VerifyReport& r) {
 
 JunitSuite bench_junit(const BenchReport& r) {
   JunitCase c{case_name(r.container, r.library), "mpspack.bench", r.total_ms / 1000};
-  c.details = fmt::format("backend: {}\nrepetitions: {}\niterations: {}\n", r.backend, r.repetitions,
-                          r.times_ms.size());
+  c.details =
+      fmt::format("backend: {}\nrepetitions: {}\niterations: {}\n", r.backend, r.repetitions, r.times_ms.size());
   c.details += fmt::format("latency_ms: p50 {:.6g}, p90 {:.6g}, p99 {:.6g}, mean {:.6g}, stddev {:.6g}\n",
                            r.latency.p50, r.latency.p90, r.latency.p99, r.latency.mean, r.latency.stddev);
   c.details += fmt::format("load_to_first_result_ms: {:.6g}\npeak_rss_bytes: {}\n",

@@ -4,9 +4,9 @@
 //   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build attention_cpu && build/bin/attention_cpu [REPS=50]
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). The shapes, layouts and masks
 // are those of bench/device/attention_torch.py, in the same order: that script times torch on them.
-#include "aoti_shim.h"
-#include "parallel.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <mpspack/half.hpp>
 
@@ -103,8 +103,8 @@ std::pair<double, double> call_ms(const Shape& s, int reps) {
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 50;
   const char* omp = std::getenv("OMP_NUM_THREADS");
-  std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(),
-              omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
+  std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(), omp ? omp : "all",
+              threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
   std::printf("| attention | ms | fastest ms |\n|---|---|---|\n");
   constexpr Mask no = Mask::none;
   // Keep in step with SHAPES in bench/device/attention_torch.py.
@@ -124,11 +124,11 @@ int main(int argc, char** argv) {
       {"[8,12,128,64] rows, dense mask [8,1,128,128] (BERT-base batch 8)", 8, 12, 128, 128, 64, false, true,
        Mask::dense, false},
       {"[1,12,128,64] rows causal (GPT-2 124M prompt)", 1, 12, 128, 128, 64, true, true, no, false},
-      {"[1,12,1,64] over a [1,12,512,64] cache, mask [1,1,1,512] (GPT-2 decode step)", 1, 12, 1, 512, 64, false,
-       false, Mask::expanded, false},
+      {"[1,12,1,64] over a [1,12,512,64] cache, mask [1,1,1,512] (GPT-2 decode step)", 1, 12, 1, 512, 64, false, false,
+       Mask::expanded, false},
       {"[1,12,197,64] rows (ViT-B/16)", 1, 12, 197, 197, 64, false, true, no, false},
-      {"[1,14,128,64] rows causal (Llama 0.5B prompt; GQA's 2 k/v heads repeated to 14)", 1, 14, 128, 128, 64, true, true,
-       no, false},
+      {"[1,14,128,64] rows causal (Llama 0.5B prompt; GQA's 2 k/v heads repeated to 14)", 1, 14, 128, 128, 64, true,
+       true, no, false},
       {"[1,14,128,64] rows causal, bf16 (Llama 0.5B prompt in bf16)", 1, 14, 128, 128, 64, true, true, no, true},
       {"[1,8,1500,64] rows (Whisper-base encoder)", 1, 8, 1500, 1500, 64, false, true, no, false},
   };

@@ -8,8 +8,8 @@
 // bench/device/attention_cuda_torch.py times torch's kernel for the same op on the same shapes beside these.
 //
 //   attention_cuda [calls] [rounds]      (defaults 50, 5)
-#include "aoti_shim.h"
-#include "aoti_shim_cuda.h"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim_cuda/aoti_shim_cuda.h"
 #include "runtime/tuning/tuning.hpp"
 
 #include <cuda_runtime_api.h>
@@ -115,8 +115,7 @@ Times measure(int calls, int rounds, F f) {
 int main(int argc, char** argv) {
   const int calls = argc > 1 ? std::atoi(argv[1]) : 50, rounds = argc > 2 ? std::atoi(argv[2]) : 5;
   if (calls <= 0 || rounds <= 0) die("usage: attention_cuda [calls > 0] [rounds > 0]");
-  std::printf("float32, q/k/v from [B, L, H, E] rows; us per call, median of %d rounds of %d calls\n\n", rounds,
-              calls);
+  std::printf("float32, q/k/v from [B, L, H, E] rows; us per call, median of %d rounds of %d calls\n\n", rounds, calls);
   std::printf("| shape | way | host us | gpu us |\n|---|---|---|---|\n");
   for (const Shape& s : kShapes) {
     AtenTensorHandle q = operand(s.B, s.H, s.L, s.E, 1), k = operand(s.B, s.H, s.S, s.E, 2),
@@ -124,7 +123,7 @@ int main(int argc, char** argv) {
     auto call = [&] {
       AtenTensorHandle o[4] = {};
       ok(aoti_torch_cuda__scaled_dot_product_efficient_attention(q, k, v, nullptr, 0, 0.0, s.causal, nullptr, &o[0],
-                                                                  &o[1], &o[2], &o[3]),
+                                                                 &o[1], &o[2], &o[3]),
          "aoti_torch_cuda__scaled_dot_product_efficient_attention");
       for (AtenTensorHandle t : o) aoti_torch_delete_tensor_object(t);
     };

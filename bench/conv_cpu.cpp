@@ -6,8 +6,8 @@
 //   (bench/conv_cpu.sh runs it on one thread and on every core)
 //
 // OMP_NUM_THREADS sets the team's size (default: every core this process may use).
-#include "conv_cpu.hpp"
-#include "parallel.hpp"
+#include "runtime/shim/conv_cpu.hpp"
+#include "runtime/shim/parallel.hpp"
 
 #include <algorithm>
 #include <chrono>

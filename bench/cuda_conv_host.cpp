@@ -8,13 +8,13 @@
 //            descriptors and workspace made beforehand;
 //   memset   cudaMemsetAsync of the output, the floor of one stream-ordered CUDA call;
 // and the GPU's time per call (events around `calls` shim calls), contiguous and channels-last (AOTInductor's
-// layout optimisation makes a conv net's activations channels-last on CUDA). bench/device/torch_conv_host.py times torch's
-// conv2d on the same shapes, for the side-by-side.
+// layout optimisation makes a conv net's activations channels-last on CUDA). bench/device/torch_conv_host.py times
+// torch's conv2d on the same shapes, for the side-by-side.
 //
 //   cuda_conv_host [calls] [rounds]      (defaults 200, 7)
-#include "aoti_shim.h"
-#include "aoti_shim_cuda.h"
-#include "cudnn_library.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim_cuda/aoti_shim_cuda.h"
+#include "runtime/shim_cuda/cudnn_library.hpp"
 
 #include <cuda_runtime_api.h>
 

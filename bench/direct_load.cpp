@@ -57,8 +57,7 @@ double exec_to_now_ms() {
   auto close = s.rfind(')');
   std::istringstream rest(s.substr(close + 2));
   std::string field;
-  for (int i = 3; i <= 22 && rest >> field; ++i) {
-  }
+  for (int i = 3; i <= 22 && rest >> field; ++i) {}
   return std::max(0.0, boottime_ms() - std::stod(field) * 1e3 / double(::sysconf(_SC_CLK_TCK)));
 }
 
@@ -78,7 +77,7 @@ double ms(Clock::time_point t0) { return std::chrono::duration<double, std::mill
 std::vector<uint8_t> read_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) die("cannot open " + path);
-  struct stat st{};
+  struct stat st {};
   ::fstat(fd, &st);
   std::vector<uint8_t> b(size_t(st.st_size));
   size_t done = 0;
@@ -148,7 +147,7 @@ int main(int argc, char** argv) {
   if (!blob.empty()) {
     t0 = Clock::now();
     int fd = ::open(blob.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st{};
+    struct stat st {};
     if (fd < 0 || ::fstat(fd, &st) != 0) die("cannot open " + blob);
     blob_size = size_t(st.st_size);
     blob_map = ::mmap(nullptr, blob_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -181,11 +180,10 @@ int main(int argc, char** argv) {
   for (auto o : outs)
     if (o) aoti_torch_delete_tensor_object(o);
 
-  std::printf(
-      "{\"mode\": \"%s\", \"tempfile_ms\": %.3f, \"dlopen_ms\": %.3f, \"create_ms\": %.3f, \"blob_ms\": %.3f, "
-      "\"first_run_ms\": %.3f, \"load_to_first_result_ms\": %.3f, \"time_to_first_result_ms\": %.3f}\n",
-      tempfile ? "tempfile" : (blob.empty() ? "dlopen" : "dlopen+blob"), tempfile_ms, dlopen_ms, create_ms, blob_ms,
-      first_run_ms, tempfile_ms + dlopen_ms + create_ms + blob_ms + first_run_ms, ttfr);
+  std::printf("{\"mode\": \"%s\", \"tempfile_ms\": %.3f, \"dlopen_ms\": %.3f, \"create_ms\": %.3f, \"blob_ms\": %.3f, "
+              "\"first_run_ms\": %.3f, \"load_to_first_result_ms\": %.3f, \"time_to_first_result_ms\": %.3f}\n",
+              tempfile ? "tempfile" : (blob.empty() ? "dlopen" : "dlopen+blob"), tempfile_ms, dlopen_ms, create_ms,
+              blob_ms, first_run_ms, tempfile_ms + dlopen_ms + create_ms + blob_ms + first_run_ms, ttfr);
   destroy(h);
   if (blob_map) ::munmap(blob_map, blob_size);
   return 0;

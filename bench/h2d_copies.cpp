@@ -161,12 +161,14 @@ int main(int argc, char** argv) {
   };
   std::vector<Way> ways{{"whole (cudaHostAlloc)", 0, 0, {}}};
   for (uint64_t c : chunks)
-    for (uint64_t s : stream_counts) ways.push_back({std::to_string(c) + " MiB x " + std::to_string(s), c << 20, s, {}});
+    for (uint64_t s : stream_counts)
+      ways.push_back({std::to_string(c) + " MiB x " + std::to_string(s), c << 20, s, {}});
 
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
   std::printf("device: %s; %zu MiB per copy run; %d rounds, ways alternating; GB/s (share of the whole copy's, same "
-              "round)\n\n", prop.name, total >> 20, rounds);
+              "round)\n\n",
+              prop.name, total >> 20, rounds);
   std::vector<std::vector<double>> share(ways.size());
   for (int r = 0; r < rounds; ++r) {
     std::vector<size_t> order(ways.size());
@@ -207,7 +209,8 @@ int main(int argc, char** argv) {
       pins[way].push_back(pin_ms(way, readers));
     }
   std::printf("\nPinning %u readers' staging (%u x 2 x 2 MiB), ms; ways alternating\n\n| way | median | each round |\n"
-              "|---|---|---|\n", readers, readers);
+              "|---|---|---|\n",
+              readers, readers);
   for (int k = 0; k < 3; ++k) {
     std::string each;
     for (size_t r = 0; r < pins[k].size(); ++r) each += (r ? ", " : "") + std::to_string(pins[k][r]).substr(0, 5);

@@ -6,14 +6,15 @@
 // multiply-adds shows. Median of the timed calls, ms; the weights' GB/s (N * K / 2 bytes a call) beside them.
 // bench/device/int4_torch.py runs it against torch.
 //
-//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build int4_matmul_cpu && build/bin/int4_matmul_cpu [REPS=20 [M K N G]]
+//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build int4_matmul_cpu && build/bin/int4_matmul_cpu [REPS=20 [M K N
+//   G]]
 // (M K N G: that one shape and group size instead of the table's.)
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). MPSPACK_CPU_INT4MM=direct
 // or =panel fixes the product's path (int4_matmul.cpp), for comparisons.
-#include "aoti_shim.h"
-#include "int4_rows.hpp"
-#include "parallel.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/int4_rows.hpp"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <algorithm>
 #include <array>
@@ -86,7 +87,7 @@ int main(int argc, char** argv) {
               usable_cores(), omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool",
               int4mm::best_kernels().name, mode ? mode : "default", reps);
   std::printf("| M x K -> N, group | int4, f32 act. | int4, bf16 act. | weight GB/s (f32 act.) |\n|---|---|---|---|\n");
-  std::vector<std::array<int64_t, 4>> shapes = {{1, 4096, 4096, 32},  {1, 4096, 4096, 128}, {8, 4096, 4096, 32},
+  std::vector<std::array<int64_t, 4>> shapes = {{1, 4096, 4096, 32},  {1, 4096, 4096, 128},  {8, 4096, 4096, 32},
                                                 {8, 4096, 4096, 128}, {64, 4096, 4096, 128}, {8, 256, 512, 64},
                                                 {8, 512, 256, 64}};
   if (argc > 5) shapes = {{std::atoll(argv[2]), std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[5])}};

@@ -9,11 +9,11 @@
 // (M K N: that one shape instead of the table's.)
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). MPSPACK_CPU_INT8MM=direct
 // or =panel fixes the int8 product's path (int8_matmul.cpp), for comparisons.
-#include "aoti_shim.h"
-#include "blas.hpp"
-#include "int8_rows.hpp"
-#include "parallel.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/blas.hpp"
+#include "runtime/shim/int8_rows.hpp"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/tensor.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <algorithm>
@@ -72,10 +72,8 @@ double f32_ms(int64_t M, int64_t K, int64_t N, int reps) {
   const auto* W = reinterpret_cast<const float*>(w->data());
   auto* Y = reinterpret_cast<float*>(out->data());
   return median_ms(reps, [&] {
-    if (M == 1)
-      gemv<float>(false, N, K, 1.0f, W, K, X, 1, 0.0f, Y, 1);
-    else
-      gemm<float>(false, true, M, N, K, 1.0f, X, K, W, K, 0.0f, Y, N);
+    if (M == 1) gemv<float>(false, N, K, 1.0f, W, K, X, 1, 0.0f, Y, 1);
+    else gemm<float>(false, true, M, N, K, 1.0f, X, K, W, K, 0.0f, Y, N);
   });
 }
 
@@ -106,9 +104,9 @@ int main(int argc, char** argv) {
       const int r = M == 128 ? std::max(3, reps / 4) : reps;
       const double i8 = int8_ms(kF32, M, K, N, *w, r), f32 = f32_ms(M, K, N, r);
       const double bf16 = int8_ms(kBF16, M, K, N, *w, r);
-      std::printf("| %lld x %lld -> %lld | %.3f | %.3f%s | %.2fx | %.1f | %.3f | %.2fx |\n", (long long)M,
-                  (long long)K, (long long)N, i8, f32, M == 1 ? " (gemv)" : "", i8 / f32,
-                  double(N) * double(K) / (i8 * 1e6), bf16, bf16 / i8);
+      std::printf("| %lld x %lld -> %lld | %.3f | %.3f%s | %.2fx | %.1f | %.3f | %.2fx |\n", (long long)M, (long long)K,
+                  (long long)N, i8, f32, M == 1 ? " (gemv)" : "", i8 / f32, double(N) * double(K) / (i8 * 1e6), bf16,
+                  bf16 / i8);
       std::fflush(stdout);
     }
   }

@@ -6,9 +6,9 @@
 //   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200] [linears|decode]
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). "linears": the float32
 // Linear layers' table only (bench/device/matmul_torch.py sets torch's times beside it).
-#include "aoti_shim.h"
-#include "parallel.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -69,8 +69,8 @@ double median_ms(int32_t dtype, const Shape& s, int reps, bool with_bias = true)
 // Milliseconds a step, median of REPS steps.
 double decode_step_ms(int reps) {
   const int64_t d = 768, ff = 3072;
-  const Shape layer[] = {{"q", 1, d, d}, {"k", 1, d, d}, {"v", 1, d, d}, {"o", 1, d, d}, {"up", 1, d, ff},
-                         {"down", 1, ff, d}};
+  const Shape layer[] = {{"q", 1, d, d}, {"k", 1, d, d},   {"v", 1, d, d},
+                         {"o", 1, d, d}, {"up", 1, d, ff}, {"down", 1, ff, d}};
   struct Linear {
     TensorPtr x, w, out;
     AtenTensorHandle wt = nullptr;
@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   const char* omp = std::getenv("OMP_NUM_THREADS");
-  std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(),
-              omp ? omp : "all", threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
+  std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(), omp ? omp : "all",
+              threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
   if (!linears_only)
     std::printf("| addmm (out = bias + x @ weight^T) | float32 | bfloat16 | float16 | bf16 / f32 | f16 / f32 |\n"
                 "|---|---|---|---|---|---|\n");

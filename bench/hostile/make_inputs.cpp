@@ -32,8 +32,8 @@ bool write(const std::filesystem::path& path, const std::vector<uint8_t>& bytes)
 std::vector<uint8_t> file_of(test::Crafted c) {
   uint64_t at = test::kCraftedDataOffset;  // where the segment offsets take the data to start
   for (;;) {
-    const uint64_t data_offset = align_up(format::kHeaderSize + format::encode_metadata(c.manifest).size(),
-                                          format::kSegmentAlignment);
+    const uint64_t data_offset =
+        align_up(format::kHeaderSize + format::encode_metadata(c.manifest).size(), format::kSegmentAlignment);
     if (data_offset == at) return test::crafted_file(c);
     for (SegmentInfo& seg : c.manifest.segments) seg.offset = seg.offset - at + data_offset;
     at = data_offset;
@@ -85,8 +85,7 @@ int main(int argc, char** argv) {
       write(dir / "shared_strings.mpk", test::crafted_file(test::shared_block(1, 1u << 20, 4096), {})) &&
       write(dir / "shared_library.mpk", test::crafted_file(test::shared_block(64, 4096, 4096), {})) &&
       write(dir / "shared_segment.mpk", shared_segment()) && write(dir / "shared_weights.mpk", weights_only(4096)) &&
-      write(dir / "weights_256m.mpk", weights_only(1)) &&
-      write(dir / "long_names.so", test::one_long_name());
+      write(dir / "weights_256m.mpk", weights_only(1)) && write(dir / "long_names.so", test::one_long_name());
   if (!ok) return std::fprintf(stderr, "make_inputs: cannot write into %s\n", argv[1]), 1;
   return 0;
 }

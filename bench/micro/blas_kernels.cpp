@@ -47,8 +47,8 @@ void gemv(const char* what, int rows, int cols) {
   const double ms = best_ms(50, [&] {
     cblas_sgemv(CblasRowMajor, CblasNoTrans, rows, cols, 1.f, a.data(), cols, x.data(), 1, 0.f, y.data(), 1);
   });
-  std::printf("%-10s sgemv %-34s %4dx%4d      %8.3f ms %6.1f GFLOP/s\n", openblas_get_corename(), what, rows, cols,
-              ms, 2.0 * rows * cols / ms * 1e-6);
+  std::printf("%-10s sgemv %-34s %4dx%4d      %8.3f ms %6.1f GFLOP/s\n", openblas_get_corename(), what, rows, cols, ms,
+              2.0 * rows * cols / ms * 1e-6);
 }
 
 }  // namespace

@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
       at = reinterpret_cast<void*>((uintptr_t(reserve) + huge - 1) / huge * huge);
     }
     const double t0 = now_ms();
-    auto* p = static_cast<const float*>(
-        ::mmap(at, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | (at ? MAP_FIXED : 0), fd, 0));
+    auto* p =
+        static_cast<const float*>(::mmap(at, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | (at ? MAP_FIXED : 0), fd, 0));
     if (p == MAP_FAILED) return std::perror("mmap"), 1;
     if (std::strcmp(way, "populate") == 0) ::madvise(const_cast<float*>(p), n, MADV_POPULATE_READ);
     if (std::strcmp(way, "huge") == 0) ::madvise(const_cast<float*>(p), n, MADV_HUGEPAGE);

@@ -32,7 +32,8 @@ __attribute__((target("avx2,fma"))) void rows_avx2(const float* a, long lda, con
   for (; j + 8 * A <= n; j += 8 * A)
     for (int k = 0; k < A; ++k) {
       if (PF > 0 && (j + 8 * k) % 16 == 0)
-        for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(a + r * lda + j + 8 * k + PF), _MM_HINT_T0);
+        for (int r = 0; r < R; ++r)
+          _mm_prefetch(reinterpret_cast<const char*>(a + r * lda + j + 8 * k + PF), _MM_HINT_T0);
       const __m256 xv = _mm256_loadu_ps(x + j + 8 * k);
       for (int r = 0; r < R; ++r) acc[r][k] = _mm256_fmadd_ps(_mm256_loadu_ps(a + r * lda + j + 8 * k), xv, acc[r][k]);
     }
@@ -54,10 +55,10 @@ __attribute__((target("avx512f"))) void rows_avx512(const float* a, long lda, co
   for (; j + 16 * A <= n; j += 16 * A)
     for (int k = 0; k < A; ++k) {
       if (PF > 0)
-        for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(a + r * lda + j + 16 * k + PF), _MM_HINT_T0);
+        for (int r = 0; r < R; ++r)
+          _mm_prefetch(reinterpret_cast<const char*>(a + r * lda + j + 16 * k + PF), _MM_HINT_T0);
       const __m512 xv = _mm512_loadu_ps(x + j + 16 * k);
-      for (int r = 0; r < R; ++r)
-        acc[r][k] = _mm512_fmadd_ps(_mm512_loadu_ps(a + r * lda + j + 16 * k), xv, acc[r][k]);
+      for (int r = 0; r < R; ++r) acc[r][k] = _mm512_fmadd_ps(_mm512_loadu_ps(a + r * lda + j + 16 * k), xv, acc[r][k]);
     }
   for (int r = 0; r < R; ++r) {
     __m512 s = acc[r][0];
@@ -119,7 +120,8 @@ int main(int argc, char** argv) {
           const long blocks = D / v.rows, b0 = blocks * t / parts, b1 = blocks * (t + 1) / parts;
           for (long b = b0; b < b1; ++b) v.k(&a[size_t(b * v.rows * D)], D, x.data(), D, &y[size_t(b * v.rows)]);
         }
-        if (it >= 10) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        if (it >= 10)
+          ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       }
       float err = 0;
       for (long r = 0; r < D; ++r) err = std::max(err, std::fabs(y[size_t(r)] - ref[size_t(r)]));

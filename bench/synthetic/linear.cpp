@@ -65,9 +65,9 @@ const Constant kConstants[2] = {{"weight", 2, {kOut, kIn}, {kIn, 1}, uint64_t(kO
 uint64_t padded(uint64_t n) { return (n + 63) / 64 * 64; }  // AOTInductor's data_size on the CPU
 
 struct Container {
-  void* block = nullptr;                   // AOTInductor's constant_blob_ (RAII_cpuMalloc)
-  AtenTensorHandle tensors[2] = {};        // what load() made
-  AtenTensorHandle active[2] = {};         // what Run uses (user-managed ones after UpdateUserManaged...)
+  void* block = nullptr;             // AOTInductor's constant_blob_ (RAII_cpuMalloc)
+  AtenTensorHandle tensors[2] = {};  // what load() made
+  AtenTensorHandle active[2] = {};   // what Run uses (user-managed ones after UpdateUserManaged...)
   ~Container() {
     for (AtenTensorHandle t : tensors)
       if (t) aoti_torch_delete_tensor_object(t);
@@ -114,8 +114,8 @@ const uint8_t* map_self() {
   uint64_t header[2];
   std::memcpy(header, _binary_constants_bin_start, sizeof header);
   const off_t at = lseek(fd, 0, SEEK_END) - off_t(header[0]);
-  void* p = at >= 0 && at % 16384 == 0 ? mmap(nullptr, header[0], PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, at)
-                                       : MAP_FAILED;
+  void* p =
+      at >= 0 && at % 16384 == 0 ? mmap(nullptr, header[0], PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, at) : MAP_FAILED;
   close(fd);
   if (p == MAP_FAILED) return nullptr;
   uint64_t magic;
@@ -161,7 +161,9 @@ API int32_t AOTInductorModelContainerGetConstantDtype(void*, size_t i, int32_t* 
 API int32_t AOTInductorModelContainerGetConstantDataSize(void*, size_t i, size_t* r) {
   return i < 2 ? (*r = padded(kConstants[i].bytes), 0) : 1;
 }
-API int32_t AOTInductorModelContainerGetConstantFromFolded(void*, size_t i, bool* r) { return i < 2 ? (*r = false, 0) : 1; }
+API int32_t AOTInductorModelContainerGetConstantFromFolded(void*, size_t i, bool* r) {
+  return i < 2 ? (*r = false, 0) : 1;
+}
 API int32_t AOTInductorModelContainerExtractConstantsMap(void* h, void* map, bool) {
   auto* m = static_cast<std::unordered_map<std::string, AtenTensorHandle>*>(map);
   for (int i = 0; i < 2; ++i)

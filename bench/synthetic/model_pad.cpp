@@ -1,8 +1,8 @@
 // SYNTHETIC benchmark model: examples/tiny_mlp with a large extra constant. The constants region
 // (constants.S, TINY_MLP_CONSTANTS) holds tiny_mlp's blob followed by PAD bytes; Create copies
 // the whole region out like AOTInductor's CPU Create copies every constant (one std::malloc, as
-// its RAII_cpuMalloc, then memcpy), Run ignores the extra bytes. Built by bench/synthetic/make.sh into a folder under /tmp,
-// never into the committed examples. Results from it are labelled "synthetic".
+// its RAII_cpuMalloc, then memcpy), Run ignores the extra bytes. Built by bench/synthetic/make.sh into a folder under
+// /tmp, never into the committed examples. Results from it are labelled "synthetic".
 #define AOTInductorModelContainerCreateWithDevice tiny_mlp_create_inner
 #define AOTInductorModelContainerDelete tiny_mlp_delete_inner
 #include "../../examples/tiny_mlp/model.cpp"

@@ -66,6 +66,5 @@ int main(int argc, char** argv) {
       put_f32(expected, uint64_t(n * kOut + o) * 4, float(acc));
     }
   }
-  return write_file(argv[1], blob) && write_file(argv[2], input) && write_file(argv[3], expected)
-             ? 0 : 1;
+  return write_file(argv[1], blob) && write_file(argv[2], input) && write_file(argv[3], expected) ? 0 : 1;
 }

@@ -33,20 +33,17 @@ AOTITorchError aoti_torch_get_strides(AtenTensorHandle tensor, int64_t** ret_str
 AOTITorchError aoti_torch_get_dtype(AtenTensorHandle tensor, int32_t* ret_dtype);
 AOTITorchError aoti_torch_get_device_type(AtenTensorHandle tensor, int32_t* ret_device_type);
 AOTITorchError aoti_torch_new_tensor_handle(AtenTensorHandle orig_handle, AtenTensorHandle* new_handle);
-AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndim,
-                                              const int64_t* sizes_ptr, const int64_t* strides_ptr,
-                                              int64_t storage_offset, AtenTensorHandle* ret_new_tensor);
-AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr,
-                                        const int64_t* strides_ptr, int32_t dtype,
-                                        int32_t device_type, int32_t device_index,
+AOTITorchError aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndim, const int64_t* sizes_ptr,
+                                              const int64_t* strides_ptr, int64_t storage_offset,
+                                              AtenTensorHandle* ret_new_tensor);
+AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, const int64_t* strides_ptr,
+                                        int32_t dtype, int32_t device_type, int32_t device_index,
                                         AtenTensorHandle* ret_new_tensor);
 AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr,
-                                                  const int64_t* strides_ptr, int64_t storage_offset,
-                                                  int32_t dtype, int32_t device_type,
-                                                  int32_t device_index, AtenTensorHandle* ret);
-AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self,
-                                        AtenTensorHandle mat1, AtenTensorHandle mat2, double beta,
-                                        double alpha);
+                                                  const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
+                                                  int32_t device_type, int32_t device_index, AtenTensorHandle* ret);
+AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
+                                        AtenTensorHandle mat2, double beta, double alpha);
 
 // The embedded weights (constants.S).
 extern uint8_t _binary_constants_bin_start[];
@@ -80,8 +77,8 @@ int fail(const char* what) {
   return kFailure;
 }
 
-#define TRY_SHIM(call)                                 \
-  do {                                                 \
+#define TRY_SHIM(call)                                        \
+  do {                                                        \
     if ((call) != 0) return fail("shim call failed: " #call); \
   } while (0)
 
@@ -110,8 +107,8 @@ struct Container {
         storage[i] = std::aligned_alloc(kAlign, padded_bytes(c));
         if (!storage[i]) return fail("out of memory for the constants");
         TRY_SHIM(aoti_torch_create_tensor_from_blob(storage[i], c.ndim, c.sizes, c.strides, 0,
-                                                    aoti_torch_dtype_float32(),
-                                                    aoti_torch_device_type_cpu(), 0, &owned[i]));
+                                                    aoti_torch_dtype_float32(), aoti_torch_device_type_cpu(), 0,
+                                                    &owned[i]));
       }
       std::memcpy(storage[i], blob + blob_offset(i), padded_bytes(c));
       set_active(i, owned[i]);
@@ -235,9 +232,9 @@ const char* const kOutSpec = R"([1, {"type": null, "context": null, "children_sp
 
 // --- The exported C API (aoti-abi.md section 2).
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerCreateWithDevice(
-    AOTInductorModelContainerHandle* container_handle, size_t num_models, const char* device_str,
-    const char* cubin_dir) {
+TINY_MLP_API AOTIRuntimeError
+AOTInductorModelContainerCreateWithDevice(AOTInductorModelContainerHandle* container_handle, size_t num_models,
+                                          const char* device_str, const char* cubin_dir) {
   if (!container_handle) return fail("Create: null handle pointer");
   if (num_models == 0) return fail("Create: num_models must be at least 1");
   if (!device_str || (std::strcmp(device_str, "cpu") != 0 && std::strcmp(device_str, "cpu:0") != 0))
@@ -254,11 +251,9 @@ TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerCreateWithDevice(
   return kSuccess;
 }
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerCreate(
-    AOTInductorModelContainerHandle* container_handle, size_t num_models, bool is_cpu,
-    const char* cubin_dir) {
-  return AOTInductorModelContainerCreateWithDevice(container_handle, num_models,
-                                                   is_cpu ? "cpu" : "cuda", cubin_dir);
+TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerCreate(AOTInductorModelContainerHandle* container_handle,
+                                                              size_t num_models, bool is_cpu, const char* cubin_dir) {
+  return AOTInductorModelContainerCreateWithDevice(container_handle, num_models, is_cpu ? "cpu" : "cuda", cubin_dir);
 }
 
 TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerDelete(AOTInductorModelContainerHandle h) {
@@ -266,10 +261,11 @@ TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerDelete(AOTInductorModelCo
   return kSuccess;
 }
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerRun(
-    AOTInductorModelContainerHandle h, AtenTensorHandle* input_handles, size_t num_inputs,
-    AtenTensorHandle* output_handles, size_t num_outputs, AOTInductorStreamHandle stream_handle,
-    AOTIProxyExecutorHandle proxy_executor_handle) {
+TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerRun(AOTInductorModelContainerHandle h,
+                                                           AtenTensorHandle* input_handles, size_t num_inputs,
+                                                           AtenTensorHandle* output_handles, size_t num_outputs,
+                                                           AOTInductorStreamHandle stream_handle,
+                                                           AOTIProxyExecutorHandle proxy_executor_handle) {
   if (!h) return fail("Run: null container");
   return as_container(h)->run(input_handles, num_inputs, output_handles, num_outputs);
 }
@@ -278,59 +274,59 @@ TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerRunSingleThreaded(
     AOTInductorModelContainerHandle h, AtenTensorHandle* input_handles, size_t num_inputs,
     AtenTensorHandle* output_handles, size_t num_outputs, AOTInductorStreamHandle stream_handle,
     AOTIProxyExecutorHandle proxy_executor_handle) {
-  return AOTInductorModelContainerRun(h, input_handles, num_inputs, output_handles, num_outputs,
-                                      stream_handle, proxy_executor_handle);
+  return AOTInductorModelContainerRun(h, input_handles, num_inputs, output_handles, num_outputs, stream_handle,
+                                      proxy_executor_handle);
 }
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetNumInputs(
-    AOTInductorModelContainerHandle h, size_t* ret_num_inputs) {
+TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetNumInputs(AOTInductorModelContainerHandle h,
+                                                                    size_t* ret_num_inputs) {
   if (!ret_num_inputs) return kFailure;
   *ret_num_inputs = 1;
   return kSuccess;
 }
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetNumOutputs(
-    AOTInductorModelContainerHandle h, size_t* ret_num_outputs) {
+TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetNumOutputs(AOTInductorModelContainerHandle h,
+                                                                     size_t* ret_num_outputs) {
   if (!ret_num_outputs) return kFailure;
   *ret_num_outputs = 1;
   return kSuccess;
 }
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetInputName(
-    AOTInductorModelContainerHandle h, size_t input_idx, const char** ret_input_names) {
+TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetInputName(AOTInductorModelContainerHandle h, size_t input_idx,
+                                                                    const char** ret_input_names) {
   if (input_idx != 0 || !ret_input_names) return fail("GetInputName: index out of range");
   *ret_input_names = "x";
   return kSuccess;
 }
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetOutputName(
-    AOTInductorModelContainerHandle h, size_t output_idx, const char** ret_output_names) {
+TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetOutputName(AOTInductorModelContainerHandle h,
+                                                                     size_t output_idx, const char** ret_output_names) {
   if (output_idx != 0 || !ret_output_names) return fail("GetOutputName: index out of range");
   *ret_output_names = "output0";
   return kSuccess;
 }
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetCallSpec(
-    AOTInductorModelContainerHandle h, const char** in_spec, const char** out_spec) {
+TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetCallSpec(AOTInductorModelContainerHandle h,
+                                                                   const char** in_spec, const char** out_spec) {
   if (!in_spec || !out_spec) return kFailure;
   *in_spec = kInSpec;
   *out_spec = kOutSpec;
   return kSuccess;
 }
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetNumConstants(
-    AOTInductorModelContainerHandle h, size_t* num_constants) {
+TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetNumConstants(AOTInductorModelContainerHandle h,
+                                                                       size_t* num_constants) {
   if (!num_constants) return kFailure;
   *num_constants = kNumConstants;
   return kSuccess;
 }
 
-#define CONSTANT_GETTER(Name, Type, expr)                                                   \
-  TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetConstant##Name(                 \
-      AOTInductorModelContainerHandle h, size_t idx, Type ret) {                            \
-    if (idx >= kNumConstants || !ret) return fail("GetConstant" #Name ": index out of range"); \
-    *ret = (expr);                                                                          \
-    return kSuccess;                                                                        \
+#define CONSTANT_GETTER(Name, Type, expr)                                                                     \
+  TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetConstant##Name(AOTInductorModelContainerHandle h, \
+                                                                           size_t idx, Type ret) {            \
+    if (idx >= kNumConstants || !ret) return fail("GetConstant" #Name ": index out of range");                \
+    *ret = (expr);                                                                                            \
+    return kSuccess;                                                                                          \
   }
 CONSTANT_GETTER(Name, const char**, kConstants[idx].name)
 CONSTANT_GETTER(OriginalFQN, const char**, kConstants[idx].fqn)
@@ -340,8 +336,8 @@ CONSTANT_GETTER(DataSize, size_t*, padded_bytes(kConstants[idx]))
 CONSTANT_GETTER(FromFolded, bool*, false)
 #undef CONSTANT_GETTER
 
-TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetConstantsBlobSize(
-    AOTInductorModelContainerHandle h, uint64_t* ret_size) {
+TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetConstantsBlobSize(AOTInductorModelContainerHandle h,
+                                                                            uint64_t* ret_size) {
   if (!ret_size) return kFailure;
   *ret_size = kBlobSize;
   return kSuccess;
@@ -350,8 +346,8 @@ TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerGetConstantsBlobSize(
 // Makes Run use the given tensors as they are (no copy, not owned). `use_inactive` is accepted
 // and ignored: this model keeps one constant buffer.
 TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerUpdateUserManagedConstantBufferPairs(
-    AOTInductorModelContainerHandle h, const AOTInductorConstantMapEntry* pairs, size_t num_pairs,
-    bool use_inactive, bool validate_full_update) {
+    AOTInductorModelContainerHandle h, const AOTInductorConstantMapEntry* pairs, size_t num_pairs, bool use_inactive,
+    bool validate_full_update) {
   if (!h || (num_pairs && !pairs)) return kFailure;
   for (size_t k = 0; k < num_pairs; ++k) {
     size_t i;
@@ -367,8 +363,8 @@ TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerUpdateUserManagedConstant
 }
 
 TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerUpdateUserManagedConstantBuffer(
-    AOTInductorModelContainerHandle h, AOTInductorConstantMapHandle constant_map_handle,
-    bool use_inactive, bool validate_full_update) {
+    AOTInductorModelContainerHandle h, AOTInductorConstantMapHandle constant_map_handle, bool use_inactive,
+    bool validate_full_update) {
   if (!h || !constant_map_handle) return kFailure;
   auto* map = reinterpret_cast<ConstantMap*>(constant_map_handle);
   auto lookup = [&](const char* name) -> AtenTensorHandle {
@@ -380,8 +376,8 @@ TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerUpdateUserManagedConstant
 
 // Like the user-managed form, but the container keeps its own handle to each tensor.
 TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerUpdateConstantBuffer(
-    AOTInductorModelContainerHandle h, AOTInductorConstantMapHandle constant_map_handle,
-    bool use_inactive, bool validate_full_update) {
+    AOTInductorModelContainerHandle h, AOTInductorConstantMapHandle constant_map_handle, bool use_inactive,
+    bool validate_full_update) {
   if (!h || !constant_map_handle) return kFailure;
   auto* map = reinterpret_cast<ConstantMap*>(constant_map_handle);
   auto lookup = [&](const char* name) -> AtenTensorHandle {
@@ -393,8 +389,7 @@ TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerUpdateConstantBuffer(
 
 // Fills the map with the tensors Run uses, keyed by constant name; the container keeps them.
 TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerExtractConstantsMap(
-    AOTInductorModelContainerHandle h, AOTInductorConstantMapHandle constant_map_handle,
-    bool use_inactive) {
+    AOTInductorModelContainerHandle h, AOTInductorConstantMapHandle constant_map_handle, bool use_inactive) {
   if (!h || !constant_map_handle) return kFailure;
   auto* map = reinterpret_cast<ConstantMap*>(constant_map_handle);
   for (size_t i = 0; i < kNumConstants; ++i) (*map)[kConstants[i].name] = as_container(h)->active[i];
@@ -403,8 +398,8 @@ TINY_MLP_API AOTIRuntimeError AOTInductorModelContainerExtractConstantsMap(
 
 // Copies the constants from a blob laid out like the embedded region (each constant padded to
 // 64 bytes, in order): the external-blob path, which this embedded model also accepts.
-TINY_MLP_API AOTIRuntimeError AOTInductorModelUpdateConstantsFromBlob(
-    AOTInductorModelContainerHandle h, const uint8_t* weight_blob_ptr) {
+TINY_MLP_API AOTIRuntimeError AOTInductorModelUpdateConstantsFromBlob(AOTInductorModelContainerHandle h,
+                                                                      const uint8_t* weight_blob_ptr) {
   if (!h || !weight_blob_ptr) return fail("UpdateConstantsFromBlob: null argument");
   return as_container(h)->load(weight_blob_ptr);
 }

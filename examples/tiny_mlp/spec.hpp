@@ -34,9 +34,7 @@ constexpr int64_t numel(const Constant& c) {
   for (int64_t d = 0; d < c.ndim; ++d) n *= c.sizes[d];
   return n;
 }
-constexpr uint64_t padded_bytes(const Constant& c) {
-  return (uint64_t(numel(c)) * 4 + kAlign - 1) / kAlign * kAlign;
-}
+constexpr uint64_t padded_bytes(const Constant& c) { return (uint64_t(numel(c)) * 4 + kAlign - 1) / kAlign * kAlign; }
 constexpr uint64_t blob_offset(size_t index) {
   uint64_t off = 0;
   for (size_t i = 0; i < index; ++i) off += padded_bytes(kConstants[i]);

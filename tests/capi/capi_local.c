@@ -29,11 +29,11 @@ static void* symbol(void* lib, const char* name) {
   if (!p) fprintf(stderr, "capi_local: no %s in the library\n", name);
   return p;
 }
-#define BIND(var, type, name)                  \
-  do {                                         \
-    void* p_ = symbol(lib, name);              \
-    if (!p_) return 1;                         \
-    memcpy(&var, &p_, sizeof var);             \
+#define BIND(var, type, name)      \
+  do {                             \
+    void* p_ = symbol(lib, name);  \
+    if (!p_) return 1;             \
+    memcpy(&var, &p_, sizeof var); \
   } while (0)
 
 /* got == want within `run`'s default tolerance for float32 (rtol 1e-4, atol 1e-5); other dtypes byte for byte. */

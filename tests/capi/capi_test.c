@@ -24,13 +24,12 @@
 
 static int failures = 0;
 
-#define CHECK(cond)                                                                                        \
-  do {                                                                                                     \
-    if (!(cond)) {                                                                                         \
-      fprintf(stderr, "%s:%d: CHECK failed: %s (last error: %s)\n", __FILE__, __LINE__, #cond,             \
-              mpspack_last_error());                                                                       \
-      failures++;                                                                                          \
-    }                                                                                                      \
+#define CHECK(cond)                                                                                                   \
+  do {                                                                                                                \
+    if (!(cond)) {                                                                                                    \
+      fprintf(stderr, "%s:%d: CHECK failed: %s (last error: %s)\n", __FILE__, __LINE__, #cond, mpspack_last_error()); \
+      failures++;                                                                                                     \
+    }                                                                                                                 \
   } while (0)
 #define OK(call) CHECK((call) == MPSPACK_OK)
 
@@ -38,8 +37,8 @@ static int failures = 0;
 static void expect_error_at(int line, mpspack_status got, mpspack_status want, const char* needle) {
   const char* msg = mpspack_last_error();
   if (got != want || !strstr(msg, needle)) {
-    fprintf(stderr, "%s:%d: expected %s naming '%s', got %s: %s\n", __FILE__, line, mpspack_status_name(want),
-            needle, mpspack_status_name(got), msg);
+    fprintf(stderr, "%s:%d: expected %s naming '%s', got %s: %s\n", __FILE__, line, mpspack_status_name(want), needle,
+            mpspack_status_name(got), msg);
     failures++;
   }
 }
@@ -128,8 +127,7 @@ static void model_misuse(mpspack_model* model, const mpspack_tensor* input) {
   EXPECT_ERROR(mpspack_model_run_into(model, input, 1, &out_buf, 2), MPSPACK_ERR_INVALID_ARGUMENT, "n_outputs");
   EXPECT_ERROR(mpspack_model_input(model, 5, &bad), MPSPACK_ERR_INVALID_ARGUMENT, "index");
   /* A handle of another kind is refused by the registry, not dereferenced. */
-  EXPECT_ERROR(mpspack_model_run((mpspack_model*)(void*)&bad, input, 1, &outs), MPSPACK_ERR_INVALID_HANDLE,
-               "model");
+  EXPECT_ERROR(mpspack_model_run((mpspack_model*)(void*)&bad, input, 1, &outs), MPSPACK_ERR_INVALID_HANDLE, "model");
   EXPECT_ERROR(mpspack_model_run(NULL, input, 1, &outs), MPSPACK_ERR_INVALID_HANDLE, "model");
   OK(mpspack_model_run(model, input, 1, &outs));
   OK(mpspack_outputs_free(outs));
@@ -339,8 +337,9 @@ static void* run_worker(void* arg) {
           mpspack_container_example_tensor(w->c, 0, 0, 0, &input) == MPSPACK_OK &&
           mpspack_container_example_tensor(w->c, 0, 1, 0, &want) == MPSPACK_OK;
   for (i = 0; w->ok && i < 20; ++i) {
-    w->ok = mpspack_model_run(model, &input, 1, &outs) == MPSPACK_OK && mpspack_outputs_get(outs, 0, &got) == MPSPACK_OK &&
-            got.nbytes == want.nbytes && same_values(got.dtype, got.data, want.data, want.nbytes);
+    w->ok = mpspack_model_run(model, &input, 1, &outs) == MPSPACK_OK &&
+            mpspack_outputs_get(outs, 0, &got) == MPSPACK_OK && got.nbytes == want.nbytes &&
+            same_values(got.dtype, got.data, want.data, want.nbytes);
     if (outs) mpspack_outputs_free(outs);
     outs = NULL;
   }
@@ -375,7 +374,7 @@ static void bench(const char* mpk) {
   b.iterations = 0;
   EXPECT_ERROR(mpspack_bench(mpk, NULL, &b, &report), MPSPACK_ERR_INVALID_ARGUMENT, "iterations");
   CHECK(report == NULL);
-  {  /* A loaded model's bench: the same report, for the container and options it was loaded from. */
+  { /* A loaded model's bench: the same report, for the container and options it was loaded from. */
     mpspack_model* model = NULL;
     b.iterations = 2;
     OK(mpspack_model_load_file(mpk, NULL, &model));

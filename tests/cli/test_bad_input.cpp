@@ -38,9 +38,16 @@ TEST_CASE("a container truncated at each structural boundary is refused", "[cli]
   REQUIRE(h.ok());
   auto c = format::Container::open(tmp / "good.mpk");
   REQUIRE(c.ok());
-  std::vector<uint64_t> cuts = {0, 4, 8, format::field::end - 1, format::kHeaderSize - 1, format::kHeaderSize,
-                                h->metadata_offset + h->metadata_size / 2, h->metadata_offset + h->metadata_size,
-                                h->data_offset, good.size() - 1};
+  std::vector<uint64_t> cuts = {0,
+                                4,
+                                8,
+                                format::field::end - 1,
+                                format::kHeaderSize - 1,
+                                format::kHeaderSize,
+                                h->metadata_offset + h->metadata_size / 2,
+                                h->metadata_offset + h->metadata_size,
+                                h->data_offset,
+                                good.size() - 1};
   for (const auto& s : c->manifest().segments) {
     cuts.push_back(s.offset);
     cuts.push_back(s.offset + s.size / 2);
@@ -226,17 +233,17 @@ TEST_CASE("build refuses .pt2 packages with pickled weights or without a library
   SECTION("pickled weights") {
     auto so = mlp_dir() / "model.so";
     MPK_REQUIRE_FIXTURE(so);
-    auto pkg = make_zip("pickled.pt2",
-                        "z.writestr('p/archive_format','pt2')\n"
-                        "z.write('" + so.string() + "','p/data/aotinductor/model/abc.wrapper.so')\n"
-                        "z.writestr('p/data/weights/weight_0','x'*64)\n"
-                        "z.writestr('p/data/weights/weights_config.json','{}')\n");
+    auto pkg = make_zip("pickled.pt2", "z.writestr('p/archive_format','pt2')\n"
+                                       "z.write('" +
+                                           so.string() +
+                                           "','p/data/aotinductor/model/abc.wrapper.so')\n"
+                                           "z.writestr('p/data/weights/weight_0','x'*64)\n"
+                                           "z.writestr('p/data/weights/weights_config.json','{}')\n");
     check_one_line_error(run_mpspack({"build", pkg.string(), "-o", out.string()}), "pickled.pt2");
   }
   SECTION("no compiled library") {
-    auto pkg = make_zip("nolib.pt2",
-                        "z.writestr('p/archive_format','pt2')\n"
-                        "z.writestr('p/data/aotinductor/model/abc.wrapper.cpp','// source only')\n");
+    auto pkg = make_zip("nolib.pt2", "z.writestr('p/archive_format','pt2')\n"
+                                     "z.writestr('p/data/aotinductor/model/abc.wrapper.cpp','// source only')\n");
     check_one_line_error(run_mpspack({"build", pkg.string(), "-o", out.string()}), "nolib.pt2");
   }
   SECTION("a zip that is not a .pt2") {
@@ -327,7 +334,8 @@ TEST_CASE("every command names a file of no kind it reads the same way: one line
         {{"diff", path, container}, "not a file mpspack diff reads (" + empty + container_only},
         {{"diff", container, path}, "not a file mpspack diff reads (" + empty + container_only},
         {{"build", path, "-o", (tmp / "out.mpk").string()}, "not a file mpspack build reads (" + empty + build_kinds},
-        {{"push", path, "127.0.0.1:1/r/m:v1", "--plain-http"}, "not a file mpspack push reads (" + empty + container_only},
+        {{"push", path, "127.0.0.1:1/r/m:v1", "--plain-http"},
+         "not a file mpspack push reads (" + empty + container_only},
     };
     for (const auto& [args, expected] : cases) {
       INFO(name << ": " << args[0] << " " << args.back());
@@ -350,11 +358,13 @@ TEST_CASE("a known kind of file a command does not read is named as what it is",
   const std::string mpk = (tmp / "good.mpk").string();
   auto r = run_mpspack({"verify", so});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "mpspack: " + so + ": not a file mpspack verify reads (it is an ELF shared library, not an mpspack "
-                 "container)\n");
+  CHECK(r.err == "mpspack: " + so +
+                     ": not a file mpspack verify reads (it is an ELF shared library, not an mpspack "
+                     "container)\n");
   r = run_mpspack({"build", mpk, "-o", (tmp / "again.mpk").string()});
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "mpspack: " + mpk + ": not a file mpspack build reads (it is an mpspack container, not an ELF shared "
-                 "library or a .pt2 package)\n");
+  CHECK(r.err == "mpspack: " + mpk +
+                     ": not a file mpspack build reads (it is an mpspack container, not an ELF shared "
+                     "library or a .pt2 package)\n");
   CHECK_FALSE(fs::exists(tmp / "again.mpk"));
 }

@@ -56,8 +56,8 @@ TEST_CASE("a CUDA library with the CUDA backend plugin missing: one line naming 
   REQUIRE(run_mpspack({"build", (fixture / "model.so").string(), "-o", mpk.string()}).exit_code == 0);
 
   CopiedTool tool;
-  auto r = run_mpspack({"run", mpk.string(), "--input", (fixture / "input0.bin").string() + ":f32:8x64",
-                        "-o", (tmp / "out").string()});
+  auto r = run_mpspack(
+      {"run", mpk.string(), "--input", (fixture / "input0.bin").string() + ":f32:8x64", "-o", (tmp / "out").string()});
   INFO(r.err);
   CHECK(r.exit_code == 2);
   REQUIRE(r.err_lines().size() == 1);

@@ -57,7 +57,7 @@ TEST_CASE("the bash completion lists every subcommand and every option of --help
       CHECK(opts.find(" " + o + " ") != std::string::npos);
     }
   }
-  CHECK(script.find("--upload-chunk-bytes") == std::string::npos);  // hidden: for the registry tests
+  CHECK(script.find("--upload-chunk-bytes") == std::string::npos);        // hidden: for the registry tests
   CHECK(script.find("\"text json jsonl csv md\"") != std::string::npos);  // --format's values
   // It is bash.
   TempDir tmp;

@@ -144,8 +144,8 @@ with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) 
                 data = data.replace(o, n)
         zout.writestr(info, data)
 )PY");
-  std::string cmd = "python3 " + (tmp / "rewrite.py").string() + " " + pt2.string() + " " +
-                    (tmp / "changed" / "pkg.pt2").string();
+  std::string cmd =
+      "python3 " + (tmp / "rewrite.py").string() + " " + pt2.string() + " " + (tmp / "changed" / "pkg.pt2").string();
   REQUIRE(std::system(cmd.c_str()) == 0);
   build({"build", pt2.string(), "-o", (tmp / "a.mpk").string()});
   build({"build", (tmp / "changed" / "pkg.pt2").string(), "-o", (tmp / "b.mpk").string()});
@@ -176,7 +176,8 @@ TEST_CASE("diff: a file that is not a container is an error (exit 2)", "[cli][di
   CHECK(missing.exit_code == 2);
 }
 
-TEST_CASE("the global options quiet and log-level work with every command, before or after it", "[cli][global-options]") {
+TEST_CASE("the global options quiet and log-level work with every command, before or after it",
+          "[cli][global-options]") {
   auto so = rebuilt("cpu_mlp_embedded") / "model.so";
   MPK_REQUIRE_FIXTURE(so);
   TempDir tmp;
@@ -189,8 +190,8 @@ TEST_CASE("the global options quiet and log-level work with every command, befor
                                                     {"diff", mpk, mpk}};
   for (const auto& cmd : commands) {
     INFO(cmd[0]);
-    for (std::vector<std::string> global : {std::vector<std::string>{"--quiet"}, {"-q"}, {"--log-level", "debug"},
-                                            {"--log-level", "off"}}) {
+    for (std::vector<std::string> global :
+         {std::vector<std::string>{"--quiet"}, {"-q"}, {"--log-level", "debug"}, {"--log-level", "off"}}) {
       auto before = global;
       before.insert(before.end(), cmd.begin(), cmd.end());
       auto after = cmd;

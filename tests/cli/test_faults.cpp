@@ -138,7 +138,7 @@ TEST_CASE("a read error on an input mid-build gives a clear error and leaves no 
   CHECK(err.find("big_weights.blob") != std::string::npos);
   CHECK(err.find("read error") != std::string::npos);
   CHECK(slurp(out) == "previous contents");  // the previous output is untouched
-  CHECK_FALSE(has_temp_file(tmp.path));       // and the handler removed the temp file
+  CHECK_FALSE(has_temp_file(tmp.path));      // and the handler removed the temp file
 }
 
 TEST_CASE("an input that cannot be opened for reading is refused with the reason", "[cli][faults]") {

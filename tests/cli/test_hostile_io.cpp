@@ -193,11 +193,13 @@ TEST_CASE("names that would drive a terminal are escaped in every text output", 
   // a raw C1 CSI byte as the device, an escape and a carriage return in a needed library.
   const std::string bad = with_manifest(good, [](Manifest& m) {
     auto& l = m.libraries[0];
-    l.name = "\xc2\x9b" "2J";
+    l.name = "\xc2\x9b"
+             "2J";
     REQUIRE(l.machine.size() == 6);
     l.machine = "\x1b]0;X\x07";
     REQUIRE(l.device.size() == 3);
-    l.device = "\x9b" "1m";
+    l.device = "\x9b"
+               "1m";
     REQUIRE(!l.needed.empty());
     l.needed[0] = std::string(l.needed[0].size(), '\r');
     l.needed[0][0] = '\x1b';
@@ -209,7 +211,9 @@ TEST_CASE("names that would drive a terminal are escaped in every text output", 
                                         {"diff", mpk.string(), (tmp / "plain.mpk").string()},
                                         {"unpack", mpk.string(), "-o", (tmp / "out").string()},
                                         {"inspect", mpk.string(), "\x1b]0;typed\x07"},
-                                        {"run", mpk.string(), "--format", "\x9b" "2J"}}) {
+                                        {"run", mpk.string(), "--format",
+                                         "\x9b"
+                                         "2J"}}) {
     DYNAMIC_SECTION(args[0] << " " << args.size()) {
       auto r = run_mpspack(args, kLimitS);
       INFO("stdout: " << r.out << "\nstderr: " << r.err);
@@ -277,9 +281,9 @@ TEST_CASE("unpack refuses a cubin that would replace a library, and two cubins o
   build({pt2.string()}, mpk);
   const auto as_library = tmp / "as_library.mpk";
   write_bytes(as_library, with_manifest(slurp(mpk), [](Manifest& m) {
-    for (auto& s : m.segments)
-      if (s.name == "ab.cubin") s.name = "model.so";
-  }));
+                for (auto& s : m.segments)
+                  if (s.name == "ab.cubin") s.name = "model.so";
+              }));
   auto r = run_mpspack({"unpack", as_library.string(), "-o", (tmp / "out2").string()}, kLimitS);
   check_one_line_error(r, "model.so");
   CHECK(!fs::exists(tmp / "out2" / "model.so"));
@@ -296,9 +300,9 @@ TEST_CASE("a failed unpack leaves none of its files, and a library must restore 
   // The second library's recorded hash is wrong: the first library is written before that is found.
   const auto bad = tmp / "bad.mpk";
   write_bytes(bad, with_manifest(slurp(two), [](Manifest& m) {
-    auto& h = m.libraries[1].original_sha256;
-    h[0] = h[0] == '0' ? '1' : '0';
-  }));
+                auto& h = m.libraries[1].original_sha256;
+                h[0] = h[0] == '0' ? '1' : '0';
+              }));
   const auto out = tmp / "out";
   fs::create_directories(out);
   auto r = run_mpspack({"unpack", bad.string(), "-o", out.string()}, kLimitS);
@@ -390,7 +394,7 @@ TEST_CASE("build keeps a user's file named like a dead writer's temp file, and h
       auto r = run_mpspack({"build", (mlp / "model.so").string(), "-o", out.string()}, 60);
       ::umask(old);
       REQUIRE(r.exit_code == 0);
-      struct stat st{};
+      struct stat st {};
       REQUIRE(::stat(out.c_str(), &st) == 0);
       CHECK((st.st_mode & 0777) == (0666 & ~mask));
       CHECK(slurp(lookalike) == "mine");
@@ -421,7 +425,8 @@ TEST_CASE("build refuses a .pt2 whose metadata JSON nests 100,000 deep, in one l
   const std::string nested = nested_metadata_json(100000);
   const auto pt2 = tmp / "deep.pt2";
   write_zip(pt2, {{"deep/archive_format", "pt2"},
-                  {"deep/data/aotinductor/m/h.wrapper.so", "\x7f" "ELF"},
+                  {"deep/data/aotinductor/m/h.wrapper.so", "\x7f"
+                                                           "ELF"},
                   {"deep/data/aotinductor/m/h.wrapper_metadata.json", nested, /*deflate=*/true}});
   auto r = run_mpspack({"build", pt2.string(), "-o", (tmp / "deep.mpk").string()}, kLimitS);
   check_one_line_error(r, "h.wrapper_metadata.json");

@@ -38,8 +38,7 @@ TEST_CASE("inspect --json on a .pt2: its model, library, blob and constants by F
   CHECK(m.at("totals_by_dtype").at("f32").at("parameters") == 32);
 }
 
-TEST_CASE("inspect on a .pt2 names a CUDA model's kernel files and prints the constants table",
-          "[cli][pt2][inspect]") {
+TEST_CASE("inspect on a .pt2 names a CUDA model's kernel files and prints the constants table", "[cli][pt2][inspect]") {
   const auto pt2 = pt2_fixture("cuda.pt2");
   MPK_REQUIRE_FIXTURE(pt2);
   auto r = run_mpspack({"inspect", pt2.string()});

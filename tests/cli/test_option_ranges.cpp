@@ -88,10 +88,8 @@ std::vector<std::string> cheap(const std::string& command, const std::vector<std
   if ((command == "pull" || command == "unpack") && !gives_output) args.insert(args.end(), {"-o", "/nonexistent/out"});
   if (command == "run" && bench) args.push_back("--bench");
   args.insert(args.end(), extra.begin(), extra.end());
-  if (command == "pull")
-    args.push_back("not a reference");
-  else
-    args.push_back(missing);
+  if (command == "pull") args.push_back("not a reference");
+  else args.push_back(missing);
   if (command == "push") args.push_back("localhost:1/repo:tag");
   if (command == "diff") args.push_back(missing);  // diff compares two containers
   return args;
@@ -240,7 +238,8 @@ TEST_CASE("Option ranges: every row of docs/CLI.md's table, at and around its li
 TEST_CASE("Option ranges: every number option --help shows has a row in the table, with its range", "[cli][options]") {
   const auto rows = table();
   for (const char* command : {"", "build", "inspect", "verify", "unpack", "diff", "run", "report", "push", "pull"}) {
-    auto help = run_mpspack(*command ? std::vector<std::string>{command, "--help"} : std::vector<std::string>{"--help"});
+    auto help =
+        run_mpspack(*command ? std::vector<std::string>{command, "--help"} : std::vector<std::string>{"--help"});
     REQUIRE(help.exit_code == 0);
     std::istringstream in(help.out);
     for (std::string line; std::getline(in, line);) {

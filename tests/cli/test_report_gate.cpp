@@ -43,7 +43,8 @@ json slower(json j, double factor) {
 CliResult gate(const TempDir& tmp, const json& baseline, const json& run, std::vector<std::string> extra = {}) {
   write_bytes(tmp / "baseline.json", baseline.dump());
   write_bytes(tmp / "run.json", run.dump());
-  std::vector<std::string> args = {"report", "--baseline", (tmp / "baseline.json").string(), (tmp / "run.json").string()};
+  std::vector<std::string> args = {"report", "--baseline", (tmp / "baseline.json").string(),
+                                   (tmp / "run.json").string()};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_mpspack(args);
 }
@@ -120,8 +121,8 @@ TEST_CASE("report --baseline: a single figure on either side falls back to a pla
   json v1 = runs[0];  // a schema_version 1 report: only the mean of each statistic
   v1.erase("latency_ms_repetitions");
   v1["schema_version"] = 1;
-  for (const auto& [base, run, reason] : {std::tuple{runs[0], one, "one figure in the run"},
-                                          std::tuple{v1, runs[1], "one figure in the baseline"}}) {
+  for (const auto& [base, run, reason] :
+       {std::tuple{runs[0], one, "one figure in the run"}, std::tuple{v1, runs[1], "one figure in the baseline"}}) {
     INFO(reason);
     const double ratio = run["latency_ms"]["p50"].get<double>() / base["latency_ms"]["p50"].get<double>();
     auto r = gate(tmp, base, run, {"--max-slowdown", "900"});
@@ -202,14 +203,14 @@ TEST_CASE("Mann-Whitney U: the interval's rank from U's exact distribution, as t
           "[report][gate][unit]") {
   using mpspack::cli::rank_interval_rank;
   // Two-sided 5% critical values of U (the largest U with P(U <= u) <= 2.5%): the rank is one more.
-  CHECK(rank_interval_rank(5, 5) == 3);    // U_crit 2
-  CHECK(rank_interval_rank(10, 10) == 24);  // U_crit 23
+  CHECK(rank_interval_rank(5, 5) == 3);      // U_crit 2
+  CHECK(rank_interval_rank(10, 10) == 24);   // U_crit 23
   CHECK(rank_interval_rank(20, 20) == 128);  // U_crit 127
-  CHECK(rank_interval_rank(8, 12) == 23);   // U_crit 22
-  CHECK(rank_interval_rank(4, 4) == 1);     // 1/70 <= 2.5% < 2/70
-  CHECK(rank_interval_rank(3, 3) == 0);     // 1/20 > 2.5%: no outcome is extreme enough
-  CHECK(rank_interval_rank(1, 30) == 0);    // 1/31 > 2.5%
-  CHECK(rank_interval_rank(1, 40) == 1);    // 1/41 <= 2.5%
+  CHECK(rank_interval_rank(8, 12) == 23);    // U_crit 22
+  CHECK(rank_interval_rank(4, 4) == 1);      // 1/70 <= 2.5% < 2/70
+  CHECK(rank_interval_rank(3, 3) == 0);      // 1/20 > 2.5%: no outcome is extreme enough
+  CHECK(rank_interval_rank(1, 30) == 0);     // 1/31 > 2.5%
+  CHECK(rank_interval_rank(1, 40) == 1);     // 1/41 <= 2.5%
   // Past the exact limit, the normal approximation: mean 1800, deviation sqrt(60 * 60 * 121 / 12) = 190.5, and
   // 1800 - 1.96 * 190.5 = 1426.6.
   CHECK(rank_interval_rank(60, 60) == 1426);

@@ -22,7 +22,7 @@ using nlohmann::json;
 namespace {
 
 unsigned mode_of(const fs::path& p) {
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::stat(p.c_str(), &st) == 0);
   return st.st_mode & 07777;
 }
@@ -156,7 +156,8 @@ TEST_CASE("unpack then build gives the container back byte for byte, for every f
           CHECK(mode_of(tmp / "out" / f) == mode_of(c.dir / f));
         }
         // The recorded command, run in the unpacked folder, writes the same bytes.
-        auto again = run_mpspack_in(tmp / "out", with_output(u["rebuild"]["args"].get<std::vector<std::string>>(), tmp / "again.mpk"));
+        auto again = run_mpspack_in(
+            tmp / "out", with_output(u["rebuild"]["args"].get<std::vector<std::string>>(), tmp / "again.mpk"));
         INFO(again.err);
         REQUIRE(again.exit_code == 0);
         CHECK(slurp(tmp / "again.mpk") == slurp(tmp / "m.mpk"));
@@ -267,7 +268,8 @@ TEST_CASE("a format 1.0 container (no recorded modes, sources with their folders
   CHECK(u["rebuild"]["identical"] == false);
   CHECK(u["rebuild"]["why_not"].get<std::string>().find("with its folder") != std::string::npos);
   // Its rebuild is the container a 1.1 writer makes of the same files.
-  auto again = run_mpspack_in(tmp / "out", with_output(u["rebuild"]["args"].get<std::vector<std::string>>(), tmp / "again.mpk"));
+  auto again =
+      run_mpspack_in(tmp / "out", with_output(u["rebuild"]["args"].get<std::vector<std::string>>(), tmp / "again.mpk"));
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
   auto a = format::Container::open(tmp / "again.mpk");
@@ -286,7 +288,8 @@ TEST_CASE("a container built from a .pt2 unpacks to its pieces, and says the reb
   INFO(u.dump());
   CHECK(u["rebuild"]["identical"] == false);
   CHECK(u["rebuild"]["why_not"].get<std::string>().find(".pt2") != std::string::npos);
-  auto again = run_mpspack_in(tmp / "out", with_output(u["rebuild"]["args"].get<std::vector<std::string>>(), tmp / "again.mpk"));
+  auto again =
+      run_mpspack_in(tmp / "out", with_output(u["rebuild"]["args"].get<std::vector<std::string>>(), tmp / "again.mpk"));
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
   // The same libraries and weights come back; the constants table does not (it came from the package).
@@ -310,8 +313,8 @@ TEST_CASE("a container built with --keep-libtorch rebuilds with it", "[cli][fixt
   const json u = unpack_json(tmp / "k.mpk", tmp / "out");
   INFO(u.dump());
   CHECK(u["rebuild"]["args"] == json::array({"build", "model.so", "--keep-libtorch"}));
-  auto again = run_mpspack_in(tmp / "out", with_output(u["rebuild"]["args"].get<std::vector<std::string>>(),
-                                                       tmp / "again.mpk"));
+  auto again =
+      run_mpspack_in(tmp / "out", with_output(u["rebuild"]["args"].get<std::vector<std::string>>(), tmp / "again.mpk"));
   INFO(again.err);
   REQUIRE(again.exit_code == 0);
   CHECK(slurp(tmp / "again.mpk") == slurp(tmp / "k.mpk"));

@@ -137,8 +137,8 @@ TEST_CASE("several libraries share one container and identical weights are store
   MPK_REQUIRE_FIXTURE(b);
   TempDir tmp;
   auto mpk = tmp / "two.mpk";
-  auto r = run_mpspack({"build", a.string(), (b / "model.so").string(), "--weights", (b / "weights.blob").string(),
-                        "-o", mpk.string()});
+  auto r = run_mpspack(
+      {"build", a.string(), (b / "model.so").string(), "--weights", (b / "weights.blob").string(), "-o", mpk.string()});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   auto c = format::Container::open(mpk);

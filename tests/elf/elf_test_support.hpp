@@ -39,8 +39,7 @@ inline std::vector<std::filesystem::path> all_fixture_libraries() {
 
 // "torch-built/cpu_mlp_mmap" for messages.
 inline std::string case_name(const std::filesystem::path& so) {
-  return so.parent_path().parent_path().filename().string() + "/" +
-         so.parent_path().filename().string();
+  return so.parent_path().parent_path().filename().string() + "/" + so.parent_path().filename().string();
 }
 
 }  // namespace mpspack::test

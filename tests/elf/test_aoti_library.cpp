@@ -25,8 +25,7 @@ uint64_t nm_value(const nlohmann::json& syms, std::string_view name) {
   for (const auto& line : syms) {
     std::string s = line;
     auto space = s.find(' ');
-    if (space != std::string::npos && s.substr(space + 1) == name)
-      return std::stoull(s.substr(0, space), nullptr, 16);
+    if (space != std::string::npos && s.substr(space + 1) == name) return std::stoull(s.substr(0, space), nullptr, 16);
   }
   FAIL("symbol " << name << " not in manifest");
   return 0;
@@ -40,8 +39,7 @@ Flavour expected_flavour(const std::string& flavor) {
 
 // The weights bytes analyze_library located, as a vector.
 std::vector<uint8_t> weights_of(const std::vector<uint8_t>& so, const aoti::LibraryAnalysis& a) {
-  return std::vector<uint8_t>(so.begin() + a.weights_offset,
-                              so.begin() + a.weights_offset + a.weights_size);
+  return std::vector<uint8_t>(so.begin() + a.weights_offset, so.begin() + a.weights_offset + a.weights_size);
 }
 
 }  // namespace
@@ -68,8 +66,7 @@ TEST_CASE("torch-built libraries: flavour, device, region, needed, imports", "[a
     // imports: exactly the manifest's shim imports, plus CUDA API functions for CUDA builds.
     REQUIRE(std::is_sorted(a->imports.begin(), a->imports.end()));
     auto shim = c["shim_imports"].get<std::vector<std::string>>();
-    for (const auto& s : shim)
-      CHECK(std::binary_search(a->imports.begin(), a->imports.end(), s));
+    for (const auto& s : shim) CHECK(std::binary_search(a->imports.begin(), a->imports.end(), s));
     for (const auto& s : a->imports) {
       bool in_shim = std::find(shim.begin(), shim.end(), s) != shim.end();
       bool cuda = s.rfind("cu", 0) == 0;
@@ -98,8 +95,7 @@ TEST_CASE("torch-built libraries: flavour, device, region, needed, imports", "[a
   }
 }
 
-TEST_CASE("rebuilt-bookworm libraries: embedded bytes equal the blob build's weights.blob",
-          "[aoti][fixtures]") {
+TEST_CASE("rebuilt-bookworm libraries: embedded bytes equal the blob build's weights.blob", "[aoti][fixtures]") {
   MPK_REQUIRE_FIXTURE(fixtures_dir() / "rebuilt-bookworm" / "manifest.json");
   for (const char* model : {"mlp", "cnn", "block"}) {
     INFO(model);

@@ -80,8 +80,7 @@ TEST_CASE("split + restore is byte-identical for every fixture library", "[aoti]
       // Restore patches are header bytes, never weights, and small.
       CHECK(patch_bytes(s->restore) < 4096);
       for (const auto& p : s->restore)
-        CHECK((p.offset + p.bytes.size() <= s->removed_offset ||
-               p.offset >= s->removed_offset + s->removed_size));
+        CHECK((p.offset + p.bytes.size() <= s->removed_offset || p.offset >= s->removed_offset + s->removed_size));
 
       CHECK(restore_to_vector(*s, removed) == so);
 
@@ -138,8 +137,7 @@ TEST_CASE("embedded split: the segment stops at the constants, the section loses
     const elf::Section* comment_orig = orig->section(".comment");
     REQUIRE(comment);
     CHECK(comment->offset == comment_orig->offset - s->removed_size);
-    CHECK(std::memcmp(s->stored.data() + comment->offset, so.data() + comment_orig->offset,
-                      comment->size) == 0);
+    CHECK(std::memcmp(s->stored.data() + comment->offset, so.data() + comment_orig->offset, comment->size) == 0);
     auto symtab = stored->static_symbols();
     REQUIRE(symtab.ok());
     CHECK_FALSE(symtab->empty());
@@ -189,8 +187,7 @@ TEST_CASE("stripped rebuilt-bookworm embedded libraries load with dlopen", "[aot
   MPK_REQUIRE_FIXTURE(fixtures_dir() / "rebuilt-bookworm");
   for (const char* model : {"mlp", "cnn", "block"}) {
     INFO(model);
-    auto so = read_bytes(fixtures_dir() / "rebuilt-bookworm" / fmt::format("cpu_{}_embedded", model) /
-                         "model.so");
+    auto so = read_bytes(fixtures_dir() / "rebuilt-bookworm" / fmt::format("cpu_{}_embedded", model) / "model.so");
     auto a = aoti::analyze_library(view_of(so));
     REQUIRE(a.ok());
     auto s = aoti::split_library(view_of(so), *a, true);
@@ -221,8 +218,8 @@ TEST_CASE("restore_library streams in chunks and applies patches across chunk ed
   expect.insert(expect.end(), removed.begin(), removed.end());
   expect.insert(expect.end(), stored.begin() + removed_offset, stored.end());
   std::vector<Patch> patches;
-  for (uint64_t at : {uint64_t(0), uint64_t(1024 * 1024 - 3), removed_offset + 1024 * 1024 - 1,
-                      uint64_t(expect.size() - 4)}) {
+  for (uint64_t at :
+       {uint64_t(0), uint64_t(1024 * 1024 - 3), removed_offset + 1024 * 1024 - 1, uint64_t(expect.size() - 4)}) {
     Patch p{at, {}};
     for (int i = 0; i < 4 && at + i < expect.size(); ++i) {
       p.bytes.push_back(uint8_t(i + 1));
@@ -244,10 +241,9 @@ TEST_CASE("restore_library streams in chunks and applies patches across chunk ed
   CHECK(out == expect);
 
   SECTION("a sink error stops the stream and is returned") {
-    auto failing = aoti::restore_library(view_of(stored), view_of(removed), removed_offset, patches,
-                                         [](const uint8_t*, uint64_t) -> Status {
-                                           return make_error(Error::Kind::Io, "disk full");
-                                         });
+    auto failing = aoti::restore_library(
+        view_of(stored), view_of(removed), removed_offset, patches,
+        [](const uint8_t*, uint64_t) -> Status { return make_error(Error::Kind::Io, "disk full"); });
     REQUIRE_FALSE(failing.ok());
     CHECK(failing.error().message == "disk full");
   }
@@ -277,8 +273,7 @@ TEST_CASE("restore_library rejects inconsistent inputs", "[aoti][restore]") {
 // Layouts no fixture has, made by pointing the split at other bytes: the refusals must be clear,
 // and the one case that is handled (later PT_LOADs, cut a multiple of their alignment) must round
 // trip exactly.
-TEST_CASE("embedded split refuses layouts it cannot cut, handles aligned later segments",
-          "[aoti][split][fixtures]") {
+TEST_CASE("embedded split refuses layouts it cannot cut, handles aligned later segments", "[aoti][split][fixtures]") {
   auto path = fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_embedded" / "model.so";
   MPK_REQUIRE_FIXTURE(path);
   auto so = read_bytes(path);

@@ -94,8 +94,7 @@ TEST_CASE("NEEDED and constants symbols match the torch-built manifest", "[elf][
     for (const auto& line : c["syms"]) {
       if (line.get<std::string>().empty()) continue;
       auto [name, value] = parse_nm_line(line);
-      auto it = std::find_if(syms->begin(), syms->end(),
-                             [&](const elf::Symbol& s) { return s.name == name; });
+      auto it = std::find_if(syms->begin(), syms->end(), [&](const elf::Symbol& s) { return s.name == name; });
       REQUIRE(it != syms->end());
       CHECK(it->value == value);
       CHECK(it->defined());
@@ -158,7 +157,6 @@ TEST_CASE("dynamic relocations: both tables, entry for entry, with the allocator
       slotted.emplace_back((*syms)[r.symbol - 1].name);
     }
     CHECK(slotted.size() == plt->size / elf::kRelaSize);  // .rela.plt holds PLT slots only
-    for (const char* f : {"malloc", "free"})
-      CHECK(std::find(slotted.begin(), slotted.end(), f) != slotted.end());
+    for (const char* f : {"malloc", "free"}) CHECK(std::find(slotted.begin(), slotted.end(), f) != slotted.end());
   }
 }

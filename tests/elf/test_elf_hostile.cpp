@@ -125,8 +125,19 @@ TEST_CASE("truncated at every header boundary and in between", "[elf][hostile]")
   uint64_t shoff = peek64(b, offsetof(Elf64_Ehdr, e_shoff));
   uint64_t phnum = peek16(b, offsetof(Elf64_Ehdr, e_phnum));
   uint64_t shnum = peek16(b, offsetof(Elf64_Ehdr, e_shnum));
-  std::vector<uint64_t> cuts = {0,  1,  3,  4,  15, 16, 17, 63, 64, phoff + 1,
-                                phoff + phnum * elf::kPhdrSize - 1, shoff, shoff + 1,
+  std::vector<uint64_t> cuts = {0,
+                                1,
+                                3,
+                                4,
+                                15,
+                                16,
+                                17,
+                                63,
+                                64,
+                                phoff + 1,
+                                phoff + phnum * elf::kPhdrSize - 1,
+                                shoff,
+                                shoff + 1,
                                 shoff + shnum * elf::kShdrSize - 1};
   for (uint64_t len = 0; len < b.size(); len += 4093) cuts.push_back(len);
   for (uint64_t len : cuts) {
@@ -252,8 +263,7 @@ TEST_CASE("damaged symbol and dynamic tables", "[elf][hostile]") {
     auto dyn = elf->dynamic();
     REQUIRE(dyn.ok());
     for (uint64_t i = 0; i < dyn->entries.size(); ++i)
-      if (dyn->entries[i].tag == DT_STRTAB)
-        poke<uint64_t>(b, dyn->file_offset + i * elf::kDynSize + 8, 0x7fff0000);
+      if (dyn->entries[i].tag == DT_STRTAB) poke<uint64_t>(b, dyn->file_offset + i * elf::kDynSize + 8, 0x7fff0000);
     CHECK_THAT(analyze_error(b).message, Catch::Contains("DT_STRTAB"));
   }
   SECTION("relocation tables past the file, of the wrong entry size, or of the REL kind") {
@@ -352,9 +362,7 @@ TEST_CASE("random byte damage in the headers never crashes", "[elf][hostile][fuz
       // Aim at the places the reader trusts least: the ELF header, the program headers, the
       // dynamic section area and the section header table.
       uint64_t region = rng() % 3;
-      uint64_t at = region == 0 ? rng() % 0x300
-                    : region == 1 ? shoff + rng() % (t.size() - shoff)
-                                  : rng() % t.size();
+      uint64_t at = region == 0 ? rng() % 0x300 : region == 1 ? shoff + rng() % (t.size() - shoff) : rng() % t.size();
       t[at] = uint8_t(rng());
     }
     INFO("round " << round);

@@ -112,7 +112,8 @@ TEST_CASE("version definitions of this process's libstdc++", "[elf][versions]") 
   CHECK(need_of(*needs, "libc.so.6") != nullptr);
 }
 
-TEST_CASE("damaged version tables: an entry past the file is an error naming it, a chain ends at next 0", "[elf][versions]") {
+TEST_CASE("damaged version tables: an entry past the file is an error naming it, a chain ends at next 0",
+          "[elf][versions]") {
   const auto rebuilt = fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_blob" / "model.so";
   MPK_REQUIRE_FIXTURE(rebuilt);
   auto bytes = read_bytes(rebuilt);

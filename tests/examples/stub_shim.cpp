@@ -13,7 +13,7 @@ struct Tensor {
   std::shared_ptr<void> storage;  // shared with views; owns malloc'ed memory only
   void* base = nullptr;           // storage start
   std::vector<int64_t> sizes, strides;
-  int64_t offset = 0;             // elements
+  int64_t offset = 0;  // elements
   int32_t dtype = 6;
   float* at(int64_t i, int64_t j) const {
     return static_cast<float*>(base) + offset + i * strides[0] + (sizes.size() > 1 ? j * strides[1] : 0);
@@ -60,8 +60,7 @@ int32_t aoti_torch_new_tensor_handle(AtenTensorHandle t, AtenTensorHandle* ret) 
   return 0;
 }
 int32_t aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndim, const int64_t* sizes,
-                                       const int64_t* strides, int64_t storage_offset,
-                                       AtenTensorHandle* ret) {
+                                       const int64_t* strides, int64_t storage_offset, AtenTensorHandle* ret) {
   auto* t = new Tensor(*T(self));
   t->sizes.assign(sizes, sizes + ndim);
   t->strides.assign(strides, strides + ndim);
@@ -69,9 +68,8 @@ int32_t aoti_torch__reinterpret_tensor(AtenTensorHandle self, int64_t ndim, cons
   *ret = reinterpret_cast<AtenTensorHandle>(t);
   return 0;
 }
-int32_t aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes, const int64_t* strides,
-                                 int32_t dtype, int32_t device_type, int32_t device_index,
-                                 AtenTensorHandle* ret) {
+int32_t aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes, const int64_t* strides, int32_t dtype,
+                                 int32_t device_type, int32_t device_index, AtenTensorHandle* ret) {
   if (dtype != 6 || device_type != 0) return 1;
   int64_t extent = 1;
   for (int64_t d = 0; d < ndim; ++d) extent += (sizes[d] - 1) * strides[d];
@@ -83,10 +81,9 @@ int32_t aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes, const int64
   *ret = reinterpret_cast<AtenTensorHandle>(t);
   return 0;
 }
-int32_t aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes,
-                                           const int64_t* strides, int64_t storage_offset,
-                                           int32_t dtype, int32_t device_type, int32_t device_index,
-                                           AtenTensorHandle* ret) {
+int32_t aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes, const int64_t* strides,
+                                           int64_t storage_offset, int32_t dtype, int32_t device_type,
+                                           int32_t device_index, AtenTensorHandle* ret) {
   if (dtype != 6 || device_type != 0) return 1;
   auto* t = new Tensor;
   t->base = data;
@@ -107,8 +104,7 @@ int32_t aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, At
     for (int64_t j = 0; j < n; ++j) {
       float acc = 0;
       for (int64_t q = 0; q < k; ++q) acc += *a.at(i, q) * *b.at(q, j);
-      float bias = s.sizes.size() == 1 ? static_cast<float*>(s.base)[s.offset + j * s.strides[0]]
-                                       : *s.at(i, j);
+      float bias = s.sizes.size() == 1 ? static_cast<float*>(s.base)[s.offset + j * s.strides[0]] : *s.at(i, j);
       *o.at(i, j) = float(beta) * bias + float(alpha) * acc;
     }
   return 0;

@@ -24,9 +24,8 @@ extern "C" {
 struct AtenTensorOpaque;
 using AtenTensorHandle = AtenTensorOpaque*;
 int32_t aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr,
-                                           const int64_t* strides_ptr, int64_t storage_offset,
-                                           int32_t dtype, int32_t device_type, int32_t device_index,
-                                           AtenTensorHandle* ret);
+                                           const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
+                                           int32_t device_type, int32_t device_index, AtenTensorHandle* ret);
 int32_t aoti_torch_delete_tensor_object(AtenTensorHandle tensor);
 int32_t aoti_torch_get_data_ptr(AtenTensorHandle tensor, void** ret_data_ptr);
 int32_t aoti_torch_get_sizes(AtenTensorHandle tensor, int64_t** ret_sizes);
@@ -36,9 +35,7 @@ namespace {
 
 fs::path model_dir() { return mpspack::test::binary_dir() / "examples" / "tiny_mlp"; }
 fs::path model_path() { return model_dir() / "model.so"; }
-fs::path constants_path() {
-  return mpspack::test::binary_dir() / "examples" / "tiny_mlp_gen" / "constants.bin";
-}
+fs::path constants_path() { return mpspack::test::binary_dir() / "examples" / "tiny_mlp_gen" / "constants.bin"; }
 
 std::vector<uint8_t> read_bytes(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -315,8 +312,7 @@ TEST_CASE("tiny_mlp: runs to expected0.bin on the exported shim") {
     REQUIRE(api.update_pairs(c, &pair, 1, false, false) == 0);
     std::vector<float> shifted = want;
     for (int64_t n = 0; n < kBatch; ++n)
-      for (int64_t o = 0; o < kOut; ++o)
-        shifted[n * kOut + o] += 1.0f - weight_value(kConstants[3], o);
+      for (int64_t o = 0; o < kOut; ++o) shifted[n * kOut + o] += 1.0f - weight_value(kConstants[3], o);
     check_close(run_once(api, c), shifted);
     REQUIRE(api.destroy(c) == 0);
     c = nullptr;

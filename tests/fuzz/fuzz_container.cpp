@@ -64,8 +64,7 @@ void run(const uint8_t* data, size_t size) {
     return;
   }
   auto report = format::verify(*c);
-  if (report.segments.size() != c->manifest().segments.size())
-    fuzz::property_failed("verify skipped segments");
+  if (report.segments.size() != c->manifest().segments.size()) fuzz::property_failed("verify skipped segments");
   inspect(*c);
 }
 
@@ -83,8 +82,8 @@ bool repair(const uint8_t* data, size_t size, std::vector<uint8_t>& out) {
   out.resize(file_size, 0);
   if (header_size < f::end || header_size > file_size || !range_fits(meta_offset, meta_size, file_size))
     return out.size() != size;
-  uint64_t sum = format::header_checksum(ByteView({out.data(), header_size}),
-                                         ByteView({out.data() + meta_offset, meta_size}));
+  uint64_t sum =
+      format::header_checksum(ByteView({out.data(), header_size}), ByteView({out.data() + meta_offset, meta_size}));
   store_u64le(out.data() + f::checksum, sum);
   return out.size() != size || std::memcmp(out.data(), data, size) != 0;
 }

@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto t = read_tensor(*spec, hint);
   if (t.ok()) {
     auto need = tensor_bytes(t->dtype, t->shape);
-    if (!need.ok() || *need != t->data.size()) fuzz::property_failed("read_tensor gave a tensor whose bytes do not match its dtype and shape");
+    if (!need.ok() || *need != t->data.size())
+      fuzz::property_failed("read_tensor gave a tensor whose bytes do not match its dtype and shape");
     roundtrip(*t);
   }
   return 0;

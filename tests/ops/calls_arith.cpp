@@ -26,13 +26,13 @@ const bool registered = mpspack::test::register_op_calls({
      [](CallArgs& a) { return SHIM(index_Tensor)(a.tensor(0), a.optional_tensors(1), a.count(1), a.ret(0)); }},
     {"aoti_torch_cpu_searchsorted_Tensor",
      [](CallArgs& a) {
-       return SHIM(searchsorted_Tensor)(a.tensor(0), a.tensor(1), a.boolean(2), a.boolean(3),
-                                        a.optional_str(4), a.optional_tensor(5), a.ret(0));
+       return SHIM(searchsorted_Tensor)(a.tensor(0), a.tensor(1), a.boolean(2), a.boolean(3), a.optional_str(4),
+                                        a.optional_tensor(5), a.ret(0));
      }},
     {"aoti_torch_cpu_searchsorted_Scalar",
      [](CallArgs& a) {
-       return SHIM(searchsorted_Scalar)(a.tensor(0), a.f64(1), a.boolean(2), a.boolean(3),
-                                        a.optional_str(4), a.optional_tensor(5), a.ret(0));
+       return SHIM(searchsorted_Scalar)(a.tensor(0), a.f64(1), a.boolean(2), a.boolean(3), a.optional_str(4),
+                                        a.optional_tensor(5), a.ret(0));
      }},
     {"aoti_torch_cpu_bucketize_Tensor",
      [](CallArgs& a) {

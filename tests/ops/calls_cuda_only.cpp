@@ -1,7 +1,7 @@
 // Adapters for the CUDA functions without a CPU twin (attention backends and kernels, mm.dtype_out, the float8
 // grouped product): registered under the CPU-form name the runner looks adapters up by, they run only under
 // --device cuda (their cases are recorded for the GPU alone).
-#include "aoti_shim_cuda.h"
+#include "runtime/shim_cuda/aoti_shim_cuda.h"
 #include "op_calls.hpp"
 
 namespace {
@@ -11,10 +11,9 @@ using mpspack::test::CallArgs;
 const bool registered = mpspack::test::register_op_calls({
     {"aoti_torch_cpu__scaled_dot_product_efficient_attention",
      [](CallArgs& a) {
-       return CUDA_SHIM(_scaled_dot_product_efficient_attention)(a.tensor(0), a.tensor(1), a.tensor(2),
-                                                                  a.optional_tensor(3), a.boolean(4), a.f64(5),
-                                                                  a.boolean(6), a.optional_f64(7), a.ret(0), a.ret(1),
-                                                                  a.ret(2), a.ret(3));
+       return CUDA_SHIM(_scaled_dot_product_efficient_attention)(
+           a.tensor(0), a.tensor(1), a.tensor(2), a.optional_tensor(3), a.boolean(4), a.f64(5), a.boolean(6),
+           a.optional_f64(7), a.ret(0), a.ret(1), a.ret(2), a.ret(3));
      }},
     {"aoti_torch_cpu__scaled_dot_product_cudnn_attention",
      [](CallArgs& a) {
@@ -25,10 +24,9 @@ const bool registered = mpspack::test::register_op_calls({
      }},
     {"aoti_torch_cpu__scaled_dot_product_flash_attention",
      [](CallArgs& a) {
-       return CUDA_SHIM(_scaled_dot_product_flash_attention)(a.tensor(0), a.tensor(1), a.tensor(2), a.f64(3),
-                                                              a.boolean(4), a.boolean(5), a.optional_f64(6), a.ret(0),
-                                                              a.ret(1), a.ret(2), a.ret(3), a.ret_i64(4), a.ret_i64(5),
-                                                              a.ret(6), a.ret(7), a.ret(8));
+       return CUDA_SHIM(_scaled_dot_product_flash_attention)(
+           a.tensor(0), a.tensor(1), a.tensor(2), a.f64(3), a.boolean(4), a.boolean(5), a.optional_f64(6), a.ret(0),
+           a.ret(1), a.ret(2), a.ret(3), a.ret_i64(4), a.ret_i64(5), a.ret(6), a.ret(7), a.ret(8));
      }},
     {"aoti_torch_cpu__efficient_attention_forward",
      [](CallArgs& a) {
@@ -52,7 +50,9 @@ const bool registered = mpspack::test::register_op_calls({
                                             a.boolean(8), a.ret(0));
      }},
     {"aoti_torch_cpu__weight_int4pack_mm",
-     [](CallArgs& a) { return CUDA_SHIM(_weight_int4pack_mm)(a.tensor(0), a.tensor(1), a.i64(2), a.tensor(3), a.ret(0)); }},
+     [](CallArgs& a) {
+       return CUDA_SHIM(_weight_int4pack_mm)(a.tensor(0), a.tensor(1), a.i64(2), a.tensor(3), a.ret(0));
+     }},
     {"aoti_torch_cpu__thnn_fused_lstm_cell",
      [](CallArgs& a) {
        return CUDA_SHIM(_thnn_fused_lstm_cell)(a.tensor(0), a.tensor(1), a.tensor(2), a.optional_tensor(3),

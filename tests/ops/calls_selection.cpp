@@ -11,17 +11,12 @@ const bool registered = mpspack::test::register_op_calls({
     {"aoti_torch_cpu_median", [](CallArgs& a) { return SHIM(median)(a.tensor(0), a.ret(0)); }},
     {"aoti_torch_cpu_nanmedian", [](CallArgs& a) { return SHIM(nanmedian)(a.tensor(0), a.ret(0)); }},
     {"aoti_torch_cpu_kthvalue",
-     [](CallArgs& a) {
-       return SHIM(kthvalue)(a.tensor(0), a.i64(1), a.i64(2), a.boolean(3), a.ret(0), a.ret(1));
-     }},
+     [](CallArgs& a) { return SHIM(kthvalue)(a.tensor(0), a.i64(1), a.i64(2), a.boolean(3), a.ret(0), a.ret(1)); }},
     {"aoti_torch_cpu_mode",
      [](CallArgs& a) { return SHIM(mode)(a.tensor(0), a.i64(1), a.boolean(2), a.ret(0), a.ret(1)); }},
-    {"aoti_torch_cpu_cummax",
-     [](CallArgs& a) { return SHIM(cummax)(a.tensor(0), a.i64(1), a.ret(0), a.ret(1)); }},
-    {"aoti_torch_cpu_cummin",
-     [](CallArgs& a) { return SHIM(cummin)(a.tensor(0), a.i64(1), a.ret(0), a.ret(1)); }},
-    {"aoti_torch_cpu_logcumsumexp",
-     [](CallArgs& a) { return SHIM(logcumsumexp)(a.tensor(0), a.i64(1), a.ret(0)); }},
+    {"aoti_torch_cpu_cummax", [](CallArgs& a) { return SHIM(cummax)(a.tensor(0), a.i64(1), a.ret(0), a.ret(1)); }},
+    {"aoti_torch_cpu_cummin", [](CallArgs& a) { return SHIM(cummin)(a.tensor(0), a.i64(1), a.ret(0), a.ret(1)); }},
+    {"aoti_torch_cpu_logcumsumexp", [](CallArgs& a) { return SHIM(logcumsumexp)(a.tensor(0), a.i64(1), a.ret(0)); }},
     {"aoti_torch_cpu_histc",
      [](CallArgs& a) { return SHIM(histc)(a.tensor(0), a.i64(1), a.f64(2), a.f64(3), a.ret(0)); }},
     {"aoti_torch_cpu_histogram_bin_ct",
@@ -36,13 +31,12 @@ const bool registered = mpspack::test::register_op_calls({
      }},
     {"aoti_torch_cpu_index_reduce",
      [](CallArgs& a) {
-       return SHIM(index_reduce)(a.tensor(0), a.i64(1), a.tensor(2), a.tensor(3), a.str(4), a.boolean(5),
-                                          a.ret(0));
+       return SHIM(index_reduce)(a.tensor(0), a.i64(1), a.tensor(2), a.tensor(3), a.str(4), a.boolean(5), a.ret(0));
      }},
     {"aoti_torch_cpu_segment_reduce",
      [](CallArgs& a) {
        return SHIM(segment_reduce)(a.tensor(0), a.str(1), a.optional_tensor(2), a.optional_tensor(3),
-                                            a.optional_tensor(4), a.i64(5), a.boolean(6), a.optional_f64(7), a.ret(0));
+                                   a.optional_tensor(4), a.i64(5), a.boolean(6), a.optional_f64(7), a.ret(0));
      }},
     {"aoti_torch_cpu_masked_select",
      [](CallArgs& a) { return SHIM(masked_select)(a.tensor(0), a.tensor(1), a.ret(0)); }},

@@ -20,7 +20,6 @@ std::map<std::string, OpCall, std::less<>>& table() {
   return calls;
 }
 
-
 double json_float(const nlohmann::json& v) {
   if (v.is_object() && v.contains("float")) {
     const auto& f = v["float"];
@@ -146,7 +145,8 @@ AtenTensorHandle CallArgs::make_tensor(const nlohmann::json& j) {
 AtenTensorHandle CallArgs::tensor(size_t i) {
   if (auto it = arg_tensors_.find(i); it != arg_tensors_.end()) return it->second;
   const auto& v = at(i, "tensor");
-  if (!v.is_object() || !v.contains("tensor")) throw std::runtime_error("argument " + std::to_string(i) + " is not a tensor");
+  if (!v.is_object() || !v.contains("tensor"))
+    throw std::runtime_error("argument " + std::to_string(i) + " is not a tensor");
   return arg_tensors_[i] = make_tensor(v);
 }
 

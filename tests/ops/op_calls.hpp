@@ -2,7 +2,7 @@
 // and the table of adapters (calls_*.cpp) that call each function through its own signature.
 #pragma once
 
-#include "aoti_shim.h"
+#include "runtime/shim/aoti_shim.h"
 
 #include <nlohmann/json.hpp>
 
@@ -26,8 +26,8 @@ class CallArgs {
   CallArgs& operator=(const CallArgs&) = delete;
 
   AtenTensorHandle tensor(size_t i);
-  AtenTensorHandle* optional_tensor(size_t i);        // nullptr for None
-  const AtenTensorHandle* tensors(size_t i);          // with count(i)
+  AtenTensorHandle* optional_tensor(size_t i);          // nullptr for None
+  const AtenTensorHandle* tensors(size_t i);            // with count(i)
   const AtenTensorHandle** optional_tensors(size_t i);  // each element nullptr for None
   int64_t i64(size_t i);
   double f64(size_t i);
@@ -37,14 +37,14 @@ class CallArgs {
   double* optional_f64(size_t i);
   int32_t* optional_boolean(size_t i);
   int32_t* optional_dtype(size_t i);
-  const int64_t* ints(size_t i);                       // with count(i)
-  const int64_t** optional_ints(size_t i);             // nullptr for None
-  const double* floats(size_t i);                      // with count(i)
-  const double** optional_floats(size_t i);            // nullptr for None
-  const int32_t* bools(size_t i);                      // with count(i)
+  const int64_t* ints(size_t i);             // with count(i)
+  const int64_t** optional_ints(size_t i);   // nullptr for None
+  const double* floats(size_t i);            // with count(i)
+  const double** optional_floats(size_t i);  // nullptr for None
+  const int32_t* bools(size_t i);            // with count(i)
   const char* str(size_t i);
   const char** optional_str(size_t i);
-  AtenGeneratorHandle* generator(size_t i);            // always nullptr: torch's generators do not exist here
+  AtenGeneratorHandle* generator(size_t i);  // always nullptr: torch's generators do not exist here
   int64_t count(size_t i) const;
 
   AtenTensorHandle* ret(size_t k);
@@ -64,8 +64,8 @@ class CallArgs {
   const nlohmann::json& args_;
   int32_t device_type_;
   bool offset_storage_;
-  std::map<size_t, AtenTensorHandle> arg_tensors_;          // by position (tensors and optional tensors)
-  std::vector<AtenTensorHandle> owned_;                      // every handle made, including list elements
+  std::map<size_t, AtenTensorHandle> arg_tensors_;  // by position (tensors and optional tensors)
+  std::vector<AtenTensorHandle> owned_;             // every handle made, including list elements
   std::deque<std::vector<AtenTensorHandle>> handle_lists_;
   std::deque<std::vector<AtenTensorHandle*>> optional_lists_;
   std::deque<std::vector<AtenTensorHandle>> optional_storage_;

@@ -8,7 +8,7 @@
 //
 // Prints one line per function (and one per failing case); exits 1 when anything fails, 2 on bad usage.
 #include "op_calls.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include "mpspack/dtype.hpp"
 #include "mpspack/half.hpp"
@@ -51,18 +51,58 @@ bool compared_raw(int32_t dt) {
 
 double element(const uint8_t* p, int32_t dt) {
   switch (dt) {
-    case dtype::float32: { float f; std::memcpy(&f, p, 4); return f; }
-    case dtype::float64: { double d; std::memcpy(&d, p, 8); return d; }
-    case dtype::float16: { uint16_t h; std::memcpy(&h, p, 2); return half_to_float(h); }
-    case dtype::bfloat16: { uint16_t h; std::memcpy(&h, p, 2); return bf16_to_float(h); }
-    case dtype::int64: { int64_t v; std::memcpy(&v, p, 8); return double(v); }
-    case dtype::int32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case dtype::int16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+    case dtype::float32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case dtype::float64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case dtype::float16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return half_to_float(h);
+    }
+    case dtype::bfloat16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return bf16_to_float(h);
+    }
+    case dtype::int64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return double(v);
+    }
+    case dtype::int32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case dtype::int16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
     case dtype::int8: return double(int8_t(p[0]));
     case dtype::uint8: return p[0];
-    case dtype::uint16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case dtype::uint32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case dtype::uint64: { uint64_t v; std::memcpy(&v, p, 8); return double(v); }
+    case dtype::uint16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case dtype::uint32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case dtype::uint64: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return double(v);
+    }
     case dtype::bool_: return p[0] != 0 ? 1 : 0;
   }
   return std::nan("");
@@ -171,8 +211,10 @@ struct Tolerance {
 
 Tolerance default_tolerance(int32_t dt) {
   switch (dt) {
-    case dtype::float32: case dtype::complex64: return {1.3e-6, 1e-5};
-    case dtype::float64: case dtype::complex128: return {1e-7, 1e-7};
+    case dtype::float32:
+    case dtype::complex64: return {1.3e-6, 1e-5};
+    case dtype::float64:
+    case dtype::complex128: return {1e-7, 1e-7};
     case dtype::float16: return {1e-3, 1e-5};
     case dtype::bfloat16: return {1.6e-2, 1e-5};
   }
@@ -240,7 +282,7 @@ std::string compare_values(const Read& got, const Read& want, const json& c) {
 
 // One expected result against the shim's; "" when they agree.
 std::string compare(AtenTensorHandle h, const json& expected, const json& c) {
-  if (expected.is_null()) return "";  // torch returned an undefined tensor: nothing to compare
+  if (expected.is_null()) return "";        // torch returned an undefined tensor: nothing to compare
   if (expected.contains("int")) return "";  // compared by the caller
   if (h == nullptr) return "no tensor was returned";
   std::string problem;
@@ -281,16 +323,13 @@ std::string run_case(const OpCall& call, const std::string& op, const json& c, i
   AOTITorchError rc;
   try {
     rc = call(args);
-  } catch (const std::exception& e) {
-    return std::string("the case cannot be set up: ") + e.what();
-  }
+  } catch (const std::exception& e) { return std::string("the case cannot be set up: ") + e.what(); }
   const std::string message(mpspack::shim::last_error());
   if (c.contains("error")) {
     if (rc == AOTI_TORCH_SUCCESS) return "succeeded where torch refuses: " + c["error"].get<std::string>();
     // The op's name in the message, so a user sees which fallback refused (the shim prefixes the C function's).
     const std::string word = op_word(op);
-    if (message.find(word) == std::string::npos)
-      return "the message '" + message + "' does not name " + word;
+    if (message.find(word) == std::string::npos) return "the message '" + message + "' does not name " + word;
     return "";
   }
   if (rc != AOTI_TORCH_SUCCESS) return "failed: " + message;
@@ -356,10 +395,8 @@ struct CapabilityScope {
   }
   ~CapabilityScope() {
     if (!set) return;
-    if (before)
-      ::setenv("ATEN_CPU_CAPABILITY", before->c_str(), 1);
-    else
-      ::unsetenv("ATEN_CPU_CAPABILITY");
+    if (before) ::setenv("ATEN_CPU_CAPABILITY", before->c_str(), 1);
+    else ::unsetenv("ATEN_CPU_CAPABILITY");
   }
   CapabilityScope(const CapabilityScope&) = delete;
   CapabilityScope& operator=(const CapabilityScope&) = delete;

@@ -57,9 +57,7 @@ std::string read_file(const fs::path& path) {
 }
 
 std::vector<ZipEntry> minimal_pt2(const std::string& root) {
-  return {{root + "/archive_format", "pt2"},
-          {root + "/archive_version", "0"},
-          {root + "/byteorder", "little"}};
+  return {{root + "/archive_format", "pt2"}, {root + "/archive_version", "0"}, {root + "/byteorder", "little"}};
 }
 
 }  // namespace
@@ -128,13 +126,15 @@ TEST_CASE("pt2: extract streams an entry byte for byte") {
     auto so = pkg->extract(m.library_entry);
     REQUIRE(so.ok());
     REQUIRE(so->size() > 4);
-    CHECK(std::memcmp(so->data(), "\x7f" "ELF", 4) == 0);
+    CHECK(std::memcmp(so->data(),
+                      "\x7f"
+                      "ELF",
+                      4) == 0);
 
     // And against an independent extractor, when the machine has one.
     if (std::system("command -v unzip >/dev/null 2>&1") == 0) {
       fs::path out = scratch(std::string(name) + ".so");
-      std::string cmd = "unzip -p '" + path.string() + "' '" + m.library_entry + "' > '" +
-                        out.string() + "'";
+      std::string cmd = "unzip -p '" + path.string() + "' '" + m.library_entry + "' > '" + out.string() + "'";
       REQUIRE(std::system(cmd.c_str()) == 0);
       std::string want = read_file(out);
       REQUIRE(want.size() == so->size());
@@ -264,18 +264,17 @@ TEST_CASE("pt2: hostile wrapper text gives errors, never a crash") {
   CHECK(parse_wrapper_constants("", "x.cpp").error().kind == Error::Kind::NotThisFormat);
   // A wrapper without constants is a valid empty table.
   CHECK(bad("").value().empty());
-  const std::string ok0 =
-      "constants_info_[0].name = \"w\"; constants_info_[0].dtype = cached_torch_dtype_float32;"
-      "constants_info_[0].data_size = 64; constants_info_[0].shape = {4}; "
-      "constants_info_[0].stride = {1};";
+  const std::string ok0 = "constants_info_[0].name = \"w\"; constants_info_[0].dtype = cached_torch_dtype_float32;"
+                          "constants_info_[0].data_size = 64; constants_info_[0].shape = {4}; "
+                          "constants_info_[0].stride = {1};";
   CHECK(bad(ok0).ok());
   auto e = bad(ok0 + "constants_info_[0].data_size = 64;");
   REQUIRE_FALSE(e.ok());
   CHECK(e.error().message.find("assigned twice") != std::string::npos);
-  CHECK_FALSE(bad(ok0 + "constants_info_[2].name = \"x\";").ok());                 // gap
-  CHECK_FALSE(bad("constants_info_[0].name = \"w\";").ok());                        // missing fields
-  CHECK_FALSE(bad("constants_info_[99999999999999999999].name = \"w\";").ok());     // overflow
-  CHECK_FALSE(bad("constants_info_[5000000].name = \"w\";").ok());                  // too many
+  CHECK_FALSE(bad(ok0 + "constants_info_[2].name = \"x\";").ok());               // gap
+  CHECK_FALSE(bad("constants_info_[0].name = \"w\";").ok());                     // missing fields
+  CHECK_FALSE(bad("constants_info_[99999999999999999999].name = \"w\";").ok());  // overflow
+  CHECK_FALSE(bad("constants_info_[5000000].name = \"w\";").ok());               // too many
   CHECK_FALSE(bad("constants_info_[0].name = \"unterminated").ok());
   CHECK_FALSE(bad("constants_info_[0].data_size = -5;").ok());
   CHECK_FALSE(bad("constants_info_[0].dtype = cached_torch_dtype_quaternion;").ok());
@@ -288,9 +287,7 @@ TEST_CASE("pt2: hostile wrapper text gives errors, never a crash") {
   CHECK_FALSE(bad(shape_mismatch).ok());
   // Declared count disagrees with the table.
   CHECK_FALSE(parse_wrapper_constants(
-                  "AOTInductorModel::AOTInductorModel() : AOTInductorModelBase(1, 1, 2, d) {" +
-                      ok0 + "}",
-                  "x.cpp")
+                  "AOTInductorModel::AOTInductorModel() : AOTInductorModelBase(1, 1, 2, d) {" + ok0 + "}", "x.cpp")
                   .ok());
 
   // Every prefix of the real wrapper and random byte flips: results or errors, no crash.
@@ -307,8 +304,7 @@ TEST_CASE("pt2: hostile wrapper text gives errors, never a crash") {
   std::mt19937 rng(7);
   for (int round = 0; round < 300; ++round) {
     std::string t = *text;
-    for (int k = 0; k < 8; ++k)
-      t[start + rng() % 600] = static_cast<char>(rng() % 256);
+    for (int k = 0; k < 8; ++k) t[start + rng() % 600] = static_cast<char>(rng() % 256);
     (void)parse_wrapper_constants(t, "flipped");
   }
 }
@@ -316,7 +312,8 @@ TEST_CASE("pt2: hostile wrapper text gives errors, never a crash") {
 TEST_CASE("pt2: packages with pickled weights or no library are refused") {
   auto pickled_path = scratch("pickled.pt2");
   auto entries = minimal_pt2("pickled");
-  entries.push_back({"pickled/data/aotinductor/model/abc.wrapper.so", "\x7f" "ELF fake"});
+  entries.push_back({"pickled/data/aotinductor/model/abc.wrapper.so", "\x7f"
+                                                                      "ELF fake"});
   entries.push_back({"pickled/data/aotinductor/model/abc.wrapper.cpp", "// wrapper"});
   entries.push_back({"pickled/data/weights/weight_0", "PK...torch.save"});
   entries.push_back({"pickled/data/weights/model_weights_config.json", "{}"});
@@ -324,10 +321,9 @@ TEST_CASE("pt2: packages with pickled weights or no library are refused") {
   auto p = Pt2Package::open(pickled_path);
   REQUIRE_FALSE(p.ok());
   CHECK(p.error().kind == Error::Kind::Unsupported);
-  CHECK(p.error().message ==
-        pickled_path.string() +
-            ": weights are pickled (package_constants_on_disk_format=pickle_weights); mpspack "
-            "needs binary_blob or embedded weights");
+  CHECK(p.error().message == pickled_path.string() +
+                                 ": weights are pickled (package_constants_on_disk_format=pickle_weights); mpspack "
+                                 "needs binary_blob or embedded weights");
 
   auto nolib_path = scratch("nolib.pt2");
   entries = minimal_pt2("nolib");
@@ -337,18 +333,18 @@ TEST_CASE("pt2: packages with pickled weights or no library are refused") {
   auto n = Pt2Package::open(nolib_path);
   REQUIRE_FALSE(n.ok());
   CHECK(n.error().kind == Error::Kind::Unsupported);
-  CHECK(n.error().message ==
-        nolib_path.string() + ": no compiled model library (*.so) in the package");
+  CHECK(n.error().message == nolib_path.string() + ": no compiled model library (*.so) in the package");
 }
 
 TEST_CASE("pt2: deflated entries and zips that are not .pt2") {
   auto path = scratch("deflated.pt2");
-  std::string lib = "\x7f" "ELF" + std::string(300000, 'x');
+  std::string lib = "\x7f"
+                    "ELF" +
+                    std::string(300000, 'x');
   for (size_t i = 0; i < lib.size(); i += 97) lib[i] = static_cast<char>(i);
   auto entries = minimal_pt2("d");
   entries.push_back({"d/data/aotinductor/m/h.wrapper.so", lib, /*deflate=*/true});
-  entries.push_back({"d/data/aotinductor/m/h.wrapper_metadata.json",
-                     R"({"AOTI_DEVICE_KEY": "cpu", "n": 3})", true});
+  entries.push_back({"d/data/aotinductor/m/h.wrapper_metadata.json", R"({"AOTI_DEVICE_KEY": "cpu", "n": 3})", true});
   write_zip(path, entries);
   auto pkg = Pt2Package::open(path);
   REQUIRE(pkg.ok());
@@ -376,7 +372,8 @@ TEST_CASE("pt2: deflated entries and zips that are not .pt2") {
 
   auto bad_meta = scratch("badmeta.pt2");
   entries = minimal_pt2("b");
-  entries.push_back({"b/data/aotinductor/m/h.wrapper.so", "\x7f" "ELF"});
+  entries.push_back({"b/data/aotinductor/m/h.wrapper.so", "\x7f"
+                                                          "ELF"});
   entries.push_back({"b/data/aotinductor/m/h.wrapper_metadata.json", "{not json"});
   write_zip(bad_meta, entries);
   r = Pt2Package::open(bad_meta);
@@ -435,7 +432,8 @@ TEST_CASE("pt2: metadata JSON nested past the depth limit is refused, not a stac
   const std::string nested = mpspack::test::nested_metadata_json(100000);
   auto path = scratch("deep.pt2");
   auto entries = minimal_pt2("deep");
-  entries.push_back({"deep/data/aotinductor/m/h.wrapper.so", "\x7f" "ELF"});
+  entries.push_back({"deep/data/aotinductor/m/h.wrapper.so", "\x7f"
+                                                             "ELF"});
   entries.push_back({"deep/data/aotinductor/m/h.wrapper_metadata.json", nested, /*deflate=*/true});
   write_zip(path, entries);
   auto r = Pt2Package::open(path);

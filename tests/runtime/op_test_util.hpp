@@ -3,8 +3,8 @@
 #pragma once
 
 #include "shim_test_util.hpp"
-#include "index_walk.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/index_walk.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <algorithm>
 #include <cstdint>

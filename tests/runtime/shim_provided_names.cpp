@@ -1,8 +1,8 @@
 // Prints every name mpspack's shim provides, one per line: what mpspack_shim_provided_symbols() answers in a
 // program linked as mpspack is (with the CUDA plugin's names when the build has CUDA). docs/tools/shim_table.py
 // checks the provided-name lists it reads against this.
-#include "backend.hpp"
-#include "provided.hpp"
+#include "runtime/backend/backend.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <cstdio>
 

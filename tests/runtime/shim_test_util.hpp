@@ -1,7 +1,7 @@
 // Helpers for the shim tests: owning handles, random data, reading tensors back through the C ABI.
 #pragma once
 
-#include "aoti_shim.h"
+#include "runtime/shim/aoti_shim.h"
 
 #include <catch2/catch.hpp>
 

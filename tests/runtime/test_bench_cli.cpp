@@ -49,11 +49,11 @@ TEST_CASE("run --bench --format json: every documented field, and --export-times
   TempDir tmp;
   const auto mpk = build_tiny(tmp);
   const auto times = tmp / "times.json";
-  auto r = bench({mpk.string(), "--format", "json", "--warmup", "2", "--iterations", "7", "--export-times",
-                  times.string()});
+  auto r =
+      bench({mpk.string(), "--format", "json", "--warmup", "2", "--iterations", "7", "--export-times", times.string()});
   const json j = json::parse(r.out);
-  for (const char* k : {"open_ms", "checks_ms", "library_ms", "weights_ms", "create_ms", "constants_ms",
-                        "first_run_ms", "load_total_ms", "load_to_first_result_ms"}) {
+  for (const char* k : {"open_ms", "checks_ms", "library_ms", "weights_ms", "create_ms", "constants_ms", "first_run_ms",
+                        "load_total_ms", "load_to_first_result_ms"}) {
     INFO(k);
     CHECK(j.at("load_ms").at(k).is_number());
     CHECK(j.at("load_ms").at(k).get<double>() >= 0);
@@ -122,8 +122,8 @@ TEST_CASE("run --bench: text, csv and md reports, --cold says what the drop did,
   REQUIRE(std::getline(lines, head));
   REQUIRE(std::getline(lines, data));
   CHECK_FALSE(std::getline(lines, extra));
-  for (const char* k : {"load_ms.create_ms", "latency_ms.p99", "throughput_per_s", "peak_rss_bytes",
-                        "container_sha256", "machine.cpu", "iterations"}) {
+  for (const char* k : {"load_ms.create_ms", "latency_ms.p99", "throughput_per_s", "peak_rss_bytes", "container_sha256",
+                        "machine.cpu", "iterations"}) {
     INFO(k);
     CHECK(head.find(k) != std::string::npos);
   }
@@ -131,8 +131,9 @@ TEST_CASE("run --bench: text, csv and md reports, --cold says what the drop did,
   auto md = bench({mpk.string(), "--format", "md", "--iterations", "3"});
   // A job summary: a heading naming the run, then the table, closed by a blank line so that the next report
   // appended to the summary starts a table of its own.
-  CHECK(md.out.rfind("### mpspack run --bench: " + mpk.string() + " (library 'model', cpu)\n\n| metric | value |\n|---|---|\n",
-                     0) == 0);
+  CHECK(md.out.rfind(
+            "### mpspack run --bench: " + mpk.string() + " (library 'model', cpu)\n\n| metric | value |\n|---|---|\n",
+            0) == 0);
   REQUIRE(md.out.size() > 3);
   CHECK(md.out.substr(md.out.size() - 3) == "|\n\n");
   CHECK(md.out.find("| latency_ms.p50 |") != std::string::npos);
@@ -157,8 +158,8 @@ TEST_CASE("run --bench with --input and no recorded example: nothing checked, st
   TempDir tmp;
   const auto mpk = tmp / "plain.mpk";
   REQUIRE(run_mpspack({"build", (dir / "model.so").string(), "-o", mpk.string()}).exit_code == 0);
-  auto r = bench({mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--format", "json",
-                  "--iterations", "2"});
+  auto r = bench(
+      {mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--format", "json", "--iterations", "2"});
   const json j = json::parse(r.out);
   CHECK(j.at("checked") == false);
   CHECK(j.at("iterations") == 2);
@@ -190,13 +191,13 @@ TEST_CASE("run --bench reports whether float32 convolutions may use TF32, and --
   const auto mpk = build_tiny(tmp);
   const char* env = std::getenv("MPSPACK_CUDNN_TF32");
   const bool by_default = !(env != nullptr && std::string(env) == "0");
-  CHECK(json::parse(bench({mpk.string(), "--format", "json", "--iterations", "1"}).out).at("cudnn_tf32") ==
-        by_default);
-  CHECK(json::parse(bench({mpk.string(), "--format", "json", "--iterations", "1", "--no-tf32"}).out)
-            .at("cudnn_tf32") == false);
+  CHECK(json::parse(bench({mpk.string(), "--format", "json", "--iterations", "1"}).out).at("cudnn_tf32") == by_default);
+  CHECK(json::parse(bench({mpk.string(), "--format", "json", "--iterations", "1", "--no-tf32"}).out).at("cudnn_tf32") ==
+        false);
 }
 
-TEST_CASE("run --bench --json prints the JSON report, and --json with another --format is refused", "[run][cli][bench]") {
+TEST_CASE("run --bench --json prints the JSON report, and --json with another --format is refused",
+          "[run][cli][bench]") {
   TempDir tmp;
   const auto mpk = build_tiny(tmp);
   auto r = bench({mpk.string(), "--iterations", "2", "--warmup", "0", "--json"});
@@ -215,8 +216,8 @@ TEST_CASE("run --bench --format csv has the same columns whatever the options, o
   TempDir tmp;
   const auto mpk = build_tiny(tmp);
   auto plain = bench({mpk.string(), "--format", "csv", "--iterations", "2"});
-  auto cold = bench({mpk.string(), "--format", "csv", "--iterations", "2", "--cold", "--export-times",
-                     (tmp / "t.json").string()});
+  auto cold = bench(
+      {mpk.string(), "--format", "csv", "--iterations", "2", "--cold", "--export-times", (tmp / "t.json").string()});
   const std::string head = plain.out.substr(0, plain.out.find('\n'));
   CHECK(cold.out.substr(0, cold.out.find('\n')) == head);
   const auto columns = std::count(head.begin(), head.end(), ',');
@@ -289,7 +290,7 @@ TEST_CASE("run --bench: the text report lists the load phases in the order they 
     if (l.rfind("| latency_ms.", 0) != 0 && l.rfind("| load_ms.", 0) != 0) continue;
     INFO(l);
     std::string value = l.substr(l.find(" | ") + 3);
-    value = value.substr(0, value.find_first_of("e |"));                  // the mantissa
+    value = value.substr(0, value.find_first_of("e |"));                           // the mantissa
     value = value.substr(std::min(value.find_first_not_of("-0."), value.size()));  // its significant digits
     const auto digits = std::count_if(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
     CHECK(digits <= 6);
@@ -299,7 +300,9 @@ TEST_CASE("run --bench: the text report lists the load phases in the order they 
 namespace {
 
 // The iteration times --export-times wrote.
-std::vector<double> exported_times(const fs::path& file) { return json::parse(std::ifstream(file)).get<std::vector<double>>(); }
+std::vector<double> exported_times(const fs::path& file) {
+  return json::parse(std::ifstream(file)).get<std::vector<double>>();
+}
 
 // The percentile by linear interpolation between the sorted times, computed here as the reference.
 double reference_percentile(std::vector<double> v, double p) {
@@ -396,7 +399,8 @@ TEST_CASE("run --bench --percentile: extra percentiles in every format, 0 < P < 
   CHECK(text.out.find("  p99.9 ") != std::string::npos);
   auto md = bench({mpk.string(), "--format", "md", "--iterations", "3", "--percentile", "75"});
   CHECK(md.out.find("| percentiles_ms.p75 |") != std::string::npos);
-  auto csv = bench({mpk.string(), "--format", "csv", "--iterations", "3", "--percentile", "75", "--percentile", "90.5"});
+  auto csv =
+      bench({mpk.string(), "--format", "csv", "--iterations", "3", "--percentile", "75", "--percentile", "90.5"});
   CHECK(csv.out.find(",p75=") != std::string::npos);
   CHECK(csv.out.find(";p90.5=") != std::string::npos);
   auto jsonl = bench({mpk.string(), "--format", "jsonl", "--iterations", "3", "--percentile", "75"});
@@ -600,19 +604,22 @@ TEST_CASE("the loader's switches (MPSPACK_EMBEDDED_WEIGHTS, _LARGE_BLOCKS, _MAP_
     bool populate, looked_at;
   };
   const std::string looked = "large allocations left to the C library: it does not import malloc";
-  for (const Way& way : {Way{{}, "mmap", "prefault", false, false},
-                         Way{{{"MPSPACK_MAP_WEIGHTS_MIN_BYTES", "1"}}, "mmap", "prefault", false, true},
-                         Way{{{"MPSPACK_MAP_WEIGHTS_MIN_BYTES", "1"}, {"MPSPACK_LARGE_BLOCKS", "libc"}}, "mmap",
-                             "libc", false, false},
-                         Way{{{"MPSPACK_EMBEDDED_WEIGHTS", "memcpy"}, {"MPSPACK_POPULATE_WEIGHTS", "on"}}, "memcpy",
-                             "prefault", true, false}}) {
+  for (const Way& way :
+       {Way{{}, "mmap", "prefault", false, false},
+        Way{{{"MPSPACK_MAP_WEIGHTS_MIN_BYTES", "1"}}, "mmap", "prefault", false, true},
+        Way{{{"MPSPACK_MAP_WEIGHTS_MIN_BYTES", "1"}, {"MPSPACK_LARGE_BLOCKS", "libc"}}, "mmap", "libc", false, false},
+        Way{{{"MPSPACK_EMBEDDED_WEIGHTS", "memcpy"}, {"MPSPACK_POPULATE_WEIGHTS", "on"}},
+            "memcpy",
+            "prefault",
+            true,
+            false}}) {
     std::string named;
     for (const auto& [name, value] : way.env) {
       REQUIRE(setenv(name, value, 1) == 0);
       named += std::string(name) + "=" + value + " ";
     }
-    const CliResult r = run_mpspack(
-        {"--log-level", "debug", "run", "--bench", mpk.string(), "--format", "json", "--iterations", "1"});
+    const CliResult r =
+        run_mpspack({"--log-level", "debug", "run", "--bench", mpk.string(), "--format", "json", "--iterations", "1"});
     for (const auto& [name, value] : way.env) unsetenv(name);
     INFO(named << "\nstderr: " << r.err);
     REQUIRE(r.exit_code == 0);

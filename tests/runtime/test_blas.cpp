@@ -4,8 +4,8 @@
 // OPENBLAS_NUM_THREADS=1 (plus MPSPACK_TEST_USER_BLAS_THREADS=1, since inside the process the variable cannot
 // tell the user's choice from the one made at start-up), where the user's setting must be left alone; on x86-64
 // with OPENBLAS_CORETYPE=Prescott too (plus MPSPACK_TEST_USER_BLAS_KERNELS), the same for OpenBLAS's kernels.
-#include "blas.hpp"
-#include "parallel.hpp"
+#include "runtime/shim/blas.hpp"
+#include "runtime/shim/parallel.hpp"
 #include "shim_test_util.hpp"
 
 #include <cblas.h>
@@ -37,7 +37,8 @@ int threads_in_process() {
 
 // op(A)[M,K] @ op(B)[K,N] through shim::gemm with every transpose, against a plain loop in double.
 void check_gemm(int64_t M, int64_t N, int64_t K) {
-  const auto a = random_floats(size_t(M * K), 1), b = random_floats(size_t(K * N), 2), c0 = random_floats(size_t(M * N), 3);
+  const auto a = random_floats(size_t(M * K), 1), b = random_floats(size_t(K * N), 2),
+             c0 = random_floats(size_t(M * N), 3);
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       INFO("M " << M << " N " << N << " K " << K << " ta " << ta << " tb " << tb);
@@ -88,7 +89,7 @@ TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack t
   const int64_t odd = int64_t(cores) * 64 + 1, k = int64_t(mpspack::shim::kSplitGemmMinMacs) / (64 * odd) + 1;
   check_gemm(64, odd, k);
   check_gemm(odd, 64, k);
-  check_gemm(7, 9, 5);               // too small to split
+  check_gemm(7, 9, 5);  // too small to split
   CHECK(openblas_get_num_threads() == 1);
   REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: the split ran on mpspack's pool
   CHECK(threads_in_process() == int(cores));

@@ -3,12 +3,12 @@
 // product and cumsum (dtypes, strided input) against the CPU shim or a double reference; convolution (cuDNN)
 // against a direct loop in double; copies between host and device and within the device. Needs an NVIDIA GPU:
 // without one every case says why it skipped (tests/device/run.sh runs it on the device machine).
-#include "aoti_shim_cuda.h"
+#include "runtime/shim_cuda/aoti_shim_cuda.h"
 #include "op_test_util.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 #include "runtime/tuning/tuning.hpp"
 #include "shim_test_util.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -45,7 +45,8 @@ std::string gpu_missing() {
 Handle empty_on(int32_t device, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
                 int32_t dtype = kF32) {
   Handle t;
-  REQUIRE(aoti_torch_empty_strided(int64_t(sizes.size()), sizes.data(), strides.data(), dtype, device, 0, t.out()) == 0);
+  REQUIRE(aoti_torch_empty_strided(int64_t(sizes.size()), sizes.data(), strides.data(), dtype, device, 0, t.out()) ==
+          0);
   return t;
 }
 
@@ -164,8 +165,8 @@ TEST_CASE("cuda addmm in bfloat16 and float16 adds a 1-d bias before rounding, a
     float x, w, sum;  // x * w + 1 * 1 == sum
     std::vector<float> want;
   };
-  for (const Case& c : {Case{kHalfBF16, 16, 16, 257, {258, 256, 258, 256}},
-                        Case{kHalfF16, 32, 64, 2049, {2050, 2048, 2050, 2048}}}) {
+  for (const Case& c :
+       {Case{kHalfBF16, 16, 16, 257, {258, 256, 258, 256}}, Case{kHalfF16, 32, 64, 2049, {2050, 2048, 2050, 2048}}}) {
     INFO("dtype " << c.dtype);
     std::vector<float> a_host{c.x, 1, c.x, 1}, b_host{c.w, c.w, 1, 1}, bias_host{0.75f, -0.75f};
     auto on_gpu = [&](std::vector<float>& v, const std::vector<int64_t>& sizes) {
@@ -222,7 +223,16 @@ struct ConvCase {
 const std::vector<ConvCase>& conv_cases() {
   static const std::vector<ConvCase> cases = {
       {"depthwise 3x3", 2, 8, 8, 8, {9, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
-      {"depthwise 5x5 stride 2, channels-last", 2, 16, 16, 16, {14, 13}, {5, 5}, {2, 2}, {2, 2}, {1, 1},
+      {"depthwise 5x5 stride 2, channels-last",
+       2,
+       16,
+       16,
+       16,
+       {14, 13},
+       {5, 5},
+       {2, 2},
+       {2, 2},
+       {1, 1},
        kInputChannelsLast},
       {"depthwise with 2 outputs per channel", 1, 4, 8, 4, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
       {"grouped, no bias", 2, 6, 9, 3, {8, 7}, {3, 3}, {1, 1}, {0, 0}, {1, 1}, kNoBias},
@@ -235,27 +245,98 @@ const std::vector<ConvCase>& conv_cases() {
       {"batch 1", 1, 4, 6, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}},
       {"batch 32, channels-last", 32, 4, 4, 1, {6, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, kInputChannelsLast},
       {"weight channels-last only", 2, 4, 6, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, kWeightChannelsLast},
-      {"grouped, both channels-last", 2, 8, 8, 2, {7, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1},
+      {"grouped, both channels-last",
+       2,
+       8,
+       8,
+       2,
+       {7, 6},
+       {3, 3},
+       {2, 2},
+       {1, 1},
+       {1, 1},
        kInputChannelsLast | kWeightChannelsLast},
       {"1-D", 2, 4, 6, 1, {17}, {5}, {2}, {2}, {1}},
-      {"1-D depthwise, dilation 2, input [N, L, C] transposed", 2, 6, 6, 6, {20}, {3}, {1}, {2}, {2},
+      {"1-D depthwise, dilation 2, input [N, L, C] transposed",
+       2,
+       6,
+       6,
+       6,
+       {20},
+       {3},
+       {1},
+       {2},
+       {2},
        kInputChannelsLast},
       {"3-D", 2, 3, 4, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}},
-      {"3-D depthwise, dilation 2 (the direct kernel)", 2, 6, 6, 6, {5, 7, 6}, {3, 3, 3}, {1, 1, 1}, {2, 2, 2},
+      {"3-D depthwise, dilation 2 (the direct kernel)",
+       2,
+       6,
+       6,
+       6,
+       {5, 7, 6},
+       {3, 3, 3},
+       {1, 1, 1},
+       {2, 2, 2},
        {2, 2, 2}},
-      {"3-D depthwise, 2 outputs per channel, stride larger than the kernel, no bias", 1, 3, 6, 3, {7, 8, 9},
-       {1, 2, 2}, {2, 3, 3}, {0, 1, 0}, {1, 1, 1}, kNoBias},
+      {"3-D depthwise, 2 outputs per channel, stride larger than the kernel, no bias",
+       1,
+       3,
+       6,
+       3,
+       {7, 8, 9},
+       {1, 2, 2},
+       {2, 3, 3},
+       {0, 1, 0},
+       {1, 1, 1},
+       kNoBias},
       {"3-D depthwise, one channel, batch 32", 32, 1, 1, 1, {3, 4, 5}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}},
-      {"3-D depthwise, channels-last (cuDNN)", 1, 4, 4, 4, {4, 5, 6}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1},
+      {"3-D depthwise, channels-last (cuDNN)",
+       1,
+       4,
+       4,
+       4,
+       {4, 5, 6},
+       {3, 3, 3},
+       {1, 2, 1},
+       {1, 1, 1},
+       {1, 1, 1},
        kInputChannelsLast},
-      {"3-D grouped, channels-last", 1, 4, 6, 2, {4, 5, 6}, {3, 1, 3}, {1, 1, 2}, {1, 0, 1}, {1, 1, 1},
+      {"3-D grouped, channels-last",
+       1,
+       4,
+       6,
+       2,
+       {4, 5, 6},
+       {3, 1, 3},
+       {1, 1, 2},
+       {1, 0, 1},
+       {1, 1, 1},
        kInputChannelsLast},
-      {"transposed, grouped, output_padding", 2, 4, 6, 2, {5, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, kTransposed,
-       {1, 1}},
+      {"transposed, grouped, output_padding", 2, 4, 6, 2, {5, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, kTransposed, {1, 1}},
       {"transposed 1-D, stride 3, output_padding 2", 2, 3, 5, 1, {7}, {4}, {3}, {0}, {1}, kTransposed, {2}},
-      {"transposed 3-D, no bias", 1, 4, 2, 1, {3, 4, 3}, {2, 3, 3}, {2, 1, 2}, {0, 1, 1}, {1, 1, 1},
-       kTransposed | kNoBias, {1, 0, 0}},
-      {"transposed depthwise, channels-last", 2, 6, 6, 6, {6, 5}, {4, 4}, {2, 2}, {1, 1}, {1, 1},
+      {"transposed 3-D, no bias",
+       1,
+       4,
+       2,
+       1,
+       {3, 4, 3},
+       {2, 3, 3},
+       {2, 1, 2},
+       {0, 1, 1},
+       {1, 1, 1},
+       kTransposed | kNoBias,
+       {1, 0, 0}},
+      {"transposed depthwise, channels-last",
+       2,
+       6,
+       6,
+       6,
+       {6, 5},
+       {4, 4},
+       {2, 2},
+       {1, 1},
+       {1, 1},
        kTransposed | kInputChannelsLast},
       {"transposed, dilation 2", 1, 3, 4, 1, {5, 5}, {3, 3}, {2, 2}, {1, 1}, {2, 2}, kTransposed, {1, 1}},
   };
@@ -275,13 +356,21 @@ std::array<int64_t, 3> padded(const std::vector<int64_t>& v, int64_t filler) {
 }
 
 Geometry geometry(const ConvCase& c) {
-  Geometry g{c.N, c.C, c.O, c.groups, padded(c.in, 1), padded(c.kernel, 1), {}, padded(c.stride, 1),
-             padded(c.pad, 0), padded(c.dilation, 1)};
+  Geometry g{c.N,
+             c.C,
+             c.O,
+             c.groups,
+             padded(c.in, 1),
+             padded(c.kernel, 1),
+             {},
+             padded(c.stride, 1),
+             padded(c.pad, 0),
+             padded(c.dilation, 1)};
   const auto out_pad = padded(c.out_pad, 0);
   for (size_t d = 0; d < 3; ++d) {
     const int64_t reach = g.dil[d] * (g.k[d] - 1) + 1;
     g.out[d] = c.transposed() ? (g.in[d] - 1) * g.stride[d] - 2 * g.pad[d] + reach + out_pad[d]
-                            : (g.in[d] + 2 * g.pad[d] - reach) / g.stride[d] + 1;
+                              : (g.in[d] + 2 * g.pad[d] - reach) / g.stride[d] + 1;
   }
   return g;
 }
@@ -350,8 +439,8 @@ Reference reference(const Geometry& g, bool transposed, const std::vector<double
 }
 
 // A cuda tensor of `dtype` with those sizes and strides, holding `values` (row-major) rounded to the dtype.
-Handle upload(const std::vector<double>& values, const std::vector<int64_t>& sizes,
-              const std::vector<int64_t>& strides, int32_t dtype) {
+Handle upload(const std::vector<double>& values, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+              int32_t dtype) {
   Handle h = from_blob(const_cast<double*>(values.data()), sizes, contiguous(sizes), kF64);
   Handle g = empty_on(aoti_torch_device_type_cuda(), sizes, strides, dtype);
   REQUIRE(aoti_torch_copy_(g.get(), h.get(), 0) == 0);
@@ -406,13 +495,12 @@ void check_convolution(const ConvCase& c, int32_t dtype, uint32_t seed) {
   const size_t sp = c.in.size();
   const std::vector<int64_t> out(g.out.end() - sp, g.out.end());
   const auto xs = concat({c.N, c.C}, c.in), ys = concat({c.N, c.O}, out);
-  const auto ws = concat(c.transposed() ? std::vector<int64_t>{c.C, c.O / c.groups}
-                                        : std::vector<int64_t>{c.O, c.C / c.groups},
-                         c.kernel);
-  Handle x = upload(random_doubles(numel(xs), seed), xs, c.x_channels_last() ? channels_last(xs) : contiguous(xs),
-                    dtype);
-  Handle w = upload(random_doubles(numel(ws), seed + 1), ws, c.w_channels_last() ? channels_last(ws) : contiguous(ws),
-                    dtype);
+  const auto ws = concat(
+      c.transposed() ? std::vector<int64_t>{c.C, c.O / c.groups} : std::vector<int64_t>{c.O, c.C / c.groups}, c.kernel);
+  Handle x =
+      upload(random_doubles(numel(xs), seed), xs, c.x_channels_last() ? channels_last(xs) : contiguous(xs), dtype);
+  Handle w =
+      upload(random_doubles(numel(ws), seed + 1), ws, c.w_channels_last() ? channels_last(ws) : contiguous(ws), dtype);
   Handle b = upload(random_doubles(c.O, seed + 2), {c.O}, {1}, dtype);
   const std::vector<double> bias = doubles(b.get());
   const Reference r = reference(g, c.transposed(), doubles(x.get()), doubles(w.get()), c.bias() ? &bias : nullptr);
@@ -436,7 +524,7 @@ void check_convolution(const ConvCase& c, int32_t dtype, uint32_t seed) {
     for (size_t i = 0; i < got.size(); ++i)
       if (!(std::fabs(got[i] - r.y[i]) <= tolerance(dtype, r.magnitude[i])) && bad++ == 0) first = i;
     INFO(bad << " of " << got.size() << " elements off; the first, " << first << ": " << got[first] << " for "
-              << r.y[first] << " (tolerance " << tolerance(dtype, r.magnitude[first]) << ")");
+             << r.y[first] << " (tolerance " << tolerance(dtype, r.magnitude[first]) << ")");
     CHECK(bad == 0);
   }
 }
@@ -511,9 +599,9 @@ TEST_CASE("cuda efficient attention matches the CPU shim's attention", "[cuda]")
       if (causal && with_bias) continue;  // torch takes one or the other
       AtenTensorHandle bc = bias.cpu.get(), bg = bias.gpu.get();
       Handle oc, lc, o0, o1, o2, o3;
-      REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
-                  q.cpu.get(), k.cpu.get(), v.cpu.get(), 0.0, causal, with_bias ? &bc : nullptr, nullptr, oc.out(),
-                  lc.out()) == 0);
+      REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q.cpu.get(), k.cpu.get(), v.cpu.get(), 0.0,
+                                                                         causal, with_bias ? &bc : nullptr, nullptr,
+                                                                         oc.out(), lc.out()) == 0);
       REQUIRE(aoti_torch_cuda__scaled_dot_product_efficient_attention(
                   q.gpu.get(), k.gpu.get(), v.gpu.get(), with_bias ? &bg : nullptr, 1, 0.0, causal, nullptr, o0.out(),
                   o1.out(), o2.out(), o3.out()) == 0);
@@ -541,8 +629,8 @@ TEST_CASE("cuda cuDNN-named attention gives the efficient attention's values in 
         Handle e0, e1, e2, e3, c0, c1, c2, c3, c6, c7, c8;
         int64_t max_q = 0, max_k = 0;
         REQUIRE(aoti_torch_cuda__scaled_dot_product_efficient_attention(
-                    q.gpu.get(), k.gpu.get(), v.gpu.get(), with_bias ? &bg : nullptr, 1, 0.0, causal, nullptr,
-                    e0.out(), e1.out(), e2.out(), e3.out()) == 0);
+                    q.gpu.get(), k.gpu.get(), v.gpu.get(), with_bias ? &bg : nullptr, 1, 0.0, causal, nullptr, e0.out(),
+                    e1.out(), e2.out(), e3.out()) == 0);
         REQUIRE(aoti_torch_cuda__scaled_dot_product_cudnn_attention(
                     qg, k.gpu.get(), v.gpu.get(), with_bias ? &bg : nullptr, 1, 0.0, causal, 0, nullptr, c0.out(),
                     c1.out(), c2.out(), c3.out(), &max_q, &max_k, c6.out(), c7.out(), c8.out()) == 0);
@@ -566,16 +654,15 @@ TEST_CASE("cuda cuDNN-named attention gives the efficient attention's values in 
                                                                     0.0, 1, nullptr, e0_only.out(), nullptr, nullptr,
                                                                     nullptr) == 0);
     REQUIRE(aoti_torch_cuda__scaled_dot_product_cudnn_attention(q.gpu.get(), k.gpu.get(), v.gpu.get(), nullptr, 0, 0.0,
-                                                                1, 0, nullptr, c0_only.out(), nullptr, nullptr,
-                                                                nullptr, nullptr, nullptr, nullptr, nullptr,
-                                                                nullptr) == 0);
+                                                                1, 0, nullptr, c0_only.out(), nullptr, nullptr, nullptr,
+                                                                nullptr, nullptr, nullptr, nullptr, nullptr) == 0);
     CHECK(host(e0_only.get()) == host(e0.get()));
     CHECK(host(c0_only.get()) == host(e0.get()));
   }
   Handle c0, c1, c2, c3, c6, c7, c8;
   int64_t max_q = 0, max_k = 0;
-  REQUIRE(aoti_torch_cuda__scaled_dot_product_cudnn_attention(q.gpu.get(), k.gpu.get(), v.gpu.get(), nullptr, 1, 0.0,
-                                                              0, 1, nullptr, c0.out(), c1.out(), c2.out(), c3.out(),
+  REQUIRE(aoti_torch_cuda__scaled_dot_product_cudnn_attention(q.gpu.get(), k.gpu.get(), v.gpu.get(), nullptr, 1, 0.0, 0,
+                                                              1, nullptr, c0.out(), c1.out(), c2.out(), c3.out(),
                                                               &max_q, &max_k, c6.out(), c7.out(), c8.out()) != 0);
   CHECK(std::string(mpspack::shim::last_error()) ==
         "aoti_torch_cuda__scaled_dot_product_cudnn_attention: scaled_dot_product_cudnn_attention: the debug mask is "
@@ -636,8 +723,8 @@ TEST_CASE("cuda attention on strided q/k/v, fused and in several row blocks, mat
                  v = view(g.get(), part_sizes, part_strides, 2 * H * E);
           Handle o0, o1, o2, o3;
           REQUIRE(aoti_torch_cuda__scaled_dot_product_efficient_attention(q.get(), k.get(), v.get(), nullptr, 1, 0.0,
-                                                                           causal, nullptr, o0.out(), o1.out(),
-                                                                           o2.out(), o3.out()) == 0);
+                                                                          causal, nullptr, o0.out(), o1.out(), o2.out(),
+                                                                          o3.out()) == 0);
           const std::vector<double> want = attention_reference(parts[0], parts[1], parts[2], B, H, T, T, E, causal);
           const std::vector<double> got = doubles(o0.get());
           REQUIRE(got.size() == want.size());
@@ -806,7 +893,8 @@ size_t count_far(const std::vector<double>& got, const std::vector<double>& want
 }  // namespace
 
 TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and windows, torch's logsumexp layouts, "
-          "grouped-query attention", "[cuda]") {
+          "grouped-query attention",
+          "[cuda]") {
   REQUIRE_GPU();
   // Three sequences in one packed batch: 5, 9 and 3 queries, 7, 9 and 6 keys.
   const int64_t H = 2, E = 16, TQ = 17, TK = 22, max_q = 9;
@@ -821,9 +909,9 @@ TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and 
     AtenTensorHandle cq_h = cu_q.get(), ck_h = cu_k.get();
     int64_t mq = max_q, window = 3, r4 = -1, r5 = -1;
     Handle o0, o1, o2, o3;
-    REQUIRE(aoti_torch_cuda__efficient_attention_forward(q.get(), k.get(), v.get(), nullptr, &cq_h, &ck_h, &mq,
-                                                         nullptr, 0.0, 2, 1, nullptr, nullptr, &window, o0.out(),
-                                                         o1.out(), o2.out(), o3.out(), &r4, &r5) == 0);
+    REQUIRE(aoti_torch_cuda__efficient_attention_forward(q.get(), k.get(), v.get(), nullptr, &cq_h, &ck_h, &mq, nullptr,
+                                                         0.0, 2, 1, nullptr, nullptr, &window, o0.out(), o1.out(),
+                                                         o2.out(), o3.out(), &r4, &r5) == 0);
     CHECK(r4 == max_q);
     CHECK(r5 == 0);  // torch returns 0 for a packed batch without max_seqlen_k
     REQUIRE(sizes_of(o0.get()) == std::vector<int64_t>{1, TQ, H, E});
@@ -840,8 +928,7 @@ TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and 
           const double got = lse[size_t((s * H + h) * 32 + i)];
           if (i < cq[size_t(s) + 1] - cq[size_t(s)])
             CHECK(std::abs(got - want.lse[size_t(h * TQ + cq[size_t(s)] + i)]) <= 1e-5);
-          else
-            CHECK((std::isinf(got) && got > 0));
+          else CHECK((std::isinf(got) && got > 0));
         }
   }
   SECTION("flash: bfloat16 [total, H, E], causal, a window of 2 to the left, torch's [H, total] logsumexp") {
@@ -857,8 +944,8 @@ TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and 
     REQUIRE(sizes_of(o0.get()) == std::vector<int64_t>{TQ, H, E});
     REQUIRE(sizes_of(o1.get()) == std::vector<int64_t>{H, TQ});
     REQUIRE(sizes_of(o4.get()) == std::vector<int64_t>{0});
-    const PackedReference want = packed_attention(doubles(q.get()), doubles(k.get()), doubles(v.get()), cq, ck, H, E,
-                                                  -2, 0);
+    const PackedReference want =
+        packed_attention(doubles(q.get()), doubles(k.get()), doubles(v.get()), cq, ck, H, E, -2, 0);
     CHECK(count_far(doubles(o0.get()), want.out, 2e-2) == 0);
     CHECK(count_far(doubles(o1.get()), want.lse, 1e-4) == 0);
   }
@@ -882,11 +969,11 @@ TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and 
       INFO("causal " << causal);
       Handle g0, g1, g2, g3, g4, r0, r1, r2, r3, r4;
       REQUIRE(aoti_torch_cuda__flash_attention_forward(q.get(), kg.get(), vg.get(), nullptr, nullptr, Sq, Sk, 0.0,
-                                                       causal, 0, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                                       g0.out(), g1.out(), g2.out(), g3.out(), g4.out()) == 0);
+                                                       causal, 0, nullptr, nullptr, nullptr, nullptr, nullptr, g0.out(),
+                                                       g1.out(), g2.out(), g3.out(), g4.out()) == 0);
       REQUIRE(aoti_torch_cuda__flash_attention_forward(q.get(), kr.get(), vr.get(), nullptr, nullptr, Sq, Sk, 0.0,
-                                                       causal, 0, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                                       r0.out(), r1.out(), r2.out(), r3.out(), r4.out()) == 0);
+                                                       causal, 0, nullptr, nullptr, nullptr, nullptr, nullptr, r0.out(),
+                                                       r1.out(), r2.out(), r3.out(), r4.out()) == 0);
       CHECK(count_far(doubles(g0.get()), doubles(r0.get()), 1e-6) == 0);
       CHECK(count_far(doubles(g1.get()), doubles(r1.get()), 1e-6) == 0);
       // The same through SDPA's flash entry point, on the [B, H, S, E] views of the same memory.
@@ -897,12 +984,12 @@ TEST_CASE("cuda raw attention kernels: packed sequences, bottom-right masks and 
              vrv = bhse(vr, Sk, Hq);
       Handle s0, s1, s2, s3, s6, s7, s8, t0, t1, t2, t3, t6, t7, t8;
       int64_t mq = 0, mk = 0;
-      REQUIRE(aoti_torch_cuda__scaled_dot_product_flash_attention(
-                  qv.get(), kgv.get(), vgv.get(), 0.0, causal, 0, nullptr, s0.out(), s1.out(), s2.out(), s3.out(), &mq,
-                  &mk, s6.out(), s7.out(), s8.out()) == 0);
-      REQUIRE(aoti_torch_cuda__scaled_dot_product_flash_attention(
-                  qv.get(), krv.get(), vrv.get(), 0.0, causal, 0, nullptr, t0.out(), t1.out(), t2.out(), t3.out(), &mq,
-                  &mk, t6.out(), t7.out(), t8.out()) == 0);
+      REQUIRE(aoti_torch_cuda__scaled_dot_product_flash_attention(qv.get(), kgv.get(), vgv.get(), 0.0, causal, 0,
+                                                                  nullptr, s0.out(), s1.out(), s2.out(), s3.out(), &mq,
+                                                                  &mk, s6.out(), s7.out(), s8.out()) == 0);
+      REQUIRE(aoti_torch_cuda__scaled_dot_product_flash_attention(qv.get(), krv.get(), vrv.get(), 0.0, causal, 0,
+                                                                  nullptr, t0.out(), t1.out(), t2.out(), t3.out(), &mq,
+                                                                  &mk, t6.out(), t7.out(), t8.out()) == 0);
       REQUIRE(sizes_of(s0.get()) == std::vector<int64_t>{B, Hq, Sq, E});
       CHECK(strides_of(s0.get()) == strides_of(qv.get()));
       CHECK(count_far(doubles(s0.get()), doubles(t0.get()), 1e-6) == 0);
@@ -980,8 +1067,8 @@ TEST_CASE("cuda _scaled_grouped_mm: each group's float8 product with row-wise sc
     Handle offs = upload(std::vector<double>(ends.begin(), ends.end()), {G}, {1}, kI32);
     AtenTensorHandle oh = offs.get();
     Handle out;
-    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr,
-                                               nullptr, 0, out.out()) == 0);
+    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr, nullptr,
+                                               0, out.out()) == 0);
     REQUIRE(sizes_of(out.get()) == std::vector<int64_t>{M, N});
     REQUIRE(strides_of(out.get()) == std::vector<int64_t>{N, 1});
     std::vector<double> want(size_t(M * N));
@@ -1009,8 +1096,8 @@ TEST_CASE("cuda _scaled_grouped_mm: each group's float8 product with row-wise sc
     AtenTensorHandle oh = offs.get();
     int32_t od = bf16;
     Handle out;
-    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr, &od,
-                                               0, out.out()) == 0);
+    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(ga.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr, &od, 0,
+                                               out.out()) == 0);
     REQUIRE(sizes_of(out.get()) == std::vector<int64_t>{G, M, N});
     std::vector<double> want(size_t(G * M * N));
     for (int64_t g = 0; g < G; ++g)
@@ -1076,8 +1163,8 @@ TEST_CASE("cuda _scaled_grouped_mm: each group's float8 product with row-wise sc
     AtenTensorHandle oh = offs.get();
     Handle out;
     Handle at = fp8_on_gpu(a, {16, 32}, {1, 16});  // column-major
-    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(at.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr,
-                                               nullptr, 0, out.out()) != 0);
+    REQUIRE(aoti_torch_cuda__scaled_grouped_mm(at.get(), gb.get(), gsa.get(), gsb.get(), &oh, nullptr, nullptr, nullptr,
+                                               0, out.out()) != 0);
     CHECK(std::string(mpspack::shim::last_error()) ==
           "aoti_torch_cuda__scaled_grouped_mm: _scaled_grouped_mm: Expected mat1 to not be transposed");
     Handle ga = fp8_on_gpu(a, {16, 32}, {32, 1});

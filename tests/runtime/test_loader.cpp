@@ -9,9 +9,9 @@
 #include "mpspack/runtime/model.hpp"
 #include "mpspack/tensor_io.hpp"
 
-#include "large_blocks.hpp"
-#include "parallel.hpp"
-#include "self_mapping.hpp"
+#include "runtime/loader/large_blocks.hpp"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/loader/self_mapping.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <fcntl.h>
@@ -178,7 +178,7 @@ TEST_CASE("large blocks: routed_memcpy_chk copies like routed_memcpy, and aborts
   if (child == 0) {
     std::signal(SIGABRT, SIG_DFL);  // not Catch's handler: it would report a failure from this process too
     const int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, STDERR_FILENO);  // glibc's "buffer overflow detected"
+    ::dup2(devnull, STDERR_FILENO);                                // glibc's "buffer overflow detected"
     runtime::routed_memcpy_chk(dst.data(), src.data(), n, n - 1);  // one byte too many
     ::_exit(0);
   }
@@ -520,10 +520,9 @@ TEST_CASE("loader: an mmap-self library's mapping of its weights and Create's bl
     W mode;
     P populate;
   };
-  for (const Way& way : {Way{uint64_t(1) << 20, W::MmapSelfMapped, P::Off},
-                         Way{uint64_t(1) << 20, W::MmapSelfMapped, P::AtLoad},
-                         Way{uint64_t(1) << 20, W::MmapSelfMapped, P::Background},
-                         Way{uint64_t(1) << 40, W::MmapSelf, P::Off}}) {
+  for (const Way& way :
+       {Way{uint64_t(1) << 20, W::MmapSelfMapped, P::Off}, Way{uint64_t(1) << 20, W::MmapSelfMapped, P::AtLoad},
+        Way{uint64_t(1) << 20, W::MmapSelfMapped, P::Background}, Way{uint64_t(1) << 40, W::MmapSelf, P::Off}}) {
     const W mode = way.mode;
     DYNAMIC_SECTION(runtime::to_string(mode) << (way.populate == P::Background ? ", populated beside the run"
                                                  : way.populate == P::AtLoad   ? ", populated at load"
@@ -617,8 +616,8 @@ TEST_CASE("large blocks: an offered block is taken by a malloc of its size only,
   std::vector<uint8_t> mirror(1 << 16);
   for (size_t i = 0; i < mirror.size(); ++i) mirror[i] = uint8_t(i * 7 + 1);
   const size_t page = size_t(::sysconf(_SC_PAGESIZE));
-  auto* block = static_cast<uint8_t*>(
-      ::mmap(nullptr, mirror.size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* block =
+      static_cast<uint8_t*>(::mmap(nullptr, mirror.size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   REQUIRE(block != MAP_FAILED);
   std::memcpy(block, mirror.data(), mirror.size());
   runtime::offer_block({block, mirror.data(), mirror.size(), block, mirror.size()});

@@ -48,8 +48,8 @@ std::vector<Case> rebuilt_cases() {
   for (const auto& c : m.at("cases")) {
     REQUIRE(c.at("inputs").size() == 1);
     REQUIRE(c.at("outputs").size() == 1);
-    cases.push_back({c.at("dir").get<std::string>(), root / c.at("dir").get<std::string>(),
-                     spec_of(c.at("inputs")[0]), spec_of(c.at("outputs")[0])});
+    cases.push_back({c.at("dir").get<std::string>(), root / c.at("dir").get<std::string>(), spec_of(c.at("inputs")[0]),
+                     spec_of(c.at("outputs")[0])});
   }
   return cases;
 }
@@ -108,9 +108,9 @@ TEST_CASE("run: every rebuilt-bookworm fixture matches torch's output through --
       CHECK(r.out.find("output 0: ") != std::string::npos);
       CHECK(r.out.find("matches") != std::string::npos);
       // The same with the weights copied (external blob) / the default path (embedded).
-      require_ok(run_mpspack({"run", mpk.string(), "--copy-weights", "--input",
-                              (c.dir / "input0.bin").string() + c.in_spec, "--expect",
-                              (c.dir / "expected0.bin").string() + c.out_spec}));
+      require_ok(
+          run_mpspack({"run", mpk.string(), "--copy-weights", "--input", (c.dir / "input0.bin").string() + c.in_spec,
+                       "--expect", (c.dir / "expected0.bin").string() + c.out_spec}));
     }
   }
 }
@@ -164,11 +164,11 @@ TEST_CASE("run --output writes .npy files that hold the outputs, --input alone e
   const auto mpk = tmp / "tiny.mpk";
   require_ok(run_mpspack({"build", (dir / "model.so").string(), "-o", mpk.string()}));
   const auto out = tmp / "outs";
-  require_ok(run_mpspack({"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--output",
-                          out.string()}));
+  require_ok(run_mpspack(
+      {"run", mpk.string(), "--input", (dir / "input0.bin").string() + ":f32:4x16", "--output", out.string()}));
   const std::string npy = slurp(out / "output0.npy");
-  auto t = mpspack::parse_npy(mpspack::ByteView(
-      {reinterpret_cast<const uint8_t*>(npy.data()), npy.size()}, "output0.npy"));
+  auto t =
+      mpspack::parse_npy(mpspack::ByteView({reinterpret_cast<const uint8_t*>(npy.data()), npy.size()}, "output0.npy"));
   REQUIRE(t.ok());
   CHECK(t->dtype == mpspack::dtype::float32);
   CHECK(t->shape == std::vector<int64_t>{4, 8});
@@ -246,8 +246,9 @@ TEST_CASE("run refuses a library needing a newer glibc than this system's, in on
     INFO("stderr: " << r.err);
     CHECK(r.exit_code == 2);
     REQUIRE(r.err_lines().size() == 1);
-    CHECK(r.err_lines()[0] == "mpspack: " + mpk.string() + ": library 'model' needs GLIBC_2.38 (this system has glibc " +
-                                  glibc + "): run it on a newer system or rebuild it against glibc " + glibc);
+    CHECK(r.err_lines()[0] == "mpspack: " + mpk.string() +
+                                  ": library 'model' needs GLIBC_2.38 (this system has glibc " + glibc +
+                                  "): run it on a newer system or rebuild it against glibc " + glibc);
     CHECK(r.out.empty());
   }
   // inspect shows the versions without loading anything, for the container and the library alike.
@@ -271,7 +272,8 @@ TEST_CASE("run refuses a library needing a newer glibc than this system's, in on
   }
 }
 
-TEST_CASE("run --device refuses another kind of device than the library's, and bad device names", "[run][cli][errors]") {
+TEST_CASE("run --device refuses another kind of device than the library's, and bad device names",
+          "[run][cli][errors]") {
   const auto dir = fixtures_dir() / "torch-built" / "cuda_mlp_blob";
   MPK_REQUIRE_FIXTURE(dir / "model.so");
   TempDir tmp;
@@ -288,7 +290,8 @@ TEST_CASE("run --device refuses another kind of device than the library's, and b
   // A CPU library on the GPU is refused the same way.
   const auto cpu_mpk = tmp / "cpu.mpk";
   require_ok(run_mpspack({"build", (tiny_mlp_dir() / "model.so").string(), "-o", cpu_mpk.string()}));
-  r = run_mpspack({"run", cpu_mpk.string(), "--device", "cuda:0", "--input", (tiny_mlp_dir() / "input0.bin").string() + ":f32:4x16"});
+  r = run_mpspack({"run", cpu_mpk.string(), "--device", "cuda:0", "--input",
+                   (tiny_mlp_dir() / "input0.bin").string() + ":f32:4x16"});
   require_error(r, "was compiled for cpu; it cannot run on --device cuda:0");
 }
 
@@ -377,9 +380,9 @@ TEST_CASE("run checks inputs before the model runs: count, dtype, shape, size, m
                   "nope.bin: no such file");
   }
   SECTION("missing expected file") {
-    require_error(run_mpspack({"run", plain.string(), "--input", in + ":f32:4x16", "--expect",
-                               (tmp / "nope.bin").string()}),
-                  "nope.bin: no such file");
+    require_error(
+        run_mpspack({"run", plain.string(), "--input", in + ":f32:4x16", "--expect", (tmp / "nope.bin").string()}),
+        "nope.bin: no such file");
   }
   SECTION("no inputs and no recorded example") {
     require_error(run_mpspack({"run", plain.string()}), "records no example");
@@ -388,7 +391,5 @@ TEST_CASE("run checks inputs before the model runs: count, dtype, shape, size, m
     require_error(run_mpspack({"run", plain.string(), "--library", "other", "--input", in + ":f32:4x16"}),
                   "no library 'other'");
   }
-  SECTION("missing container") {
-    require_error(run_mpspack({"run", (tmp / "nope.mpk").string()}), "nope.mpk");
-  }
+  SECTION("missing container") { require_error(run_mpspack({"run", (tmp / "nope.mpk").string()}), "nope.mpk"); }
 }

@@ -1,8 +1,9 @@
 // The CPU attention's kernels (attention_kernels.hpp: every set this CPU runs) against plain loops in double, and
 // aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu on the layouts models hand it: masks broadcast with
 // stride 0, causal with L != S, keys and values expanded over the heads with stride 0 or with fewer heads (grouped
-// queries), bfloat16 and float16, decode steps of one query row, a query whose last dim is strided. test_shim_ops.cpp holds the first cases.
-#include "attention_kernels.hpp"
+// queries), bfloat16 and float16, decode steps of one query row, a query whose last dim is strided. test_shim_ops.cpp
+// holds the first cases.
+#include "runtime/shim/attention_kernels.hpp"
 #include "op_test_util.hpp"
 
 #include <mpspack/half.hpp>
@@ -14,8 +15,8 @@ using namespace mpspack::test;
 
 namespace {
 
-const int32_t kF32 = aoti_torch_dtype_float32(), kBF16 = aoti_torch_dtype_bfloat16(),
-              kF16 = aoti_torch_dtype_float16(), kBool = aoti_torch_dtype_bool();
+const int32_t kF32 = aoti_torch_dtype_float32(), kBF16 = aoti_torch_dtype_bfloat16(), kF16 = aoti_torch_dtype_float16(),
+              kBool = aoti_torch_dtype_bool();
 
 std::vector<float> randoms(size_t n, uint32_t seed) { return random_floats(n, seed, -1.f, 1.f); }
 
@@ -90,8 +91,7 @@ struct Operand {
   std::vector<uint16_t> h;    // bfloat16 / float16 storage
   std::vector<uint8_t> bits;  // bool storage
   Handle t;
-  Operand(int32_t dt, std::vector<int64_t> sz, std::vector<int64_t> st, uint32_t seed, float lo = -1.f,
-          float hi = 1.f)
+  Operand(int32_t dt, std::vector<int64_t> sz, std::vector<int64_t> st, uint32_t seed, float lo = -1.f, float hi = 1.f)
       : dtype(dt), sizes(std::move(sz)), strides(std::move(st)) {
     int64_t extent = 1;
     for (size_t d = 0; d < sizes.size(); ++d) extent += (sizes[d] - 1) * strides[d];
@@ -138,8 +138,8 @@ std::vector<double> reference(const Operand& q, const Operand& k, const Operand&
           for (int64_t e = 0; e < E; ++e) dot += q.at(b, h, i, e) * k.at(b, h / g, j, e);
           s[size_t(j)] = dot * scale;
           if (mask) {
-            const double m = mask->at(mask->sizes[0] == 1 ? 0 : b, mask->sizes[1] == 1 ? 0 : h,
-                                      mask->sizes[2] == 1 ? 0 : i, j);
+            const double m =
+                mask->at(mask->sizes[0] == 1 ? 0 : b, mask->sizes[1] == 1 ? 0 : h, mask->sizes[2] == 1 ? 0 : i, j);
             if (mask->dtype == kBool) s[size_t(j)] = m == 0 ? -INFINITY : s[size_t(j)];
             else s[size_t(j)] += m;
           }
@@ -165,8 +165,8 @@ std::vector<double> read_any(AtenTensorHandle t) {
       for (int64_t c = 0; c < x.sizes[2]; ++c)
         for (int64_t d = 0; d < x.sizes[3]; ++d)
           got.push_back(mpspack::shim::load_as_double(
-              x.data() + (a * x.strides[0] + b * x.strides[1] + c * x.strides[2] + d * x.strides[3]) *
-                             int64_t(x.itemsize()),
+              x.data() +
+                  (a * x.strides[0] + b * x.strides[1] + c * x.strides[2] + d * x.strides[3]) * int64_t(x.itemsize()),
               x.dtype));
   return got;
 }
@@ -175,9 +175,8 @@ void check(const Operand& q, const Operand& k, const Operand& v, const Operand* 
   const auto want = reference(q, k, v, mask, causal, 1.0 / std::sqrt(double(q.sizes[3])));
   AtenTensorHandle mh = mask ? mask->t.get() : nullptr;
   Handle O, LSE;
-  REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q.t.get(), k.t.get(), v.t.get(), 0.0, causal,
-                                                                     mask ? &mh : nullptr, nullptr, O.out(),
-                                                                     LSE.out()) == 0);
+  REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
+              q.t.get(), k.t.get(), v.t.get(), 0.0, causal, mask ? &mh : nullptr, nullptr, O.out(), LSE.out()) == 0);
   CHECK(sizes_of(O.get()) == std::vector<int64_t>{q.sizes[0], q.sizes[1], q.sizes[2], v.sizes[3]});
   const auto got = read_any(O.get());
   REQUIRE(got.size() == want.size());
@@ -260,8 +259,8 @@ TEST_CASE("sdpa flash_attention_for_cpu: the layouts and dtypes models hand it",
     }
   }
   SECTION("a query whose last dim is strided, a value width other than the key's") {
-    Operand q(kF32, {B, H, L, E}, {H * L * E * 2, L * E * 2, E * 2, 2}, 21), k(kF32, {B, H, S, E}, dense(B, H, S, E), 22),
-        v(kF32, {B, H, S, 24}, dense(B, H, S, 24), 23);
+    Operand q(kF32, {B, H, L, E}, {H * L * E * 2, L * E * 2, E * 2, 2}, 21),
+        k(kF32, {B, H, S, E}, dense(B, H, S, E), 22), v(kF32, {B, H, S, 24}, dense(B, H, S, 24), 23);
     check(q, k, v, nullptr, false, 2e-5);
   }
 }

@@ -1,8 +1,8 @@
 // aten::convolution on the CPU shim (oneDNN for float32/bfloat16/float16, the built-in path for float64) against a
 // direct loop in double: 1-, 2- and 3-D, plain and transposed, groups up to depthwise, stride, padding, dilation,
 // output_padding, bias or none, contiguous and channels-last tensors, odd sizes, random data.
-#include "conv_cpu.hpp"
-#include "provided.hpp"
+#include "runtime/shim/conv_cpu.hpp"
+#include "runtime/shim/provided.hpp"
 #include "shim_test_util.hpp"
 
 #include <array>
@@ -28,12 +28,12 @@ struct Case {
 
   std::string name() const {
     std::ostringstream s;
-    s << (transposed ? "conv_transpose" : "conv") << spatial << "d N" << N << " C" << C << " O" << O << " g"
-      << groups << " dtype" << dtype << (bias ? " bias" : "") << (input_channels_last ? " x:cl" : "")
+    s << (transposed ? "conv_transpose" : "conv") << spatial << "d N" << N << " C" << C << " O" << O << " g" << groups
+      << " dtype" << dtype << (bias ? " bias" : "") << (input_channels_last ? " x:cl" : "")
       << (weight_channels_last ? " w:cl" : "");
     for (int d = 0; d < spatial; ++d)
-      s << " [in" << in[d] << " k" << kernel[d] << " s" << stride[d] << " p" << pad[d] << " d" << dilation[d]
-        << " op" << out_pad[d] << "]";
+      s << " [in" << in[d] << " k" << kernel[d] << " s" << stride[d] << " p" << pad[d] << " d" << dilation[d] << " op"
+        << out_pad[d] << "]";
     return s.str();
   }
   int64_t out(int d) const {
@@ -43,8 +43,7 @@ struct Case {
   }
   std::vector<int64_t> input_sizes() const { return with_spatial({N, C}, in); }
   std::vector<int64_t> weight_sizes() const {
-    return with_spatial(transposed ? std::vector<int64_t>{C, O / groups} : std::vector<int64_t>{O, C / groups},
-                        kernel);
+    return with_spatial(transposed ? std::vector<int64_t>{C, O / groups} : std::vector<int64_t>{O, C / groups}, kernel);
   }
   std::vector<int64_t> output_sizes() const {
     std::array<int64_t, 3> o{};
@@ -120,18 +119,16 @@ std::vector<double> reference(const Case& k, const std::vector<double>& x, const
                       bool inside = true;
                       for (int d = 0; d < 3 && inside; ++d) {
                         q[d] = p[d] * dim(d, k.stride, 1) - dim(d, k.pad, 0) + kk[d] * dim(d, k.dilation, 1);
-                        const int64_t limit = d == 0 ? (k.transposed ? out.a : in.a)
-                                                     : d == 1 ? (k.transposed ? out.b : in.b)
-                                                              : (k.transposed ? out.c : in.c);
+                        const int64_t limit = d == 0   ? (k.transposed ? out.a : in.a)
+                                              : d == 1 ? (k.transposed ? out.b : in.b)
+                                                       : (k.transposed ? out.c : in.c);
                         inside = q[d] >= 0 && q[d] < limit;
                       }
                       if (!inside) continue;
                       const Grid& qg = k.transposed ? out : in;
                       const int64_t pi = (pa * outer.b + pb) * outer.c + pc, qi = (q[0] * qg.b + q[1]) * qg.c + q[2];
-                      if (k.transposed)
-                        yo[qi] += xc[pi] * wv;
-                      else
-                        yo[pi] += xc[qi] * wv;
+                      if (k.transposed) yo[qi] += xc[pi] * wv;
+                      else yo[pi] += xc[qi] * wv;
                     }
               }
         }
@@ -194,8 +191,7 @@ std::vector<double> read_values(const shim::Tensor& t) {
 }
 
 // Tolerances: float32 accumulates in float; bfloat16 and float16 outputs are rounded once to 8 or 11 bits.
-void require_matches(const std::vector<double>& got, const std::vector<double>& want, int32_t dtype,
-                     int64_t terms) {
+void require_matches(const std::vector<double>& got, const std::vector<double>& want, int32_t dtype, int64_t terms) {
   const double eps = dtype == kBf16 ? 1.0 / 128 : dtype == kF16 ? 1.0 / 1024 : 1e-6 * std::sqrt(double(terms));
   REQUIRE(got.size() == want.size());
   size_t bad = 0;
@@ -246,19 +242,19 @@ void check_through_abi(const Case& k) {
 
 std::vector<Case> cases_of_every_kind() {
   std::vector<Case> v = {
-      conv2d(2, 8, 8, 8, 9, 11, 3, 1, 1, 1),      // depthwise
-      conv2d(2, 4, 8, 4, 10, 7, 5, 2, 2, 1),      // depthwise, channel multiplier 2
-      conv2d(1, 6, 9, 3, 8, 8, 3, 1, 1, 1),       // groups of 2 channels in, 3 out
-      conv2d(2, 3, 5, 1, 13, 10, 3, 1, 2, 2),     // dilation 2
-      conv2d(1, 2, 4, 1, 11, 11, 2, 3, 0, 1),     // stride larger than the kernel
-      conv2d(3, 16, 24, 1, 7, 5, 1, 1, 0, 1),     // 1x1
-      conv2d(1, 3, 16, 1, 23, 19, 7, 2, 3, 1),    // 7x7 stride 2 (a stem)
-      conv2d(2, 1, 1, 1, 6, 9, 3, 1, 1, 1),       // one channel
-      conv2d(32, 4, 6, 1, 6, 6, 3, 1, 1, 1),      // batch 32
-      conv2d(1, 5, 3, 1, 4, 4, 4, 1, 0, 1),       // kernel as large as the input
+      conv2d(2, 8, 8, 8, 9, 11, 3, 1, 1, 1),    // depthwise
+      conv2d(2, 4, 8, 4, 10, 7, 5, 2, 2, 1),    // depthwise, channel multiplier 2
+      conv2d(1, 6, 9, 3, 8, 8, 3, 1, 1, 1),     // groups of 2 channels in, 3 out
+      conv2d(2, 3, 5, 1, 13, 10, 3, 1, 2, 2),   // dilation 2
+      conv2d(1, 2, 4, 1, 11, 11, 2, 3, 0, 1),   // stride larger than the kernel
+      conv2d(3, 16, 24, 1, 7, 5, 1, 1, 0, 1),   // 1x1
+      conv2d(1, 3, 16, 1, 23, 19, 7, 2, 3, 1),  // 7x7 stride 2 (a stem)
+      conv2d(2, 1, 1, 1, 6, 9, 3, 1, 1, 1),     // one channel
+      conv2d(32, 4, 6, 1, 6, 6, 3, 1, 1, 1),    // batch 32
+      conv2d(1, 5, 3, 1, 4, 4, 4, 1, 0, 1),     // kernel as large as the input
   };
-  v.push_back(Case{1, 3, 5, 7, 1, {29}, {3}, {1}, {1}, {1}, {0}});          // 1-D
-  v.push_back(Case{1, 2, 6, 6, 6, {31}, {5}, {2}, {4}, {3}, {0}});          // 1-D depthwise, stride 2, dilation 3
+  v.push_back(Case{1, 3, 5, 7, 1, {29}, {3}, {1}, {1}, {1}, {0}});  // 1-D
+  v.push_back(Case{1, 2, 6, 6, 6, {31}, {5}, {2}, {4}, {3}, {0}});  // 1-D depthwise, stride 2, dilation 3
   v.push_back(Case{3, 2, 3, 4, 1, {5, 6, 7}, {3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}});  // 3-D
   v.push_back(Case{3, 1, 4, 4, 4, {4, 5, 6}, {1, 3, 3}, {1, 1, 2}, {0, 1, 1}, {1, 2, 1}, {0, 0, 0}});  // 3-D depthwise
   // transposed: output_padding, groups, dilation, 1-D and 3-D
@@ -322,9 +318,9 @@ TEST_CASE("convolution on oneDNN writes every element of the output", "[shim][co
     Owned Y(out_sizes, contiguous(out_sizes), kF32,
             std::vector<double>(size_t(numel(out_sizes)), std::numeric_limits<double>::quiet_NaN()));
     std::array<int64_t, 3> op = k.out_pad;
-    const shim::ConvShape s = shim::convolution_shape(*in.X.h.get(), *in.W.h.get(), in.B.h.get(), k.stride.data(),
-                                                      k.spatial, k.pad.data(), k.spatial, k.dilation.data(), k.spatial,
-                                                      k.transposed, op.data(), k.spatial, k.groups);
+    const shim::ConvShape s =
+        shim::convolution_shape(*in.X.h.get(), *in.W.h.get(), in.B.h.get(), k.stride.data(), k.spatial, k.pad.data(),
+                                k.spatial, k.dilation.data(), k.spatial, k.transposed, op.data(), k.spatial, k.groups);
     std::string implementation;
     shim::convolution_onednn(s, *in.X.h.get(), *in.W.h.get(), in.B.h.get(), *Y.h.get(), &implementation);
     INFO("oneDNN kernel: " << implementation);
@@ -346,8 +342,8 @@ TEST_CASE("convolution float64 on the built-in path, what it cannot do is one li
   Inputs in(three_d, 5);
   Handle Y;
   std::array<int64_t, 3> op{};
-  CHECK(aoti_torch_cpu_convolution(in.X.h.get(), in.W.h.get(), nullptr, three_d.stride.data(), 3, three_d.pad.data(),
-                                   3, three_d.dilation.data(), 3, 0, op.data(), 3, 1, Y.out()) == 1);
+  CHECK(aoti_torch_cpu_convolution(in.X.h.get(), in.W.h.get(), nullptr, three_d.stride.data(), 3, three_d.pad.data(), 3,
+                                   three_d.dilation.data(), 3, 0, op.data(), 3, 1, Y.out()) == 1);
   CHECK(Y.h == nullptr);
   CHECK(std::string(shim::last_error()) ==
         "aoti_torch_cpu_convolution: convolution: the built-in path has no kernel for float64 conv3d N=2 C=3 O=4 "

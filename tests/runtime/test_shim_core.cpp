@@ -2,7 +2,7 @@
 // tensors, the CPU's device guard and stream, the debug helpers, _mm_plus_mm_out, the out= scatter/index_put and
 // fbgemm's fp16-weight Linear, each against values worked out by hand or by a plain loop.
 #include "op_test_util.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <unistd.h>
 
@@ -215,8 +215,7 @@ TEST_CASE("core shim: an uninitialized tensor is undefined until assigned, ops r
   CHECK(a == b);
 }
 
-TEST_CASE("core shim: empty_strided_pinned gives aligned CPU memory with the strides asked, CPU only",
-          "[shim][core]") {
+TEST_CASE("core shim: empty_strided_pinned gives aligned CPU memory with the strides asked, CPU only", "[shim][core]") {
   const std::vector<int64_t> sizes{3, 4}, strides{1, 3};
   Handle t;
   REQUIRE(aoti_torch_empty_strided_pinned(2, sizes.data(), strides.data(), kF32, 0, 0, t.out()) == 0);
@@ -307,7 +306,8 @@ TEST_CASE("core shim: print_tensor_handle writes torch's summary to stderr, save
 }
 
 TEST_CASE("core shim: _mm_plus_mm_out is a @ b + c @ d, strided operands, shapes checked", "[shim][core]") {
-  const auto va = small_integers(6, 1), vb = small_integers(12, 2), vc = small_integers(10, 3), vd = small_integers(20, 4);
+  const auto va = small_integers(6, 1), vb = small_integers(12, 2), vc = small_integers(10, 3),
+             vd = small_integers(20, 4);
   for (int32_t dt : {kF32, kF64, kI64}) {
     TypedTensor a({2, 3}, dt, va), c({2, 5}, dt, vc), d({5, 4}, dt, vd);
     TypedTensor b({3, 4}, {1, 3}, dt, vb);  // column-major b
@@ -434,9 +434,8 @@ TEST_CASE("core shim: the int8 prepacked Linear quantizes, multiplies in integer
   // The output saturates at quint8's range: (255 - 100) * 0.125 = 19.375 at most.
   TypedTensor big({1, 3}, kF32, {31.75, -32, 0});  // row 0: 79.875 before the clamp
   Handle clamped;
-  REQUIRE(aoti_torch_cpu__wrapped_quantized_linear_prepacked(big.h.get(), in_scale.h.get(), in_zp.h.get(),
-                                                             packed.get(), out_scale.h.get(), out_zp.h.get(), 2,
-                                                             clamped.out()) == 0);
+  REQUIRE(aoti_torch_cpu__wrapped_quantized_linear_prepacked(big.h.get(), in_scale.h.get(), in_zp.h.get(), packed.get(),
+                                                             out_scale.h.get(), out_zp.h.get(), 2, clamped.out()) == 0);
   CHECK(read_values(clamped.get())[0] == 19.375);
 
   Handle bad;

@@ -29,7 +29,8 @@ Result bag(AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle o
 
 }  // namespace
 
-TEST_CASE("_embedding_bag sum, mean and max over bags with an empty one and a padding row", "[shim][ops][embedding_bag]") {
+TEST_CASE("_embedding_bag sum, mean and max over bags with an empty one and a padding row",
+          "[shim][ops][embedding_bag]") {
   const auto wv = small_integers(size_t(kRows * kD), 71, -9, 9);
   TypedTensor weight({kRows, kD}, kF32, wv);
   const std::vector<double> idx{0, 2, 6, 2, 5, 1};
@@ -51,7 +52,8 @@ TEST_CASE("_embedding_bag sum, mean and max over bags with an empty one and a pa
             double v = 0;
             if (!vals.empty()) {
               if (mode == 2) v = *std::max_element(vals.begin(), vals.end());
-              else for (double x : vals) v += x;
+              else
+                for (double x : vals) v += x;
               if (mode == 1) v /= double(vals.size());
             }
             want.push_back(double(float(v)));
@@ -78,7 +80,8 @@ TEST_CASE("_embedding_bag sum, mean and max over bags with an empty one and a pa
       }
 }
 
-TEST_CASE("_embedding_bag per_sample_weights, include_last_offset, int32 indices, bfloat16", "[shim][ops][embedding_bag]") {
+TEST_CASE("_embedding_bag per_sample_weights, include_last_offset, int32 indices, bfloat16",
+          "[shim][ops][embedding_bag]") {
   SECTION("weighted sum; the last offset ends the last bag") {
     const auto wv = small_integers(size_t(kRows * kD), 72);
     TypedTensor weight({kRows, kD}, kF32, wv);
@@ -87,7 +90,8 @@ TEST_CASE("_embedding_bag per_sample_weights, include_last_offset, int32 indices
     Result r = bag(weight.h.get(), indices.h.get(), offsets.h.get(), 0, psw.h.get(), true, -1);
     REQUIRE(dtype_of(r.offset2bag.get()) == kI32);
     std::vector<double> want;
-    for (int64_t d = 0; d < kD; ++d) want.push_back(0.5 * wv[size_t(3 * kD + d)] + 2 * wv[size_t(3 * kD + d)] - wv[size_t(d)]);
+    for (int64_t d = 0; d < kD; ++d)
+      want.push_back(0.5 * wv[size_t(3 * kD + d)] + 2 * wv[size_t(3 * kD + d)] - wv[size_t(d)]);
     for (int64_t d = 0; d < kD; ++d) want.push_back(3 * wv[size_t(6 * kD + d)]);
     REQUIRE(read_values(r.out.get()) == want);
   }
@@ -100,7 +104,8 @@ TEST_CASE("_embedding_bag per_sample_weights, include_last_offset, int32 indices
   }
 }
 
-TEST_CASE("_embedding_bag refuses bad offsets, indices out of range and weights with another mode", "[shim][ops][embedding_bag]") {
+TEST_CASE("_embedding_bag refuses bad offsets, indices out of range and weights with another mode",
+          "[shim][ops][embedding_bag]") {
   TypedTensor weight({kRows, kD}, kF32, std::vector<double>(size_t(kRows * kD), 1));
   TypedTensor indices({2}, kI64, {0, 1}), far({2}, kI64, {0, 7}), offsets({1}, kI64, {0}), bad_start({1}, kI64, {1});
   TypedTensor offsets_i32({1}, kI32, {0}), psw({2}, kF32, {1, 1});

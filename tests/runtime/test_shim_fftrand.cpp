@@ -78,8 +78,8 @@ TEST_CASE("_fft_r2c over dims 0 and 2 equals a plain DFT, onesided and scaled by
         std::complex<double> want = 0;
         for (int64_t i = 0; i < 3; ++i)
           for (int64_t k = 0; k < 5; ++k)
-            want += values[size_t(i * 20 + b * 5 + k)] *
-                    std::polar(1.0, -2 * pi * (double(a * i) / 3 + double(c * k) / 5));
+            want +=
+                values[size_t(i * 20 + b * 5 + k)] * std::polar(1.0, -2 * pi * (double(a * i) / 3 + double(c * k) / 5));
         const auto g = got[size_t(a * 12 + b * 3 + c)];
         REQUIRE(std::abs(g - want * scale) <= 1e-5);
       }
@@ -258,8 +258,7 @@ TEST_CASE("native_dropout zeroes with probability p and scales the rest by 1/(1-
   REQUIRE(aoti_torch_cpu_native_dropout(x.h.get(), 0.25, &train, out.out(), mask.out()) == 0);
   REQUIRE(dtype_of(mask.get()) == kBool);
   const auto o = read_values(out.get()), m = read_values(mask.get());
-  for (size_t i = 0; i < o.size(); ++i)
-    REQUIRE(o[i] == (m[i] != 0 ? double(float(values[i]) * float(1 / 0.75)) : 0.0));
+  for (size_t i = 0; i < o.size(); ++i) REQUIRE(o[i] == (m[i] != 0 ? double(float(values[i]) * float(1 / 0.75)) : 0.0));
   require_moments(m, 0.75, 0.1875, 0.1875 * (1 - 3 * 0.1875));
   Handle same, all_true;
   train = 0;
@@ -282,10 +281,10 @@ TEST_CASE("_fused_moving_avg_obs_fq_helper matches torch per tensor and per row"
     TypedTensor zp({1}, aoti_torch_dtype_int32(), {0});
     Handle out, mask;
     REQUIRE(aoti_torch_cpu__fused_moving_avg_obs_fq_helper(x.h.get(), on.h.get(), on.h.get(), rmin.h.get(),
-                                                           rmax.h.get(), scale.h.get(), zp.h.get(), 0.1, 0, 15, 0, 0,
-                                                           0, out.out(), mask.out()) == 0);
+                                                           rmax.h.get(), scale.h.get(), zp.h.get(), 0.1, 0, 15, 0, 0, 0,
+                                                           out.out(), mask.out()) == 0);
     // What torch 1.13 gave for these inputs.
-    const std::vector<float> want{-0.9626666307449341f, 0.24066665768623352f, 1.9253332614898682f,
+    const std::vector<float> want{-0.9626666307449341f, 0.24066665768623352f,  1.9253332614898682f,
                                   0.722000002861023f,   -0.24066665768623352f, 2.6473331451416016f};
     const auto got = read_f32(out.get());
     for (size_t i = 0; i < 6; ++i) REQUIRE(got[i] == want[i]);
@@ -301,8 +300,8 @@ TEST_CASE("_fused_moving_avg_obs_fq_helper matches torch per tensor and per row"
     TypedTensor zp({2}, aoti_torch_dtype_int32(), {0, 0});
     Handle r[6];
     REQUIRE(aoti_torch_cpu__fused_moving_avg_obs_fq_helper_functional(
-                x.h.get(), on.h.get(), on.h.get(), rmin.h.get(), rmax.h.get(), scale.h.get(), zp.h.get(), 0.1, -8, 7,
-                0, 1, 1, r[0].out(), r[1].out(), r[2].out(), r[3].out(), r[4].out(), r[5].out()) == 0);
+                x.h.get(), on.h.get(), on.h.get(), rmin.h.get(), rmax.h.get(), scale.h.get(), zp.h.get(), 0.1, -8, 7, 0,
+                1, 1, r[0].out(), r[1].out(), r[2].out(), r[3].out(), r[4].out(), r[5].out()) == 0);
     const std::vector<float> want{-1.4285714626312256f, 0.2857142984867096f,   2.0f,
                                   0.8857142329216003f,  -0.44285711646080017f, 3.0999999046325684f};
     const auto got = read_f32(r[0].get());

@@ -58,7 +58,8 @@ std::vector<double> reference_scatter(std::vector<double> out, const std::vector
 
 }  // namespace
 
-TEST_CASE("scatter src and value: along each dim, repeated indices keep the last, index smaller than src", "[shim][ops][scatter]") {
+TEST_CASE("scatter src and value: along each dim, repeated indices keep the last, index smaller than src",
+          "[shim][ops][scatter]") {
   const std::vector<int64_t> self_sizes{4, 5}, index_sizes{3, 4}, src_sizes{4, 5};
   const auto self_v = small_integers(20, 41), src_v = small_integers(20, 42);
   for (int64_t dim : {0, 1, -1}) {
@@ -95,8 +96,8 @@ TEST_CASE("scatter_reduce: sum, prod, mean, amax, amin with and without self", "
       TypedTensor out(self_sizes, kF32, std::vector<double>(12, 0));
       REQUIRE(aoti_torch_cpu_scatter_reduce_two_out(out.h.get(), self.h.get(), 1, index.h.get(), src.h.get(), reduce,
                                                     include_self) == 0);
-      const auto want = reference_scatter(self_v, self_sizes, index_v, index_sizes, src_v, index_sizes, 1, reduce,
-                                          include_self != 0);
+      const auto want =
+          reference_scatter(self_v, self_sizes, index_v, index_sizes, src_v, index_sizes, 1, reduce, include_self != 0);
       const auto got = read_values(out.h.get());
       for (size_t i = 0; i < got.size(); ++i) {
         INFO("element " << i);
@@ -108,12 +109,14 @@ TEST_CASE("scatter_reduce: sum, prod, mean, amax, amin with and without self", "
 TEST_CASE("scatter_reduce mean on integers rounds down, as torch's floor division", "[shim][ops][scatter]") {
   TypedTensor self({2}, kI64, {0, 10}), index({3}, kI64, {0, 0, 1}), src({3}, kI64, {-3, -4, 1});
   TypedTensor out({2}, kI64, {0, 0});
-  REQUIRE(aoti_torch_cpu_scatter_reduce_two_out(out.h.get(), self.h.get(), 0, index.h.get(), src.h.get(), "mean", 1) == 0);
+  REQUIRE(aoti_torch_cpu_scatter_reduce_two_out(out.h.get(), self.h.get(), 0, index.h.get(), src.h.get(), "mean", 1) ==
+          0);
   // (0 - 3 - 4) / 3 = -2.33 -> -3; (10 + 1) / 2 = 5.5 -> 5
   REQUIRE(read_values(out.h.get()) == std::vector<double>{-3, 5});
 }
 
-TEST_CASE("scatter refuses int32 indices, indices out of range, an unknown reduce and mixed dtypes", "[shim][ops][scatter]") {
+TEST_CASE("scatter refuses int32 indices, indices out of range, an unknown reduce and mixed dtypes",
+          "[shim][ops][scatter]") {
   TypedTensor self({2, 3}, kF32, std::vector<double>(6, 0)), out({2, 3}, kF32, std::vector<double>(6, 0));
   TypedTensor i32({1, 2}, kI32, {0, 1}), far({1, 2}, kI64, {0, 3}), negative({1, 2}, kI64, {0, -1}),
       ok({1, 2}, kI64, {0, 1}), src({1, 2}, kF32, {1, 2}), src_bf16({1, 2}, kBF16, {1, 2});
@@ -136,13 +139,15 @@ TEST_CASE("index_put: one index on rows, values broadcast, accumulate sums repea
     REQUIRE(aoti_torch_cpu_index_put(self.h.get(), indices, 1, values.h.get(), accumulate, out.out()) == 0);
     std::vector<double> want = self_v;
     for (int64_t r : {4, 0, 4})
-      for (int64_t c = 0; c < 4; ++c) want[size_t(r * 4 + c)] = (accumulate ? want[size_t(r * 4 + c)] : 0) + double(c + 1);
+      for (int64_t c = 0; c < 4; ++c)
+        want[size_t(r * 4 + c)] = (accumulate ? want[size_t(r * 4 + c)] : 0) + double(c + 1);
     REQUIRE(read_values(out.get()) == want);
     REQUIRE(read_values(self.h.get()) == self_v);  // functional: self unchanged
   }
 }
 
-TEST_CASE("index_put: adjacent indices replace their dims in place, separated ones go first", "[shim][ops][index_put]") {
+TEST_CASE("index_put: adjacent indices replace their dims in place, separated ones go first",
+          "[shim][ops][index_put]") {
   const std::vector<int64_t> sizes{3, 4, 5};
   const auto self_v = small_integers(60, 52);
   TypedTensor self(sizes, kF32, self_v), i({2}, kI64, {3, 0}), j({2}, kI32, {4, -1}), k({2}, kI64, {1, 2});

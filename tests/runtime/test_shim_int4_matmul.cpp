@@ -4,9 +4,9 @@
 // partial block), float32, float16 and bfloat16 activations, every group size, each path of the product (register
 // kernels, dequantized panels, split over the threads or not), every kernel set this CPU runs, and the inputs
 // torch refuses.
-#include "int4_rows.hpp"
+#include "runtime/shim/int4_rows.hpp"
 #include "op_test_util.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -17,9 +17,8 @@ using namespace mpspack::test;
 
 namespace {
 
-const int32_t kF32 = aoti_torch_dtype_float32(), kF16 = aoti_torch_dtype_float16(),
-              kBF16 = aoti_torch_dtype_bfloat16(), kU8 = aoti_torch_dtype_uint8(), kI64 = aoti_torch_dtype_int64(),
-              kI32 = aoti_torch_dtype_int32();
+const int32_t kF32 = aoti_torch_dtype_float32(), kF16 = aoti_torch_dtype_float16(), kBF16 = aoti_torch_dtype_bfloat16(),
+              kU8 = aoti_torch_dtype_uint8(), kI64 = aoti_torch_dtype_int64(), kI32 = aoti_torch_dtype_int32();
 
 struct Layout {
   const char* capability;  // what ATEN_CPU_CAPABILITY names it
@@ -36,10 +35,8 @@ struct CapabilityScope {
     REQUIRE(setenv("ATEN_CPU_CAPABILITY", value, 1) == 0);
   }
   ~CapabilityScope() {
-    if (before)
-      setenv("ATEN_CPU_CAPABILITY", before->c_str(), 1);
-    else
-      unsetenv("ATEN_CPU_CAPABILITY");
+    if (before) setenv("ATEN_CPU_CAPABILITY", before->c_str(), 1);
+    else unsetenv("ATEN_CPU_CAPABILITY");
   }
 };
 
@@ -113,8 +110,8 @@ void check_product(const Problem& p, int32_t dt, const Layout& layout, bool sz_c
   TypedTensor x({p.M, p.K}, dt, p.x), w({p.N, p.K / 2}, kU8, pack(p.q, p.N, p.K, layout));
   const int64_t groups = p.K / p.group;
   TypedTensor g({}, kI64, {double(p.group)});
-  TypedTensor s({groups, p.N, 2}, sz_columns_outer ? std::vector<int64_t>{2, 2 * groups, 1} : contiguous({groups, p.N, 2}),
-                dt, p.sz);
+  TypedTensor s({groups, p.N, 2},
+                sz_columns_outer ? std::vector<int64_t>{2, 2 * groups, 1} : contiguous({groups, p.N, 2}), dt, p.sz);
   Handle out;
   REQUIRE(aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(x.h.get(), w.h.get(), g.h.get(), s.h.get(), out.out()) == 0);
   REQUIRE(dtype_of(out.get()) == dt);
@@ -128,7 +125,8 @@ void check_product(const Problem& p, int32_t dt, const Layout& layout, bool sz_c
   for (size_t i = 0; i < got.size(); ++i) {
     INFO("element " << i << " (row " << i / size_t(p.N) << ", column " << i % size_t(p.N) << "): got " << got[i]
                     << ", want " << want[i]);
-    REQUIRE(std::abs(got[i] - want[i]) <= double(p.K + 4) * 0x1p-24 * magnitude[i] + output_rounding * std::abs(want[i]));
+    REQUIRE(std::abs(got[i] - want[i]) <=
+            double(p.K + 4) * 0x1p-24 * magnitude[i] + output_rounding * std::abs(want[i]));
   }
 }
 
@@ -217,21 +215,21 @@ TEST_CASE("_weight_int4pack_mm_cpu_tensor: K = 0 gives zeros, M = 0 or N = 0 an 
   TypedTensor x0({0, 64}, kF32, {}), w32({16, 32}, kU8, std::vector<double>(512, 0x88)),
       s2({2, 16, 2}, kF32, std::vector<double>(64, 1.0));
   Handle none_m;
-  REQUIRE(aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(x0.h.get(), w32.h.get(), g.h.get(), s2.h.get(),
-                                                        none_m.out()) == 0);
+  REQUIRE(aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(x0.h.get(), w32.h.get(), g.h.get(), s2.h.get(), none_m.out()) ==
+          0);
   CHECK(sizes_of(none_m.get()) == std::vector<int64_t>{0, 16});
   TypedTensor x2({2, 64}, kF32, std::vector<double>(128, 1.0)), w0({0, 32}, kU8, {}), s0({2, 0, 2}, kF32, {});
   Handle none_n;
-  REQUIRE(aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(x2.h.get(), w0.h.get(), g.h.get(), s0.h.get(),
-                                                        none_n.out()) == 0);
+  REQUIRE(aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(x2.h.get(), w0.h.get(), g.h.get(), s0.h.get(), none_n.out()) ==
+          0);
   CHECK(sizes_of(none_n.get()) == std::vector<int64_t>{2, 0});
 }
 
 TEST_CASE("_weight_int4pack_mm_cpu_tensor: refuses what torch refuses, in one line naming the op",
           "[shim][ops][int4]") {
   const int64_t M = 2, K = 64, N = 32;
-  TypedTensor x({M, K}, kF32, std::vector<double>(size_t(M * K), 0.5)), w({N, K / 2}, kU8,
-                                                                           std::vector<double>(size_t(N * K / 2), 0x88));
+  TypedTensor x({M, K}, kF32, std::vector<double>(size_t(M * K), 0.5)),
+      w({N, K / 2}, kU8, std::vector<double>(size_t(N * K / 2), 0x88));
   TypedTensor g32({}, kI64, {32}), s({K / 32, N, 2}, kF32, std::vector<double>(size_t(K / 32 * N * 2), 1.0));
   auto refuses = [](const std::string& message, const std::string& why) {
     INFO(message);

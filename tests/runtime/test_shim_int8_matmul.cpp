@@ -1,7 +1,7 @@
 // _weight_int8pack_mm on the CPU shim against a plain loop in double: float32 and bfloat16 activations, a
 // transposed int8 weight, each path of the product (register kernels, dequantized panels, split over the threads
 // or not), every kernel set this CPU runs, and the shapes and dtypes it refuses.
-#include "int8_rows.hpp"
+#include "runtime/shim/int8_rows.hpp"
 #include "op_test_util.hpp"
 
 #include <cmath>
@@ -17,8 +17,8 @@ const int32_t kF32 = aoti_torch_dtype_float32(), kBF16 = aoti_torch_dtype_bfloat
 struct Reference {
   std::vector<double> value, magnitude;
 };
-Reference reference(const std::vector<double>& a, const std::vector<double>& w, const std::vector<double>& s,
-                    int64_t M, int64_t K, int64_t N) {
+Reference reference(const std::vector<double>& a, const std::vector<double>& w, const std::vector<double>& s, int64_t M,
+                    int64_t K, int64_t N) {
   Reference r{std::vector<double>(size_t(M * N)), std::vector<double>(size_t(M * N))};
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {

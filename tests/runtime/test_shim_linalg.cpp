@@ -2,7 +2,7 @@
 // conformance cases here, has no float8), _scaled_mm on them, the 4-bit dynamic-quantization pair (no torch
 // here runs its reference path) and the layouts of the LAPACK-backed results. The conformance suite
 // (tests/ops/opcases/linalg.py) compares the rest with torch.
-#include "fp8.hpp"
+#include "runtime/shim/fp8.hpp"
 #include "op_test_util.hpp"
 
 #include <cmath>
@@ -32,8 +32,8 @@ TEST_CASE("float8: each format decodes its landmarks exactly", "[shim][linalg][f
   CHECK(fp8::decode(0x38, kE4M3) == 1.0f);
   CHECK(fp8::decode(0xB8, kE4M3) == -1.0f);
   CHECK(fp8::decode(0x7E, kE4M3) == 448.0f);
-  CHECK(fp8::decode(0x08, kE4M3) == std::ldexp(1.0f, -6));   // smallest normal
-  CHECK(fp8::decode(0x01, kE4M3) == std::ldexp(1.0f, -9));   // smallest subnormal: 1/8 * 2^-6
+  CHECK(fp8::decode(0x08, kE4M3) == std::ldexp(1.0f, -6));  // smallest normal
+  CHECK(fp8::decode(0x01, kE4M3) == std::ldexp(1.0f, -9));  // smallest subnormal: 1/8 * 2^-6
   CHECK(fp8::decode(0x3B, kE4M3) == 1.375f);
   CHECK(std::isnan(fp8::decode(0x7F, kE4M3)));
   CHECK(std::isnan(fp8::decode(0xFF, kE4M3)));
@@ -61,8 +61,8 @@ TEST_CASE("float8: encoding rounds to nearest even and overflows as c10 does", "
   CHECK(fp8::encode(1.0625f, kE4M3) == 0x38);  // halfway 1.0 / 1.125: the even code
   CHECK(fp8::encode(1.1875f, kE4M3) == 0x3A);  // halfway 1.125 / 1.25: the even code (1.25)
   CHECK(fp8::encode(1.07f, kE4M3) == 0x39);
-  CHECK(fp8::encode(464.0f, kE4M3) == 0x7E);   // halfway 448 / (480): stays at the even 448
-  CHECK(fp8::encode(465.0f, kE4M3) == 0x7F);   // past it: NaN, e4m3fn has no inf
+  CHECK(fp8::encode(464.0f, kE4M3) == 0x7E);  // halfway 448 / (480): stays at the even 448
+  CHECK(fp8::encode(465.0f, kE4M3) == 0x7F);  // past it: NaN, e4m3fn has no inf
   CHECK(fp8::encode(-1e6f, kE4M3) == 0xFF);
   CHECK(fp8::encode(NAN, kE4M3) == 0x7F);
   CHECK(fp8::encode(std::ldexp(1.0f, -10), kE4M3) == 0x00);  // halfway 0 / 2^-9: even (0)
@@ -99,8 +99,8 @@ TEST_CASE("_scaled_mm: float8 operands times their scales, plus bias, to each ou
   // float8 output: divided by scale_result (0.5): -3.0, e4m3fn 0xC4.
   int32_t e4m3 = kE4M3;
   Handle f8;
-  REQUIRE(aoti_torch_cpu__scaled_mm(a.h.get(), b.h.get(), sa.h.get(), sb.h.get(), &bias_h, &sr_h, &e4m3, 0,
-                                    f8.out()) == 0);
+  REQUIRE(aoti_torch_cpu__scaled_mm(a.h.get(), b.h.get(), sa.h.get(), sb.h.get(), &bias_h, &sr_h, &e4m3, 0, f8.out()) ==
+          0);
   REQUIRE(dtype_of(f8.get()) == kE4M3);
   void* p = nullptr;
   REQUIRE(aoti_torch_get_data_ptr(f8.get(), &p) == 0);
@@ -130,7 +130,8 @@ TEST_CASE("_scaled_mm refuses what torch's CPU kernel refuses", "[shim][linalg][
                                   out.out()) != 0);  // [2, 3] @ [2, 2]
 }
 
-TEST_CASE("_dyn_quant_*_4bit: packing concatenates, the product quantizes rows as torch's reference", "[shim][linalg][int4]") {
+TEST_CASE("_dyn_quant_*_4bit: packing concatenates, the product quantizes rows as torch's reference",
+          "[shim][linalg][int4]") {
   // Channel-wise, K = 2: weights 3 (nibble 0xB, low) and -2 (0x6, high) in one byte 0x6B, scale 0.5.
   TypedTensor w({1, 1}, kU8, {0x6B}), s({1, 1}, kF32, {0.5});
   Handle packed;

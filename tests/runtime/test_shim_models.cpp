@@ -1,5 +1,5 @@
 // End to end: the rebuilt-bookworm AOTInductor CPU fixtures run on the shim and match torch eager.
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 #include "shim_test_util.hpp"
 
 #include <fixtures.hpp>
@@ -102,9 +102,8 @@ std::vector<AtenTensorHandle> make_inputs(const nlohmann::json& c, const std::fi
     REQUIRE(buffers.back().size() == static_cast<size_t>(numel(shape)) * aoti_torch_dtype_element_size(dt));
     const auto strides = contiguous(shape);
     AtenTensorHandle t = nullptr;
-    REQUIRE(aoti_torch_create_tensor_from_blob(buffers.back().data(), static_cast<int64_t>(shape.size()),
-                                               shape.data(), strides.data(), 0, dt, aoti_torch_device_type_cpu(), 0,
-                                               &t) == 0);
+    REQUIRE(aoti_torch_create_tensor_from_blob(buffers.back().data(), static_cast<int64_t>(shape.size()), shape.data(),
+                                               strides.data(), 0, dt, aoti_torch_device_type_cpu(), 0, &t) == 0);
     inputs.push_back(t);
   }
   return inputs;

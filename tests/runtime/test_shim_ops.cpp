@@ -1,7 +1,7 @@
 // The shim's fallback ops against plain reference loops.
-#include "onednn_plugin.hpp"
-#include "parallel.hpp"
-#include "provided.hpp"
+#include "runtime/shim/onednn_plugin.hpp"
+#include "runtime/shim/parallel.hpp"
+#include "runtime/shim/provided.hpp"
 #include "shim_test_util.hpp"
 
 #include <dlfcn.h>
@@ -51,10 +51,10 @@ std::vector<double> ref_mm(const std::vector<float>& a, const std::vector<float>
 // Strides for a [r, c] matrix in one of four layouts.
 std::vector<int64_t> layout(int kind, int64_t r, int64_t c) {
   switch (kind) {
-    case 0: return {c, 1};          // row-major
-    case 1: return {1, r};          // column-major (a transposed view)
-    case 2: return {2 * c, 2};      // every other element: BLAS cannot take it
-    default: return {c + 3, 1};     // row-major with padding rows
+    case 0: return {c, 1};       // row-major
+    case 1: return {1, r};       // column-major (a transposed view)
+    case 2: return {2 * c, 2};   // every other element: BLAS cannot take it
+    default: return {c + 3, 1};  // row-major with padding rows
   }
 }
 
@@ -141,8 +141,7 @@ TEST_CASE("mm_out: float32 products run on oneDNN's sgemm when its plugin opens,
     }
 }
 
-TEST_CASE("addmm_out: a Linear layer's bias is added in oneDNN's pass, other addmms as before",
-          "[shim][ops][onednn]") {
+TEST_CASE("addmm_out: a Linear layer's bias is added in oneDNN's pass, other addmms as before", "[shim][ops][onednn]") {
   std::string why;
   if (!mpspack::shim::onednn_plugin_open(&why)) FAIL("the oneDNN plugin of this build does not open: " << why);
   // Ragged sizes past kOnednnGemmMinMacs; out starts as NaN so that a bias not added (or out read) shows.
@@ -165,11 +164,12 @@ TEST_CASE("addmm_out: a Linear layer's bias is added in oneDNN's pass, other add
     for (int lb : {0, 1}) {
       INFO(c.what << ", mat2 layout " << lb);
       Strided A({M, K}, {K, 1}, a), B({K, N}, layout(lb, K, N), b);
-      Strided S(c.sizes, c.strides, c.sizes.size() == 1 ? bias : [&] {
-        std::vector<float> rows;  // the [M, N] view's values: the bias in every row
-        for (int64_t i = 0; i < M; ++i) rows.insert(rows.end(), bias.begin(), bias.end());
-        return rows;
-      }());
+      Strided S(
+          c.sizes, c.strides, c.sizes.size() == 1 ? bias : [&] {
+            std::vector<float> rows;  // the [M, N] view's values: the bias in every row
+            for (int64_t i = 0; i < M; ++i) rows.insert(rows.end(), bias.begin(), bias.end());
+            return rows;
+          }());
       Strided O({M, N}, {N, 1}, std::vector<float>(M * N, nan));
       const uint64_t before = mpspack::shim::onednn_gemm_calls();
       REQUIRE(aoti_torch_cpu_addmm_out(O.h.get(), S.h.get(), A.h.get(), B.h.get(), c.beta, 1.0) == 0);
@@ -245,56 +245,57 @@ TEST_CASE("mm_out for float64, float16, bfloat16 and int64", "[shim][ops]") {
   // matrix-vector product, three blocks. Above it, oneDNN's bf16 matmul where this CPU has bf16 kernels (else
   // the widening, split over the shim's threads): a batch of 8, and a single row.
   for (const auto& [Mb, Kb, Nb] : {std::array<int64_t, 3>{5, 77, 9}, std::array<int64_t, 3>{1, 4096, 40},
-                                    std::array<int64_t, 3>{8, 512, 300}, std::array<int64_t, 3>{1, 4096, 80}})
-  DYNAMIC_SECTION("bfloat16 addmm: a Linear layer's transposed weight, a broadcast bias, beta and alpha, " << Mb << "x"
-                  << Kb << "x" << Nb) {
-    const auto x = random_floats(Mb * Kb, 31), w = random_floats(Nb * Kb, 32), bias = random_floats(Nb, 33);
-    auto to_bf16 = [](const std::vector<float>& v, std::vector<int64_t> sizes) {
-      Strided f(sizes, contiguous(sizes), v);
-      Handle h = empty(sizes, contiguous(sizes), aoti_torch_dtype_bfloat16());
-      REQUIRE(aoti_torch_copy_(h.get(), f.h.get(), 0) == 0);
-      Handle back = empty(sizes, contiguous(sizes), f32);
-      REQUIRE(aoti_torch_copy_(back.get(), h.get(), 0) == 0);
-      return std::pair{std::move(h), read_f32(back.get())};  // the tensor and its values as bfloat16 holds them
-    };
-    auto [X, xv] = to_bf16(x, {Mb, Kb});
-    auto [W, wv] = to_bf16(w, {Nb, Kb});
-    auto [Bias, bv] = to_bf16(bias, {Nb});
-    Handle WT, Self;
-    const int64_t wt_sizes[] = {Kb, Nb}, wt_strides[] = {1, Kb}, self_sizes[] = {Mb, Nb}, self_strides[] = {0, 1};
-    REQUIRE(aoti_torch__reinterpret_tensor(W.get(), 2, wt_sizes, wt_strides, 0, WT.out()) == 0);
-    REQUIRE(aoti_torch__reinterpret_tensor(Bias.get(), 2, self_sizes, self_strides, 0, Self.out()) == 0);
-    Handle O = empty({Mb, Nb}, {Nb, 1}, aoti_torch_dtype_bfloat16());
-    const double beta = 0.5, alpha = 2.0;
-    const uint64_t onednn_before = mpspack::shim::onednn_gemm_calls();
-    REQUIRE(aoti_torch_cpu_addmm_out(O.get(), Self.get(), X.get(), WT.get(), beta, alpha) == 0);
-    // The route: never oneDNN below the threshold; above it, oneDNN where the CPU has bf16 instructions
-    // ("avx512_core_bf16", "avx512_core_amx"). Elsewhere oneDNN decides whether it has more than its reference
-    // loops (which are refused), so the route is not checked there.
-    const std::string isa = mpspack::shim::onednn_description();
-    const bool bf16_isa = isa.find("bf16") != std::string::npos || isa.find("amx") != std::string::npos;
-    const bool big = double(Mb) * double(Kb) * double(Nb) >= mpspack::shim::kOnednnGemmMinMacs;
-    const uint64_t on_onednn = mpspack::shim::onednn_gemm_calls() - onednn_before;
-    INFO("oneDNN: " << isa);
-    if (!big) CHECK(on_onednn == 0);
-    else if (bf16_isa) CHECK(on_onednn == 1);
-    else WARN("route not checked: " << isa << " has no bf16 instructions (ran on "
-                                     << (on_onednn ? "oneDNN" : "the widening path") << ")");
-    Handle O32 = empty({Mb, Nb}, {Nb, 1}, f32);
-    REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
-    const auto got = read_f32(O32.get());
-    for (int64_t i = 0; i < Mb; ++i)
-      for (int64_t j = 0; j < Nb; ++j) {
-        double r = 0, magnitude = 0;
-        for (int64_t k = 0; k < Kb; ++k) {
-          r += double(xv[i * Kb + k]) * double(wv[j * Kb + k]);
-          magnitude += std::abs(double(xv[i * Kb + k]) * double(wv[j * Kb + k]));
+                                   std::array<int64_t, 3>{8, 512, 300}, std::array<int64_t, 3>{1, 4096, 80}})
+    DYNAMIC_SECTION("bfloat16 addmm: a Linear layer's transposed weight, a broadcast bias, beta and alpha, "
+                    << Mb << "x" << Kb << "x" << Nb) {
+      const auto x = random_floats(Mb * Kb, 31), w = random_floats(Nb * Kb, 32), bias = random_floats(Nb, 33);
+      auto to_bf16 = [](const std::vector<float>& v, std::vector<int64_t> sizes) {
+        Strided f(sizes, contiguous(sizes), v);
+        Handle h = empty(sizes, contiguous(sizes), aoti_torch_dtype_bfloat16());
+        REQUIRE(aoti_torch_copy_(h.get(), f.h.get(), 0) == 0);
+        Handle back = empty(sizes, contiguous(sizes), f32);
+        REQUIRE(aoti_torch_copy_(back.get(), h.get(), 0) == 0);
+        return std::pair{std::move(h), read_f32(back.get())};  // the tensor and its values as bfloat16 holds them
+      };
+      auto [X, xv] = to_bf16(x, {Mb, Kb});
+      auto [W, wv] = to_bf16(w, {Nb, Kb});
+      auto [Bias, bv] = to_bf16(bias, {Nb});
+      Handle WT, Self;
+      const int64_t wt_sizes[] = {Kb, Nb}, wt_strides[] = {1, Kb}, self_sizes[] = {Mb, Nb}, self_strides[] = {0, 1};
+      REQUIRE(aoti_torch__reinterpret_tensor(W.get(), 2, wt_sizes, wt_strides, 0, WT.out()) == 0);
+      REQUIRE(aoti_torch__reinterpret_tensor(Bias.get(), 2, self_sizes, self_strides, 0, Self.out()) == 0);
+      Handle O = empty({Mb, Nb}, {Nb, 1}, aoti_torch_dtype_bfloat16());
+      const double beta = 0.5, alpha = 2.0;
+      const uint64_t onednn_before = mpspack::shim::onednn_gemm_calls();
+      REQUIRE(aoti_torch_cpu_addmm_out(O.get(), Self.get(), X.get(), WT.get(), beta, alpha) == 0);
+      // The route: never oneDNN below the threshold; above it, oneDNN where the CPU has bf16 instructions
+      // ("avx512_core_bf16", "avx512_core_amx"). Elsewhere oneDNN decides whether it has more than its reference
+      // loops (which are refused), so the route is not checked there.
+      const std::string isa = mpspack::shim::onednn_description();
+      const bool bf16_isa = isa.find("bf16") != std::string::npos || isa.find("amx") != std::string::npos;
+      const bool big = double(Mb) * double(Kb) * double(Nb) >= mpspack::shim::kOnednnGemmMinMacs;
+      const uint64_t on_onednn = mpspack::shim::onednn_gemm_calls() - onednn_before;
+      INFO("oneDNN: " << isa);
+      if (!big) CHECK(on_onednn == 0);
+      else if (bf16_isa) CHECK(on_onednn == 1);
+      else
+        WARN("route not checked: " << isa << " has no bf16 instructions (ran on "
+                                   << (on_onednn ? "oneDNN" : "the widening path") << ")");
+      Handle O32 = empty({Mb, Nb}, {Nb, 1}, f32);
+      REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
+      const auto got = read_f32(O32.get());
+      for (int64_t i = 0; i < Mb; ++i)
+        for (int64_t j = 0; j < Nb; ++j) {
+          double r = 0, magnitude = 0;
+          for (int64_t k = 0; k < Kb; ++k) {
+            r += double(xv[i * Kb + k]) * double(wv[j * Kb + k]);
+            magnitude += std::abs(double(xv[i * Kb + k]) * double(wv[j * Kb + k]));
+          }
+          r = beta * bv[j] + alpha * r;
+          // one rounding to bfloat16 (8 significant bits) of a float-accumulated result
+          CHECK(std::abs(got[i * Nb + j] - r) <= std::abs(r) / 256 + 1e-6 * magnitude);
         }
-        r = beta * bv[j] + alpha * r;
-        // one rounding to bfloat16 (8 significant bits) of a float-accumulated result
-        CHECK(std::abs(got[i * Nb + j] - r) <= std::abs(r) / 256 + 1e-6 * magnitude);
-      }
-  }
+    }
   SECTION("int64 (loop)") {
     std::vector<int64_t> a{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, b{1, -1, 2, 0, -3, 1, 4, 2};
     Handle A = from_blob(a.data(), {M, K}, {K, 1}, aoti_torch_dtype_int64());
@@ -341,8 +342,8 @@ TEST_CASE("bmm_out with transposed batch operands, baddbmm_out", "[shim][ops]") 
 namespace {
 
 std::vector<double> ref_conv2d(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>* bias,
-                               int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t KH, int64_t KW,
-                               int64_t s, int64_t p, int64_t d, int64_t g, int64_t& OH, int64_t& OW) {
+                               int64_t N, int64_t C, int64_t H, int64_t W, int64_t O, int64_t KH, int64_t KW, int64_t s,
+                               int64_t p, int64_t d, int64_t g, int64_t& OH, int64_t& OW) {
   OH = (H + 2 * p - d * (KH - 1) - 1) / s + 1;
   OW = (W + 2 * p - d * (KW - 1) - 1) / s + 1;
   const int64_t Cg = C / g, Og = O / g;
@@ -358,7 +359,8 @@ std::vector<double> ref_conv2d(const std::vector<float>& x, const std::vector<fl
               for (int64_t kw = 0; kw < KW; ++kw) {
                 const int64_t ih = oh * s - p + kh * d, iw = ow * s - p + kw * d;
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                acc += double(x[((n * C + gi * Cg + c) * H + ih) * W + iw]) * double(w[((o * Cg + c) * KH + kh) * KW + kw]);
+                acc += double(x[((n * C + gi * Cg + c) * H + ih) * W + iw]) *
+                       double(w[((o * Cg + c) * KH + kh) * KW + kw]);
               }
           y[((n * O + o) * OH + oh) * OW + ow] = acc;
         }
@@ -368,16 +370,19 @@ std::vector<double> ref_conv2d(const std::vector<float>& x, const std::vector<fl
 }  // namespace
 
 TEST_CASE("convolution 2-D with groups, dilation, padding, stride and bias", "[shim][ops]") {
-  struct Case { int64_t N, C, H, W, O, K, s, p, d, g; bool bias; };
+  struct Case {
+    int64_t N, C, H, W, O, K, s, p, d, g;
+    bool bias;
+  };
   for (const Case& c : {Case{2, 4, 9, 8, 6, 3, 2, 1, 2, 2, true}, Case{1, 3, 7, 7, 4, 3, 1, 1, 1, 1, false},
-                       Case{2, 6, 6, 5, 6, 1, 1, 0, 1, 6, true}, Case{1, 2, 5, 5, 4, 2, 3, 2, 1, 1, true}}) {
+                        Case{2, 6, 6, 5, 6, 1, 1, 0, 1, 6, true}, Case{1, 2, 5, 5, 4, 2, 3, 2, 1, 1, true}}) {
     INFO("N" << c.N << " C" << c.C << " H" << c.H << " W" << c.W << " O" << c.O << " K" << c.K << " s" << c.s << " p"
-              << c.p << " d" << c.d << " g" << c.g);
+             << c.p << " d" << c.d << " g" << c.g);
     const auto x = random_floats(c.N * c.C * c.H * c.W, 10), w = random_floats(c.O * (c.C / c.g) * c.K * c.K, 11),
                bias = random_floats(c.O, 12);
     int64_t OH = 0, OW = 0;
-    const auto want = ref_conv2d(x, w, c.bias ? &bias : nullptr, c.N, c.C, c.H, c.W, c.O, c.K, c.K, c.s, c.p, c.d,
-                                 c.g, OH, OW);
+    const auto want =
+        ref_conv2d(x, w, c.bias ? &bias : nullptr, c.N, c.C, c.H, c.W, c.O, c.K, c.K, c.s, c.p, c.d, c.g, OH, OW);
     Strided X({c.N, c.C, c.H, c.W}, contiguous({c.N, c.C, c.H, c.W}), x);
     Strided Wt({c.O, c.C / c.g, c.K, c.K}, contiguous({c.O, c.C / c.g, c.K, c.K}), w);
     Strided Bs({c.O}, {1}, bias);
@@ -471,7 +476,8 @@ void ref_sdpa(const std::vector<float>& q, const std::vector<float>& k, const st
 
 TEST_CASE("sdpa flash_attention_for_cpu: causal, masks, scale, torch's output layouts", "[shim][ops]") {
   const int64_t B = 2, H = 3, L = 5, S = 5, E = 4;
-  const auto q = random_floats(B * H * L * E, 20), k = random_floats(B * H * S * E, 21), v = random_floats(B * H * S * E, 22);
+  const auto q = random_floats(B * H * L * E, 20), k = random_floats(B * H * S * E, 21),
+             v = random_floats(B * H * S * E, 22);
   // q as torch code usually has it: a [B,L,H,E] contiguous tensor transposed to [B,H,L,E].
   Strided Q({B, H, L, E}, {L * H * E, E, H * E, 1}, q);
   Strided K({B, H, S, E}, contiguous({B, H, S, E}), k);

@@ -2,7 +2,7 @@
 // NaN random sample (whose window starts torch leaves undefined; the shim refuses it). The windows of
 // fractional_max_pool2d worked out by hand. Values against torch: tests/ops (opcases/pooling.py).
 #include "op_test_util.hpp"
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <limits>
 #include <string>
@@ -21,8 +21,8 @@ TEST_CASE("pooling refuses null handles and null result pointers, naming the op"
   TypedTensor x({1, 2, 4, 4}, kF32, small_integers(32, 1));
   const int64_t k[] = {2, 2}, none[] = {0};
   Handle values, indices;
-  CHECK(aoti_torch_cpu_max_pool2d_with_indices(nullptr, k, 2, k, 2, none, 1, k, 0, 0, values.out(),
-                                               indices.out()) != 0);
+  CHECK(aoti_torch_cpu_max_pool2d_with_indices(nullptr, k, 2, k, 2, none, 1, k, 0, 0, values.out(), indices.out()) !=
+        0);
   CHECK(aoti_torch_cpu_max_pool2d_with_indices(x.h.get(), k, 2, k, 0, none, 1, k, 1, 0, values.out(), nullptr) != 0);
   CHECK(error_text().find("max_pool2d") != std::string::npos);
   CHECK(aoti_torch_cpu__adaptive_avg_pool2d(x.h.get(), k, 2, nullptr) != 0);
@@ -39,8 +39,8 @@ TEST_CASE("fractional_max_pool2d takes samples as torch does and refuses a NaN o
   Handle values, indices;
   // Window starts 0, int((1 + s) * 3.5) - int(s * 3.5), 7 along each dim: W from sample 0, H from sample 1.
   TypedTensor samples({1, 1, 2}, kF32, {0.0, 0.2});
-  REQUIRE(aoti_torch_cpu_fractional_max_pool2d(x.h.get(), k, 2, out, 2, samples.h.get(), values.out(),
-                                               indices.out()) == 0);
+  REQUIRE(aoti_torch_cpu_fractional_max_pool2d(x.h.get(), k, 2, out, 2, samples.h.get(), values.out(), indices.out()) ==
+          0);
   const auto idx = read_values(indices.get());
   const auto vals = read_values(x.h.get());
   const int64_t starts_w[] = {0, 3, 7}, starts_h[] = {0, 4, 7};  // int(4.2) - int(0.7) = 4

@@ -29,7 +29,8 @@ std::vector<double> reference_scan(const std::vector<double>& values, const std:
   });
   return out;
 }
-std::vector<double> reference_cumsum(const std::vector<double>& values, const std::vector<int64_t>& sizes, int64_t dim) {
+std::vector<double> reference_cumsum(const std::vector<double>& values, const std::vector<int64_t>& sizes,
+                                     int64_t dim) {
   return reference_scan(values, sizes, dim);
 }
 
@@ -106,7 +107,8 @@ TEST_CASE("cumsum over size-1, size-0 and 0-d shapes", "[shim][ops][scan]") {
   }
 }
 
-TEST_CASE("cumsum result dtypes follow torch: integers and bool to int64, an explicit dtype wins", "[shim][ops][scan]") {
+TEST_CASE("cumsum result dtypes follow torch: integers and bool to int64, an explicit dtype wins",
+          "[shim][ops][scan]") {
   SECTION("int32 sums past int32's range in int64") {
     const std::vector<double> v{2147483647.0, 2147483647.0, -5.0};
     TypedTensor x({3}, kI32, v);
@@ -176,7 +178,8 @@ TEST_CASE("cumsum refuses a bad dim, a missing result pointer and a non-CPU tens
   float data[2] = {1, 2};
   Handle on_gpu;
   const int64_t s[1] = {2}, st[1] = {1};
-  REQUIRE(aoti_torch_create_tensor_from_blob(data, 1, s, st, 0, kF32, aoti_torch_device_type_cuda(), 0, on_gpu.out()) == 0);
+  REQUIRE(aoti_torch_create_tensor_from_blob(data, 1, s, st, 0, kF32, aoti_torch_device_type_cuda(), 0, on_gpu.out()) ==
+          0);
   CHECK(aoti_torch_cpu_cumsum(on_gpu.get(), 0, nullptr, y.out()) != 0);
   CHECK(y.get() == nullptr);
 }

@@ -1,6 +1,6 @@
 // The softmax row kernels of the CPU attention (attention_kernels.hpp's row_max and exp_sum, every set this CPU
 // runs) against std::exp and plain loops.
-#include "attention_kernels.hpp"
+#include "runtime/shim/attention_kernels.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -91,12 +91,12 @@ TEST_CASE("sort: every dim, both orders, ties stable, NaN last ascending and fir
     }
 }
 
-TEST_CASE("sort: a transposed input keeps its strides, a gapped one gets dense strides in its order", "[shim][ops][sort]") {
+TEST_CASE("sort: a transposed input keeps its strides, a gapped one gets dense strides in its order",
+          "[shim][ops][sort]") {
   const std::vector<int64_t> sizes{4, 3};
   const auto v = small_integers(12, 32, -9, 9);
-  for (const auto& [strides, want_strides] :
-       {std::pair{std::vector<int64_t>{1, 4}, std::vector<int64_t>{1, 4}},
-        std::pair{std::vector<int64_t>{2, 8}, std::vector<int64_t>{1, 4}}}) {
+  for (const auto& [strides, want_strides] : {std::pair{std::vector<int64_t>{1, 4}, std::vector<int64_t>{1, 4}},
+                                              std::pair{std::vector<int64_t>{2, 8}, std::vector<int64_t>{1, 4}}}) {
     TypedTensor x(sizes, strides, kI32, v);
     Handle values, indices;
     REQUIRE(aoti_torch_cpu_sort_stable(x.h.get(), nullptr, 1, 0, values.out(), indices.out()) == 0);
@@ -143,7 +143,8 @@ TEST_CASE("sort: int64 values that double cannot tell apart, bfloat16, 0-d and e
   }
 }
 
-TEST_CASE("topk: largest and smallest k along every dim, contiguous results, NaN among the largest", "[shim][ops][sort]") {
+TEST_CASE("topk: largest and smallest k along every dim, contiguous results, NaN among the largest",
+          "[shim][ops][sort]") {
   const std::vector<int64_t> sizes{3, 6, 5};
   const auto v = with_nans(small_integers(90, 33, -4, 4));
   TypedTensor x(sizes, {1, 15, 3}, kF32, v);  // strided: dim 0 innermost

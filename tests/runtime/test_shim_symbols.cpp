@@ -1,5 +1,5 @@
 // The shim's exported names: they resolve in this (ENABLE_EXPORTS) binary, and they cover every fixture's imports.
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <catch2/catch.hpp>
 #include <fixtures.hpp>

@@ -1,7 +1,7 @@
 // Tensor handle semantics of the shim: refcounted storage, views, sizes/strides, copies and conversions.
 #include "shim_test_util.hpp"
-#include "provided.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/provided.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -170,7 +170,7 @@ TEST_CASE("half and bfloat16 conversions round to nearest even", "[shim]") {
   CHECK(float_to_half(std::ldexp(1.0f, -24)) == 0x0001);
   CHECK(float_to_half(std::ldexp(1.0f, -25)) == 0x0000);  // tie to even
   CHECK(float_to_half(std::ldexp(1.5f, -25)) == 0x0001);
-  CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);  // tie to even (down)
+  CHECK(float_to_half(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);      // tie to even (down)
   CHECK(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);  // tie to even (up)
   CHECK((float_to_half(std::numeric_limits<float>::quiet_NaN()) & 0x7c00) == 0x7c00);
   for (uint32_t h = 0; h < 0x10000; ++h) {

@@ -1,8 +1,8 @@
 // The views group beyond what the op conformance suite compares: the views share the input's storage (a write
 // through one is seen through the other), reshape copies only where torch does, resize_ grows the storage in
 // place for every handle over it and refuses a borrowed one, and null arguments fail instead of crashing.
-#include "provided.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/provided.hpp"
+#include "runtime/shim/tensor.hpp"
 #include "shim_test_util.hpp"
 
 #include <algorithm>
@@ -15,8 +15,7 @@ using namespace mpspack::test;
 
 namespace {
 
-const int32_t kF32 = aoti_torch_dtype_float32(), kF64 = aoti_torch_dtype_float64(),
-              kC64 = aoti_torch_dtype_complex64();
+const int32_t kF32 = aoti_torch_dtype_float32(), kF64 = aoti_torch_dtype_float64(), kC64 = aoti_torch_dtype_complex64();
 
 // A contiguous float32 tensor holding 0, 1, 2, ...
 Handle iota(const std::vector<int64_t>& sizes) {

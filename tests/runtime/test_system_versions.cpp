@@ -1,6 +1,6 @@
 // The loader's check of a library's symbol versions against this system (loader/system_versions.hpp): the line it
 // gives for a glibc, a libstdc++ or a libgcc_s that is too old, and what it finds of this process's own libraries.
-#include "system_versions.hpp"
+#include "runtime/loader/system_versions.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,8 +14,8 @@ using namespace mpspack::runtime::loader;
 TEST_CASE("missing_versions: the highest missing version, what the system has, what to do", "[loader][versions]") {
   SystemVersions system;
   system.glibc = "2.36";
-  system.libraries["libstdc++.so.6"] = {"/usr/lib/libstdc++.so.6",
-                                        {"GLIBCXX_3.4", "GLIBCXX_3.4.9", "GLIBCXX_3.4.30", "CXXABI_1.3", "CXXABI_1.3.13"}};
+  system.libraries["libstdc++.so.6"] = {
+      "/usr/lib/libstdc++.so.6", {"GLIBCXX_3.4", "GLIBCXX_3.4.9", "GLIBCXX_3.4.30", "CXXABI_1.3", "CXXABI_1.3.13"}};
   system.libraries["libgcc_s.so.1"] = {"/lib/libgcc_s.so.1", {"GCC_3.0", "GCC_4.2.0"}};
 
   SECTION("everything there: nothing to say") {
@@ -37,12 +37,13 @@ TEST_CASE("missing_versions: the highest missing version, what the system has, w
     CHECK(missing_versions({{"libstdc++.so.6", {"GLIBCXX_3.4", "GLIBCXX_3.4.33", "GLIBCXX_3.4.31"}}}, system) ==
           "needs GLIBCXX_3.4.33 of libstdc++.so.6 (/usr/lib/libstdc++.so.6 here has up to GLIBCXX_3.4.30): run it "
           "on a newer system or rebuild it against this system's libstdc++.so.6");
-    CHECK(missing_versions({{"libstdc++.so.6", {"CXXABI_1.3.15"}}}, system).starts_with(
-        "needs CXXABI_1.3.15 of libstdc++.so.6 (/usr/lib/libstdc++.so.6 here has up to CXXABI_1.3.13)"));
+    CHECK(missing_versions({{"libstdc++.so.6", {"CXXABI_1.3.15"}}}, system)
+              .starts_with(
+                  "needs CXXABI_1.3.15 of libstdc++.so.6 (/usr/lib/libstdc++.so.6 here has up to CXXABI_1.3.13)"));
   }
   SECTION("libgcc_s") {
-    CHECK(missing_versions({{"libgcc_s.so.1", {"GCC_3.0", "GCC_14.0"}}}, system).starts_with(
-        "needs GCC_14.0 of libgcc_s.so.1 (/lib/libgcc_s.so.1 here has up to GCC_4.2.0)"));
+    CHECK(missing_versions({{"libgcc_s.so.1", {"GCC_3.0", "GCC_14.0"}}}, system)
+              .starts_with("needs GCC_14.0 of libgcc_s.so.1 (/lib/libgcc_s.so.1 here has up to GCC_4.2.0)"));
   }
   SECTION("glibc is named first") {
     CHECK(missing_versions({{"libstdc++.so.6", {"GLIBCXX_3.4.33"}}, {"libc.so.6", {"GLIBC_2.38"}}}, system)
@@ -51,8 +52,8 @@ TEST_CASE("missing_versions: the highest missing version, what the system has, w
 }
 
 TEST_CASE("this_system: glibc's version and this process's own libstdc++", "[loader][versions]") {
-  auto s = this_system({{"libstdc++.so.6", {"GLIBCXX_3.4"}}, {"libc.so.6", {"GLIBC_2.2.5"}},
-                        {"libnot-loaded.so.1", {"NL_1.0"}}});
+  auto s = this_system(
+      {{"libstdc++.so.6", {"GLIBCXX_3.4"}}, {"libc.so.6", {"GLIBC_2.2.5"}}, {"libnot-loaded.so.1", {"NL_1.0"}}});
   REQUIRE(s.ok());
   CHECK(s->glibc == gnu_get_libc_version());
   REQUIRE(s->libraries.contains("libstdc++.so.6"));

@@ -41,7 +41,8 @@ std::vector<Packed> make_synthetic(const TempDir& tmp) {
   REQUIRE(std::system(cmd.c_str()) == 0);
   std::vector<Packed> v;
   for (const char* layout : {"embedded", "blob", "mmap", "pt2"})
-    v.push_back({fmt::format("synthetic {}", layout), out / (std::string(layout) + ".mpk"),
+    v.push_back({fmt::format("synthetic {}", layout),
+                 out / (std::string(layout) + ".mpk"),
                  {"--input", (out / "input0.bin").string(), "--expect", (out / "expected0.bin").string()}});
   return v;
 }
@@ -61,9 +62,14 @@ std::vector<Packed> make_fixtures(const TempDir& tmp) {
       return ":" + dtypes.at(t.at("dtype").get<std::string>()) + ":" + shape;
     };
     const fs::path mpk = tmp.path / (name + ".mpk");
-    std::vector<std::string> args = {"build", (dir / "model.so").string(), "-o", mpk.string(), "--example-input",
-                                      (dir / "input0.bin").string() + spec(c.at("inputs")[0]), "--example-output",
-                                      (dir / "expected0.bin").string() + spec(c.at("outputs")[0])};
+    std::vector<std::string> args = {"build",
+                                     (dir / "model.so").string(),
+                                     "-o",
+                                     mpk.string(),
+                                     "--example-input",
+                                     (dir / "input0.bin").string() + spec(c.at("inputs")[0]),
+                                     "--example-output",
+                                     (dir / "expected0.bin").string() + spec(c.at("outputs")[0])};
     if (fs::exists(dir / "weights.blob")) args.insert(args.end(), {"--weights", (dir / "weights.blob").string()});
     require_ok(run_mpspack(args));
     v.push_back({name, mpk, {"--input", (dir / "input0.bin").string(), "--expect", (dir / "expected0.bin").string()}});
@@ -110,8 +116,8 @@ void require_damage_refused(const CliResult& r, uint32_t i, const SegmentInfo& s
   CHECK(lines.back().rfind("mpspack: ", 0) == 0);
   CHECK(lines.back().find(segment_named(i, s)) != std::string::npos);
   CHECK(lines.back().find("is damaged") != std::string::npos);
-  CHECK(r.out.empty());                                              // no output reported
-  CHECK((!fs::exists(out_dir) || fs::is_empty(out_dir)));            // nor written
+  CHECK(r.out.empty());                                    // no output reported
+  CHECK((!fs::exists(out_dir) || fs::is_empty(out_dir)));  // nor written
 }
 
 }  // namespace
@@ -175,8 +181,7 @@ TEST_CASE("run: an intact container runs with its weights checked, and the repor
   }
 }
 
-TEST_CASE("verify: a flipped byte in a later hash chunk of a large segment is named by its chunk",
-          "[cli][verify]") {
+TEST_CASE("verify: a flipped byte in a later hash chunk of a large segment is named by its chunk", "[cli][verify]") {
   TempDir tmp;
   const Packed p = synthetic().at(1);  // blob: the weights segment is 17 MiB, two chunks
   auto c = format::Container::open(p.mpk);

@@ -169,11 +169,11 @@ TEST_CASE("latency_stats: extra percentiles by linear interpolation, over_repeti
   // 2..10 ms, twice the first: every statistic doubles.
   const runtime::LatencyStats b = runtime::latency_stats({10, 2, 8, 4, 6}, {75, 10});
   const runtime::LatencyOverRepetitions over = runtime::over_repetitions({a, b});
-  CHECK(over.mean.min == Approx(1.5));           // (1 + 2) / 2
-  CHECK(over.stddev.min == Approx(0.5));         // population: |1 - 2| / 2
-  CHECK(over.mean.max == Approx(7.5));           // (5 + 10) / 2
+  CHECK(over.mean.min == Approx(1.5));    // (1 + 2) / 2
+  CHECK(over.stddev.min == Approx(0.5));  // population: |1 - 2| / 2
+  CHECK(over.mean.max == Approx(7.5));    // (5 + 10) / 2
   CHECK(over.stddev.max == Approx(2.5));
-  CHECK(over.mean.percentiles[0] == Approx(6.0));  // (4 + 8) / 2
+  CHECK(over.mean.percentiles[0] == Approx(6.0));    // (4 + 8) / 2
   CHECK(over.stddev.percentiles[1] == Approx(0.7));  // |1.4 - 2.8| / 2
   const runtime::LatencyOverRepetitions one = runtime::over_repetitions({a});
   CHECK(one.mean.p90 == a.p90);

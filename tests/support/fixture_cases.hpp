@@ -10,8 +10,8 @@
 namespace mpspack::test {
 
 struct FixtureCase {
-  std::string set;    // "rebuilt-bookworm" or "torch-built"
-  std::string name;   // folder name, e.g. "cpu_mlp_blob"
+  std::string set;   // "rebuilt-bookworm" or "torch-built"
+  std::string name;  // folder name, e.g. "cpu_mlp_blob"
   std::filesystem::path dir;
   bool blob() const { return std::filesystem::exists(dir / "weights.blob"); }
   std::filesystem::path so() const { return dir / "model.so"; }

@@ -39,17 +39,16 @@ inline bool& fixture_was_missing() {
 }  // namespace mpspack::test
 
 // Stops the test case because a fixture is missing: a failure under CI=true, else a visible skip.
-#define MPK_SKIP_FOR_MISSING_FIXTURE(why)                                                          \
-  do {                                                                                             \
-    if (mpspack::test::running_in_ci()) FAIL("CI=true, and a fixture is missing: " << why);        \
-    WARN("skipped: " << why);                                                                      \
-    mpspack::test::fixture_was_missing() = true;                                                   \
-    return;                                                                                        \
+#define MPK_SKIP_FOR_MISSING_FIXTURE(why)                                                   \
+  do {                                                                                      \
+    if (mpspack::test::running_in_ci()) FAIL("CI=true, and a fixture is missing: " << why); \
+    WARN("skipped: " << why);                                                               \
+    mpspack::test::fixture_was_missing() = true;                                            \
+    return;                                                                                 \
   } while (0)
 
 // Skips (or, in CI, fails) the rest of the test case when `path` does not exist.
-#define MPK_REQUIRE_FIXTURE(path)                                                         \
-  do {                                                                                    \
-    if (!std::filesystem::exists(path))                                                   \
-      MPK_SKIP_FOR_MISSING_FIXTURE("fixture " << (path).string() << " is missing");       \
+#define MPK_REQUIRE_FIXTURE(path)                                                                                     \
+  do {                                                                                                                \
+    if (!std::filesystem::exists(path)) MPK_SKIP_FOR_MISSING_FIXTURE("fixture " << (path).string() << " is missing"); \
   } while (0)

@@ -42,12 +42,12 @@ inline std::vector<uint8_t> encode_metadata_1_0(const Manifest& m) {
                                          b.CreateString(l.region->section), l.region->writable);
     std::vector<Offset<fb::Patch>> patches;
     for (const auto& p : l.restore) patches.push_back(fb::CreatePatch(b, p.offset, b.CreateVector(p.bytes)));
-    libraries.push_back(fb::CreateLibrary(
-        b, b.CreateString(l.name), b.CreateString(l.device), b.CreateString(l.abi), b.CreateString(l.machine),
-        static_cast<fb::Flavour>(l.flavour), l.segment, b.CreateVectorOfStrings(l.needed),
-        b.CreateVectorOfStrings(l.dropped_needed), b.CreateVectorOfStrings(l.imports), region, l.weights,
-        b.CreateVector(l.cubins), l.original_size, b.CreateString(l.original_sha256), l.removed_offset,
-        l.removed_size, b.CreateVector(patches)));
+    libraries.push_back(fb::CreateLibrary(b, b.CreateString(l.name), b.CreateString(l.device), b.CreateString(l.abi),
+                                          b.CreateString(l.machine), static_cast<fb::Flavour>(l.flavour), l.segment,
+                                          b.CreateVectorOfStrings(l.needed), b.CreateVectorOfStrings(l.dropped_needed),
+                                          b.CreateVectorOfStrings(l.imports), region, l.weights,
+                                          b.CreateVector(l.cubins), l.original_size, b.CreateString(l.original_sha256),
+                                          l.removed_offset, l.removed_size, b.CreateVector(patches)));
   }
   std::vector<Offset<fb::Weights>> weights;
   for (const auto& w : m.weights) {

@@ -21,8 +21,8 @@ inline void put(std::vector<uint8_t>& b, uint64_t at, T v) {
   std::memcpy(b.data() + at, &v, sizeof v);
 }
 
-inline void section(std::vector<uint8_t>& b, uint64_t shoff, uint32_t index, uint32_t type, uint64_t offset, uint64_t size,
-             uint32_t link = 0, uint64_t entsize = 0) {
+inline void section(std::vector<uint8_t>& b, uint64_t shoff, uint32_t index, uint32_t type, uint64_t offset,
+                    uint64_t size, uint32_t link = 0, uint64_t entsize = 0) {
   const uint64_t at = shoff + index * sizeof(Elf64_Shdr);
   put<uint32_t>(b, at + offsetof(Elf64_Shdr, sh_name), index == 0 ? 0 : 1);  // all at the long name
   put<uint32_t>(b, at + offsetof(Elf64_Shdr, sh_type), type);
@@ -59,6 +59,5 @@ inline std::vector<uint8_t> one_long_name() {
   for (uint32_t i = 4; i < kSections; ++i) section(b, shoff, i, SHT_PROGBITS, 0, 0);
   return b;
 }
-
 
 }  // namespace mpspack::test

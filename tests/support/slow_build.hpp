@@ -16,7 +16,9 @@
 
 namespace mpspack::test {
 
-inline std::filesystem::path blob_fixture_so() { return fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_blob" / "model.so"; }
+inline std::filesystem::path blob_fixture_so() {
+  return fixtures_dir() / "rebuilt-bookworm" / "cpu_mlp_blob" / "model.so";
+}
 
 // Writes DIR/big.so and DIR/big_weights.blob (3 GiB, sparse); returns big.so.
 inline std::filesystem::path make_slow_build_input(const std::filesystem::path& dir) {

@@ -51,12 +51,11 @@ TEST_CASE("write_sparse keeps every byte and leaves zero blocks as holes", "[fil
   REQUIRE(w->commit().ok());
 
   CHECK(read_all(path) == bytes);
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   // 8 whole zero blocks (and the one before the data run) are holes, where the file system keeps them.
   if (uint64_t(st.st_blocks) * 512 >= bytes.size())
     WARN("skipped the hole check: " << dir << " does not keep holes (" << st.st_blocks * 512 << " bytes allocated)");
-  else
-    CHECK(uint64_t(st.st_blocks) * 512 <= bytes.size() - 8 * kBlock);
+  else CHECK(uint64_t(st.st_blocks) * 512 <= bytes.size() - 8 * kBlock);
   std::filesystem::remove_all(dir);
 }

@@ -75,7 +75,8 @@ namespace {
 
 // A container whose one library's weights (1 MiB) carry a constants table naming the whole segment
 // `refs` times.
-fs::path many_references(const fs::path& dir, uint32_t refs, std::vector<uint8_t>& library, std::vector<uint8_t>& weights) {
+fs::path many_references(const fs::path& dir, uint32_t refs, std::vector<uint8_t>& library,
+                         std::vector<uint8_t>& weights) {
   library.assign(4096, 0x7f);
   weights.assign(1u << 20, 0x33);
   Manifest m;
@@ -88,10 +89,12 @@ fs::path many_references(const fs::path& dir, uint32_t refs, std::vector<uint8_t
   m.libraries.push_back(l);
   WeightsInfo w{1, {}};
   for (uint32_t i = 0; i < refs; ++i)
-    w.constants.push_back(ConstantInfo{"c" + std::to_string(i), "", dtype::uint8, {1 << 20}, {1}, 0, 0, 1u << 20, 1, false});
+    w.constants.push_back(
+        ConstantInfo{"c" + std::to_string(i), "", dtype::uint8, {1 << 20}, {1}, 0, 0, 1u << 20, 1, false});
   m.weights.push_back(w);
-  std::vector<format::PendingSegment> segs{{SegmentKind::Library, "model.so", ByteView(library), std::nullopt},
-                                           {SegmentKind::Weights, "model_weights.blob", ByteView(weights), std::nullopt}};
+  std::vector<format::PendingSegment> segs{
+      {SegmentKind::Library, "model.so", ByteView(library), std::nullopt},
+      {SegmentKind::Weights, "model_weights.blob", ByteView(weights), std::nullopt}};
   const fs::path path = dir / "refs.mpk";
   auto written = format::write_container(path, m, segs);
   INFO((written.ok() ? "" : written.error().message));
@@ -145,8 +148,7 @@ TEST_CASE("bounds: the writer refuses what a reader would, before writing anythi
     CHECK(fs::is_empty(tmp.path));  // no output, no temp file
   };
   SECTION("a source path over 4096 bytes") {
-    attempt([](Manifest& m, auto&) { m.sources.push_back(SourceInfo{std::string(4097, 'p'), 1, "", "so", ""}); },
-            "M5");
+    attempt([](Manifest& m, auto&) { m.sources.push_back(SourceInfo{std::string(4097, 'p'), 1, "", "so", ""}); }, "M5");
   }
   SECTION("an import name over 4096 bytes") {
     attempt([](Manifest& m, auto&) { m.libraries[0].imports = {"aoti_torch_" + std::string(4090, 'x')}; }, "M5");
@@ -158,17 +160,22 @@ TEST_CASE("bounds: the writer refuses what a reader would, before writing anythi
     }
   }
   SECTION("a cubin file name of 243 bytes") {
-    attempt([&](Manifest& m, auto& segs) {
-      segs.push_back({SegmentKind::Cubin, std::string(237, 'k') + ".cubin", ByteView(cubin), std::nullopt});
-      m.libraries[0].cubins = {1};
-    }, "L7");
+    attempt(
+        [&](Manifest& m, auto& segs) {
+          segs.push_back({SegmentKind::Cubin, std::string(237, 'k') + ".cubin", ByteView(cubin), std::nullopt});
+          m.libraries[0].cubins = {1};
+        },
+        "L7");
   }
   SECTION("a constant outside a 1-byte weights placeholder") {
-    attempt([&](Manifest& m, auto& segs) {
-      segs.push_back({SegmentKind::Weights, "model_weights.blob", ByteView(tiny), std::nullopt});
-      m.libraries[0].flavour = Flavour::ExternalBlob;
-      m.libraries[0].weights = 0;
-      m.weights.push_back(WeightsInfo{1, {ConstantInfo{"l_weight", "", dtype::float32, {4}, {1}, 0, 0, 16, 1, false}}});
-    }, "W1");
+    attempt(
+        [&](Manifest& m, auto& segs) {
+          segs.push_back({SegmentKind::Weights, "model_weights.blob", ByteView(tiny), std::nullopt});
+          m.libraries[0].flavour = Flavour::ExternalBlob;
+          m.libraries[0].weights = 0;
+          m.weights.push_back(
+              WeightsInfo{1, {ConstantInfo{"l_weight", "", dtype::float32, {4}, {1}, 0, 0, 16, 1, false}}});
+        },
+        "W1");
   }
 }

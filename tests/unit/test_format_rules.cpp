@@ -66,7 +66,8 @@ TEST_CASE("rules H1-H11: the header", "[format][rules]") {
   SECTION("H3 byte order") { refused(with_field<uint32_t>(f::byte_order, 0x04030201), "H3"); }
   SECTION("H4 another major version") {
     auto file = with_field<uint16_t>(f::version_major, 2);
-    CHECK_THAT(refused(file, "H4"), Catch::Contains("version 2." + std::to_string(format::kVersionMinor) + " is not supported"));
+    CHECK_THAT(refused(file, "H4"),
+               Catch::Contains("version 2." + std::to_string(format::kVersionMinor) + " is not supported"));
     CHECK(open_crafted(file).error().kind == Error::Kind::Unsupported);
   }
   SECTION("H5 header size") { refused(with_field<uint32_t>(f::header_size, 64), "H5"); }
@@ -92,9 +93,7 @@ TEST_CASE("rules H1-H11: the header", "[format][rules]") {
     fix_checksum(file);
     refused(file, "H9");
   }
-  SECTION("H9 data region not reaching the end") {
-    refused(with_field<uint64_t>(f::data_size, 8), "H9");
-  }
+  SECTION("H9 data region not reaching the end") { refused(with_field<uint64_t>(f::data_size, 8), "H9"); }
   SECTION("H10 reserved bytes") {
     auto file = crafted_file(crafted_base());
     file[100] = 1;
@@ -206,8 +205,12 @@ TEST_CASE("rules L1-L8: libraries", "[format][rules]") {
     auto ok = open_crafted(crafted_file(changed([](Manifest& m) { m.libraries[0].name.assign(200, 'n'); })));
     CHECK(ok.ok());
   }
-  SECTION("L2 weights index") { refused(changed([](Manifest& m) { m.libraries[0].weights = 1; }), "L2"); }
-  SECTION("L3 sizes") { refused(changed([](Manifest& m) { m.libraries[0].original_size += 1; }), "L3"); }
+  SECTION("L2 weights index") {
+    refused(changed([](Manifest& m) { m.libraries[0].weights = 1; }), "L2");
+  }
+  SECTION("L3 sizes") {
+    refused(changed([](Manifest& m) { m.libraries[0].original_size += 1; }), "L3");
+  }
   SECTION("L4 removed range") {
     refused(changed([](Manifest& m) { m.libraries[0].removed_offset = 4097; }), "L4");
     refused(changed([](Manifest& m) {
@@ -282,7 +285,9 @@ TEST_CASE("rules W1-W2: weights and constants", "[format][rules]") {
 }
 
 TEST_CASE("rules E1-E2: examples", "[format][rules]") {
-  SECTION("E1 library index") { refused(changed([](Manifest& m) { m.examples[0].library = 1; }), "E1"); }
+  SECTION("E1 library index") {
+    refused(changed([](Manifest& m) { m.examples[0].library = 1; }), "E1");
+  }
   SECTION("E2 tensor size") {
     refused(changed([](Manifest& m) { m.examples[0].inputs[0].shape = {5}; }), "E2");
     refused(changed([](Manifest& m) { m.examples[0].inputs[0].dtype = 99; }), "E2");

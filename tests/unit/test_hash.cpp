@@ -27,7 +27,8 @@ TEST_CASE("xxh3_64 matches xxhash's portable code at every length class") {
   CHECK(xxh3_64({}) == 0x2D06800538D394C2ull);  // XXH3_64bits of no bytes, from xxhash's spec
   // 0..3, 4..8, 9..16, 17..128, 129..240 and long inputs take different code paths in XXH3;
   // the long path (>240 bytes) is the one with the vector loops the AVX2 build replaces.
-  for (size_t n : std::initializer_list<size_t>{0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 1024, 1025, 65536 + 7, (4u << 20) + 3}) {
+  for (size_t n : std::initializer_list<size_t>{0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 1024, 1025, 65536 + 7,
+                                                (4u << 20) + 3}) {
     auto b = random_bytes(n, static_cast<uint32_t>(n));
     INFO("length " << n);
     CHECK(xxh3_64(b) == XXH3_64bits(b.data(), b.size()));

@@ -29,8 +29,10 @@ TEST_CASE("printable escapes controls, C1 in both forms and invalid bytes, and k
   CHECK(text::printable("a\rOK\n") == "a\\x0dOK\\x0a");
   CHECK(text::printable("\x7f") == "\\x7f");
   // C1 CSI as a raw byte and as the code point U+009B.
-  CHECK(text::printable("\x9b" "31m") == "\\x9b31m");
-  CHECK(text::printable("\xc2\x9b" "31m") == "\\xc2\\x9b31m");
+  CHECK(text::printable("\x9b"
+                        "31m") == "\\x9b31m");
+  CHECK(text::printable("\xc2\x9b"
+                        "31m") == "\\xc2\\x9b31m");
   CHECK(text::printable("\xc2\xa0") == "\xc2\xa0");  // U+00A0 is not a control
   CHECK(text::printable("caf\xe9") == "caf\\xe9");
   CHECK(text::printable("\xe2\x82") == "\\xe2\\x82");

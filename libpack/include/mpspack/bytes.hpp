@@ -33,17 +33,13 @@ constexpr bool checked_mul(uint64_t a, uint64_t b, uint64_t& out) {
   return true;
 }
 
-constexpr uint64_t align_up(uint64_t v, uint64_t alignment) {
-  return (v + alignment - 1) / alignment * alignment;
-}
+constexpr uint64_t align_up(uint64_t v, uint64_t alignment) { return (v + alignment - 1) / alignment * alignment; }
 
 inline uint16_t load_u16le(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
 inline uint32_t load_u32le(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
-inline uint64_t load_u64le(const uint8_t* p) {
-  return uint64_t(load_u32le(p)) | uint64_t(load_u32le(p + 4)) << 32;
-}
+inline uint64_t load_u64le(const uint8_t* p) { return uint64_t(load_u32le(p)) | uint64_t(load_u32le(p + 4)) << 32; }
 inline void store_u16le(uint8_t* p, uint16_t v) {
   p[0] = uint8_t(v);
   p[1] = uint8_t(v >> 8);
@@ -60,8 +56,7 @@ inline void store_u64le(uint8_t* p, uint64_t v) {
 class ByteView {
  public:
   ByteView() = default;
-  ByteView(std::span<const uint8_t> bytes, std::string_view what = "input")
-      : bytes_(bytes), what_(what) {}
+  ByteView(std::span<const uint8_t> bytes, std::string_view what = "input") : bytes_(bytes), what_(what) {}
 
   uint64_t size() const { return bytes_.size(); }
   const uint8_t* data() const { return bytes_.data(); }
@@ -71,8 +66,7 @@ class ByteView {
   // The sub-view [offset, offset + size), or an error naming `field` and the numbers.
   Result<ByteView> slice(uint64_t offset, uint64_t size, std::string_view field) const {
     if (!range_fits(offset, size, bytes_.size()))
-      return make_error(Error::Kind::Corrupt,
-                        "{}: {} at offset {:#x} + size {:#x} runs past the end ({:#x} bytes)",
+      return make_error(Error::Kind::Corrupt, "{}: {} at offset {:#x} + size {:#x} runs past the end ({:#x} bytes)",
                         what_, field, offset, size, bytes_.size());
     return ByteView(bytes_.subspan(offset, size), what_);
   }
@@ -95,16 +89,14 @@ class ByteView {
   }
 
   // A NUL-terminated string starting at `offset`, at most `max_len` bytes long.
-  Result<std::string_view> cstring(uint64_t offset, std::string_view field,
-                                   uint64_t max_len = 4096) const {
+  Result<std::string_view> cstring(uint64_t offset, std::string_view field, uint64_t max_len = 4096) const {
     if (offset >= bytes_.size())
-      return make_error(Error::Kind::Corrupt, "{}: {} at offset {:#x} is past the end ({:#x} bytes)",
-                        what_, field, offset, bytes_.size());
+      return make_error(Error::Kind::Corrupt, "{}: {} at offset {:#x} is past the end ({:#x} bytes)", what_, field,
+                        offset, bytes_.size());
     uint64_t limit = std::min<uint64_t>(bytes_.size() - offset, max_len);
     const void* nul = std::memchr(bytes_.data() + offset, 0, limit);
     if (!nul)
-      return make_error(Error::Kind::Corrupt, "{}: {} at offset {:#x} is not NUL-terminated",
-                        what_, field, offset);
+      return make_error(Error::Kind::Corrupt, "{}: {} at offset {:#x} is not NUL-terminated", what_, field, offset);
     auto len = static_cast<const uint8_t*>(nul) - (bytes_.data() + offset);
     return std::string_view(reinterpret_cast<const char*>(bytes_.data() + offset), len);
   }

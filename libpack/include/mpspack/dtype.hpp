@@ -10,10 +10,9 @@ namespace mpspack {
 
 // c10 ScalarType codes as AOTInductor reports them (aoti-abi.md section 3).
 namespace dtype {
-constexpr int32_t uint8 = 0, int8 = 1, int16 = 2, int32 = 3, int64 = 4, float16 = 5, float32 = 6,
-                  float64 = 7, complex32 = 8, complex64 = 9, complex128 = 10, bool_ = 11, bfloat16 = 15,
-                  float8_e5m2 = 23, float8_e4m3fn = 24, float8_e5m2fnuz = 25, float8_e4m3fnuz = 26, uint16 = 27,
-                  uint32 = 28, uint64 = 29;
+constexpr int32_t uint8 = 0, int8 = 1, int16 = 2, int32 = 3, int64 = 4, float16 = 5, float32 = 6, float64 = 7,
+                  complex32 = 8, complex64 = 9, complex128 = 10, bool_ = 11, bfloat16 = 15, float8_e5m2 = 23,
+                  float8_e4m3fn = 24, float8_e5m2fnuz = 25, float8_e4m3fnuz = 26, uint16 = 27, uint32 = 28, uint64 = 29;
 }
 
 struct DtypeInfo {

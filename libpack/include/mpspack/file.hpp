@@ -120,8 +120,7 @@ void install_read_error_handler(std::string_view prefix, int exit_code);
 void install_signal_cleanup();
 
 // Creates a writer for `target`, lets `fill` write, then commits; on any error nothing is left behind.
-Status write_file_atomically(const std::filesystem::path& target,
-                             const std::function<Status(AtomicWriter&)>& fill,
+Status write_file_atomically(const std::filesystem::path& target, const std::function<Status(AtomicWriter&)>& fill,
                              Durability durability = Durability::page_cache);
 
 }  // namespace mpspack

@@ -45,7 +45,7 @@ inline uint16_t float_to_half(float f) {
   }
   if (e < -25) return static_cast<uint16_t>(sign);
   const uint32_t man = (ax & 0x7fffffu) | 0x800000u;  // value = man * 2^(e-23); unit 2^-24
-  const int shift = -(e + 1);                          // 14..24
+  const int shift = -(e + 1);                         // 14..24
   uint32_t h = man >> shift;
   const uint32_t rem = man & ((1u << shift) - 1u);
   const uint32_t halfway = 1u << (shift - 1);

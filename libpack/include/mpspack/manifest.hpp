@@ -33,10 +33,10 @@ struct SegmentInfo {
 struct SourceInfo {
   std::string name;
   uint64_t size = 0;
-  std::string sha256;  // lowercase hex
-  std::string kind;    // "so", "blob", "pt2", "cubin", "tensor"
-  std::string flavour; // for libraries; else empty
-  uint32_t mode = 0;   // permission bits of the file as build read it; 0 when not recorded
+  std::string sha256;   // lowercase hex
+  std::string kind;     // "so", "blob", "pt2", "cubin", "tensor"
+  std::string flavour;  // for libraries; else empty
+  uint32_t mode = 0;    // permission bits of the file as build read it; 0 when not recorded
 };
 
 struct Patch {
@@ -67,7 +67,7 @@ struct ConstantInfo {
 
 struct LibraryInfo {
   std::string name;
-  std::string device;   // "cpu", "cuda", "mps"
+  std::string device;  // "cpu", "cuda", "mps"
   std::string abi = "aoti-c-shim";
   std::string machine;  // "x86_64", "aarch64"
   Flavour flavour = Flavour::Embedded;

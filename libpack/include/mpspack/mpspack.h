@@ -73,7 +73,7 @@ typedef enum mpspack_status {
   MPSPACK_ERR_CHECK_FAILED = 9,     /* a check ran and found a problem: verify found damage, a model's outputs
                                        did not match their reference */
   MPSPACK_ERR_OUT_OF_MEMORY = 10,
-  MPSPACK_ERR_INTERNAL = 11         /* a bug in mpspack: please report it with the message */
+  MPSPACK_ERR_INTERNAL = 11 /* a bug in mpspack: please report it with the message */
 } mpspack_status;
 
 /* The calling thread's message of its last failed call ("" when none failed yet). Valid until this thread's next
@@ -100,12 +100,26 @@ MPSPACK_API void mpspack_string_free(char* s);
 /* ------------------------------------------------------------------------------------------------ dtypes --- */
 
 enum {
-  MPSPACK_DTYPE_UINT8 = 0, MPSPACK_DTYPE_INT8 = 1, MPSPACK_DTYPE_INT16 = 2, MPSPACK_DTYPE_INT32 = 3,
-  MPSPACK_DTYPE_INT64 = 4, MPSPACK_DTYPE_FLOAT16 = 5, MPSPACK_DTYPE_FLOAT32 = 6, MPSPACK_DTYPE_FLOAT64 = 7,
-  MPSPACK_DTYPE_COMPLEX32 = 8, MPSPACK_DTYPE_COMPLEX64 = 9, MPSPACK_DTYPE_COMPLEX128 = 10, MPSPACK_DTYPE_BOOL = 11,
-  MPSPACK_DTYPE_BFLOAT16 = 15, MPSPACK_DTYPE_FLOAT8_E5M2 = 23, MPSPACK_DTYPE_FLOAT8_E4M3FN = 24,
-  MPSPACK_DTYPE_FLOAT8_E5M2FNUZ = 25, MPSPACK_DTYPE_FLOAT8_E4M3FNUZ = 26, MPSPACK_DTYPE_UINT16 = 27,
-  MPSPACK_DTYPE_UINT32 = 28, MPSPACK_DTYPE_UINT64 = 29
+  MPSPACK_DTYPE_UINT8 = 0,
+  MPSPACK_DTYPE_INT8 = 1,
+  MPSPACK_DTYPE_INT16 = 2,
+  MPSPACK_DTYPE_INT32 = 3,
+  MPSPACK_DTYPE_INT64 = 4,
+  MPSPACK_DTYPE_FLOAT16 = 5,
+  MPSPACK_DTYPE_FLOAT32 = 6,
+  MPSPACK_DTYPE_FLOAT64 = 7,
+  MPSPACK_DTYPE_COMPLEX32 = 8,
+  MPSPACK_DTYPE_COMPLEX64 = 9,
+  MPSPACK_DTYPE_COMPLEX128 = 10,
+  MPSPACK_DTYPE_BOOL = 11,
+  MPSPACK_DTYPE_BFLOAT16 = 15,
+  MPSPACK_DTYPE_FLOAT8_E5M2 = 23,
+  MPSPACK_DTYPE_FLOAT8_E4M3FN = 24,
+  MPSPACK_DTYPE_FLOAT8_E5M2FNUZ = 25,
+  MPSPACK_DTYPE_FLOAT8_E4M3FNUZ = 26,
+  MPSPACK_DTYPE_UINT16 = 27,
+  MPSPACK_DTYPE_UINT32 = 28,
+  MPSPACK_DTYPE_UINT64 = 29
 };
 
 /* For a dtype code: its name as mpspack prints it ("f32"), as torch names it ("float32"), its element size in
@@ -177,16 +191,20 @@ typedef struct mpspack_counts {
 } mpspack_counts;
 MPSPACK_API mpspack_status mpspack_container_counts(const mpspack_container* container, mpspack_counts* counts);
 
-enum { MPSPACK_SEGMENT_LIBRARY = 0, MPSPACK_SEGMENT_WEIGHTS = 1, MPSPACK_SEGMENT_CUBIN = 2,
-       MPSPACK_SEGMENT_EXAMPLE = 3 };
+enum {
+  MPSPACK_SEGMENT_LIBRARY = 0,
+  MPSPACK_SEGMENT_WEIGHTS = 1,
+  MPSPACK_SEGMENT_CUBIN = 2,
+  MPSPACK_SEGMENT_EXAMPLE = 3
+};
 
 typedef struct mpspack_segment_info {
-  int32_t kind;           /* MPSPACK_SEGMENT_* */
-  const char* kind_name;  /* "library", "weights", "cubin", "example" */
+  int32_t kind;          /* MPSPACK_SEGMENT_* */
+  const char* kind_name; /* "library", "weights", "cubin", "example" */
   const char* name;
   uint64_t offset, size, alignment;
-  uint64_t xxh3;          /* the recorded XXH3-64 of its bytes */
-  const void* data;       /* its bytes in the mapping (size bytes) */
+  uint64_t xxh3;    /* the recorded XXH3-64 of its bytes */
+  const void* data; /* its bytes in the mapping (size bytes) */
 } mpspack_segment_info;
 MPSPACK_API mpspack_status mpspack_container_segment(const mpspack_container* container, size_t index,
                                                      mpspack_segment_info* info);
@@ -194,10 +212,10 @@ MPSPACK_API mpspack_status mpspack_container_segment(const mpspack_container* co
 typedef struct mpspack_source_info {
   const char* name;
   uint64_t size;
-  const char* sha256;   /* lowercase hex */
-  const char* kind;     /* "so", "blob", "pt2", "cubin", "tensor" */
-  const char* flavour;  /* for libraries, else "" */
-  uint32_t mode;        /* permission bits as build read them; 0 when not recorded */
+  const char* sha256;  /* lowercase hex */
+  const char* kind;    /* "so", "blob", "pt2", "cubin", "tensor" */
+  const char* flavour; /* for libraries, else "" */
+  uint32_t mode;       /* permission bits as build read them; 0 when not recorded */
 } mpspack_source_info;
 MPSPACK_API mpspack_status mpspack_container_source(const mpspack_container* container, size_t index,
                                                     mpspack_source_info* info);
@@ -206,14 +224,14 @@ enum { MPSPACK_FLAVOUR_EMBEDDED = 0, MPSPACK_FLAVOUR_MMAP_SELF = 1, MPSPACK_FLAV
 
 typedef struct mpspack_library_info {
   const char* name;
-  const char* device;        /* "cpu", "cuda" */
-  const char* abi;           /* "aoti-c-shim" */
-  const char* machine;       /* "x86_64", "aarch64" */
-  int32_t flavour;           /* MPSPACK_FLAVOUR_* */
-  const char* flavour_name;  /* "embedded", "mmap-self", "external-blob" */
-  uint32_t segment;          /* its library segment */
-  int32_t weights;           /* index of its weights entry (mpspack_container_weights), -1 when none */
-  const uint32_t* cubins;    /* its cubin segments */
+  const char* device;       /* "cpu", "cuda" */
+  const char* abi;          /* "aoti-c-shim" */
+  const char* machine;      /* "x86_64", "aarch64" */
+  int32_t flavour;          /* MPSPACK_FLAVOUR_* */
+  const char* flavour_name; /* "embedded", "mmap-self", "external-blob" */
+  uint32_t segment;         /* its library segment */
+  int32_t weights;          /* index of its weights entry (mpspack_container_weights), -1 when none */
+  const uint32_t* cubins;   /* its cubin segments */
   size_t n_cubins;
   const char* const* needed; /* DT_NEEDED as stored, and those build dropped */
   size_t n_needed;
@@ -221,18 +239,18 @@ typedef struct mpspack_library_info {
   size_t n_dropped_needed;
   const char* const* imports; /* the shim functions it imports */
   size_t n_imports;
-  uint64_t original_size;    /* the library file before build split it */
+  uint64_t original_size; /* the library file before build split it */
   const char* original_sha256;
 } mpspack_library_info;
 MPSPACK_API mpspack_status mpspack_container_library(const mpspack_container* container, size_t index,
                                                      mpspack_library_info* info);
 /* The library a user means by NAME or decimal INDEX; NULL or "" means the only one (a container holding several
  * is refused, naming them), as `run --library`. */
-MPSPACK_API mpspack_status mpspack_container_find_library(const mpspack_container* container,
-                                                          const char* name_or_index, size_t* index);
+MPSPACK_API mpspack_status mpspack_container_find_library(const mpspack_container* container, const char* name_or_index,
+                                                          size_t* index);
 
 typedef struct mpspack_weights_info {
-  uint32_t segment;      /* the weights segment */
+  uint32_t segment; /* the weights segment */
   size_t n_constants;
 } mpspack_weights_info;
 MPSPACK_API mpspack_status mpspack_container_weights(const mpspack_container* container, size_t index,
@@ -241,15 +259,15 @@ MPSPACK_API mpspack_status mpspack_container_weights(const mpspack_container* co
 typedef struct mpspack_constant_info {
   const char* name;
   const char* fqn;
-  int32_t dtype;            /* c10 code; -1 when not recorded */
-  const char* dtype_name;   /* "f32", ...; "dtype<N>" for codes mpspack does not name */
+  int32_t dtype;          /* c10 code; -1 when not recorded */
+  const char* dtype_name; /* "f32", ...; "dtype<N>" for codes mpspack does not name */
   size_t ndim;
-  const int64_t* shape;     /* ndim entries (in elements) */
-  const int64_t* stride;    /* ndim entries (in elements) */
-  int64_t storage_offset;   /* in elements, from `data` */
-  uint64_t offset;          /* byte offset inside the weights segment */
-  uint64_t nbytes;          /* bytes of its block (padded as AOTInductor pads) */
-  int32_t type;             /* 0 unknown, 1 parameter, 2 buffer, 3 tensor constant, 4 folded */
+  const int64_t* shape;   /* ndim entries (in elements) */
+  const int64_t* stride;  /* ndim entries (in elements) */
+  int64_t storage_offset; /* in elements, from `data` */
+  uint64_t offset;        /* byte offset inside the weights segment */
+  uint64_t nbytes;        /* bytes of its block (padded as AOTInductor pads) */
+  int32_t type;           /* 0 unknown, 1 parameter, 2 buffer, 3 tensor constant, 4 folded */
   int32_t from_folded;
   /* Its block in the mapped file (segment start + offset), nbytes long; NULL when the block lies outside the
    * segment (a folded constant of size 0). The first element is data + storage_offset * itemsize. */
@@ -262,18 +280,18 @@ MPSPACK_API mpspack_status mpspack_container_constant(const mpspack_container* c
  * caller passes as inputs (and outputs, to mpspack_model_run_into). */
 enum { MPSPACK_MEMORY_HOST = 0, MPSPACK_MEMORY_DEVICE = 1 };
 typedef struct mpspack_tensor {
-  int32_t dtype;          /* c10 code */
-  int32_t ndim;           /* -1: unknown (a signature without a recorded example) */
-  const int64_t* shape;   /* ndim entries */
-  void* data;             /* dense, row-major; NULL in a signature */
-  uint64_t nbytes;        /* bytes at data */
-  int32_t memory;         /* MPSPACK_MEMORY_HOST, or MPSPACK_MEMORY_DEVICE: memory of the model's device (a CUDA
-                             device pointer on the model's GPU) */
-  const char* name;       /* given by the API ("input0", "output1"); ignored in what the caller passes */
+  int32_t dtype;        /* c10 code */
+  int32_t ndim;         /* -1: unknown (a signature without a recorded example) */
+  const int64_t* shape; /* ndim entries */
+  void* data;           /* dense, row-major; NULL in a signature */
+  uint64_t nbytes;      /* bytes at data */
+  int32_t memory;       /* MPSPACK_MEMORY_HOST, or MPSPACK_MEMORY_DEVICE: memory of the model's device (a CUDA
+                           device pointer on the model's GPU) */
+  const char* name;     /* given by the API ("input0", "output1"); ignored in what the caller passes */
 } mpspack_tensor;
 
 typedef struct mpspack_example_info {
-  size_t library;         /* the library index it is an example of */
+  size_t library; /* the library index it is an example of */
   size_t n_inputs, n_outputs;
 } mpspack_example_info;
 MPSPACK_API mpspack_status mpspack_container_example(const mpspack_container* container, size_t index,
@@ -307,16 +325,16 @@ typedef struct mpspack_model mpspack_model;
 
 typedef struct mpspack_load_options {
   uint32_t struct_size;
-  const char* library;      /* NAME or INDEX; NULL or "": the only one */
-  const char* device;       /* "cpu", "cuda" or "cuda:N"; NULL or "": the kind the library was compiled for,
-                               index 0 */
-  int32_t verify_weights;   /* default 1: the weights are checked against their hashes beside the load, and the
-                               first run returns its outputs only once that check passed (`run` without
-                               --no-verify). The library segment is always checked. */
-  int32_t copy_weights;     /* default 0: external-blob weights used in place from the mapping; 1: copied into the
-                               model (`run --copy-weights`) */
-  uint32_t threads;         /* default 0: as they are; N: the CPU team's size, as `run --bench --threads N`:
-                               process-wide (CPU affinity narrowed to the first N CPUs, OMP_NUM_THREADS) */
+  const char* library;       /* NAME or INDEX; NULL or "": the only one */
+  const char* device;        /* "cpu", "cuda" or "cuda:N"; NULL or "": the kind the library was compiled for,
+                                index 0 */
+  int32_t verify_weights;    /* default 1: the weights are checked against their hashes beside the load, and the
+                                first run returns its outputs only once that check passed (`run` without
+                                --no-verify). The library segment is always checked. */
+  int32_t copy_weights;      /* default 0: external-blob weights used in place from the mapping; 1: copied into the
+                                model (`run --copy-weights`) */
+  uint32_t threads;          /* default 0: as they are; N: the CPU team's size, as `run --bench --threads N`:
+                                process-wide (CPU affinity narrowed to the first N CPUs, OMP_NUM_THREADS) */
   int32_t tf32_convolutions; /* default 1; 0: float32 convolutions on a GPU without TF32 (`run --no-tf32`,
                                process-wide) */
 } mpspack_load_options;
@@ -330,8 +348,8 @@ MPSPACK_API mpspack_status mpspack_load_options_init(mpspack_load_options* optio
  * device kind, machine, missing shim functions, no backend), CORRUPT (a hash), RUNTIME (the library failed to
  * load or create), INVALID_ARGUMENT (library or device option). Thread safety: any thread; options.threads and
  * tf32_convolutions are process-wide. */
-MPSPACK_API mpspack_status mpspack_model_load(const mpspack_container* container,
-                                              const mpspack_load_options* options, mpspack_model** model);
+MPSPACK_API mpspack_status mpspack_model_load(const mpspack_container* container, const mpspack_load_options* options,
+                                              mpspack_model** model);
 /* Opens the container at `path` and loads from it (the model holds the container). */
 MPSPACK_API mpspack_status mpspack_model_load_file(const char* path, const mpspack_load_options* options,
                                                    mpspack_model** model);
@@ -367,15 +385,15 @@ MPSPACK_API mpspack_status mpspack_model_run(mpspack_model* model, const mpspack
  * tensors on its GPU (dense; for DLPack), on the CPU host memory (MPSPACK_MEMORY_HOST). The device's work is finished
  * when it returns. They belong to *outputs until mpspack_outputs_free(), which may come after mpspack_model_close():
  * the outputs keep what of the model they need. Thread safety: one at a time per model. */
-MPSPACK_API mpspack_status mpspack_model_run_device(mpspack_model* model, const mpspack_tensor* inputs,
-                                                    size_t n_inputs, mpspack_outputs** outputs);
+MPSPACK_API mpspack_status mpspack_model_run_device(mpspack_model* model, const mpspack_tensor* inputs, size_t n_inputs,
+                                                    mpspack_outputs** outputs);
 
 /* The same, with the outputs copied into caller-provided host buffers: outputs[i].data and .nbytes set by the
  * caller (nbytes must equal the output's size; dtype/ndim/shape are filled in by the call, with shape pointing
  * into the model handle, valid until the next run on it). n_outputs must be the model's output count.
  * Thread safety: one at a time per model. */
-MPSPACK_API mpspack_status mpspack_model_run_into(mpspack_model* model, const mpspack_tensor* inputs,
-                                                  size_t n_inputs, mpspack_tensor* outputs, size_t n_outputs);
+MPSPACK_API mpspack_status mpspack_model_run_into(mpspack_model* model, const mpspack_tensor* inputs, size_t n_inputs,
+                                                  mpspack_tensor* outputs, size_t n_outputs);
 
 /* Thread safety of the outputs calls: any thread (free: one at a time). */
 MPSPACK_API mpspack_status mpspack_outputs_count(const mpspack_outputs* outputs, size_t* count);

@@ -19,9 +19,7 @@ struct Error {
   std::string message;
 
   // Prefixes the message with context ("model.so: " + message), keeping the kind.
-  Error context(std::string_view prefix) const {
-    return Error{kind, fmt::format("{}: {}", prefix, message)};
-  }
+  Error context(std::string_view prefix) const { return Error{kind, fmt::format("{}: {}", prefix, message)}; }
 };
 
 template <class... Args>
@@ -80,8 +78,8 @@ using Status = Result<void>;
   decl = std::move(tmp).value()
 #define MPK_TRY(decl, expr) MPK_TRY_IMPL(MPK_CONCAT(mpk_try_, __LINE__), decl, expr)
 // For Status-returning expressions.
-#define MPK_CHECK(expr)                              \
-  do {                                               \
-    auto mpk_status_ = (expr);                       \
+#define MPK_CHECK(expr)                                \
+  do {                                                 \
+    auto mpk_status_ = (expr);                         \
     if (!mpk_status_.ok()) return mpk_status_.error(); \
   } while (0)

@@ -20,7 +20,7 @@ namespace mpspack {
 struct HostTensor {
   int32_t dtype = dtype::float32;  // c10 code
   std::vector<int64_t> shape;
-  std::vector<uint8_t> data;       // exactly numel() * dtype_size(dtype) bytes
+  std::vector<uint8_t> data;  // exactly numel() * dtype_size(dtype) bytes
 
   uint64_t numel() const;
   uint64_t nbytes() const { return data.size(); }
@@ -78,11 +78,11 @@ Tolerance default_tolerance(int32_t dtype);
 
 struct Comparison {
   bool match = false;
-  std::string problem;            // non-empty when dtype or shape differ (nothing compared)
-  uint64_t mismatches = 0;        // elements out of tolerance
-  double max_abs_error = 0;       // over all elements (NaN/Inf pairs that agree count as 0)
-  double max_rel_error = 0;       // |got - want| / |want| where want != 0
-  std::optional<uint64_t> first_mismatch;  // flat index
+  std::string problem;                        // non-empty when dtype or shape differ (nothing compared)
+  uint64_t mismatches = 0;                    // elements out of tolerance
+  double max_abs_error = 0;                   // over all elements (NaN/Inf pairs that agree count as 0)
+  double max_rel_error = 0;                   // |got - want| / |want| where want != 0
+  std::optional<uint64_t> first_mismatch;     // flat index
   std::vector<int64_t> first_mismatch_index;  // the same, per dimension
   double first_got = 0, first_want = 0;
 };

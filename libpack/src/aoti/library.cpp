@@ -43,8 +43,7 @@ const elf::Symbol* find_defined(const std::vector<elf::Symbol>& symbols, std::st
 
 // The constants symbols are exported (.dynsym); a library linked with hidden visibility may only
 // have them in .symtab, so that is the fallback.
-Result<ConstantsSymbols> find_constants_symbols(const elf::ElfFile& elf,
-                                                const std::vector<elf::Symbol>& dynsyms) {
+Result<ConstantsSymbols> find_constants_symbols(const elf::ElfFile& elf, const std::vector<elf::Symbol>& dynsyms) {
   const elf::Symbol* start = find_defined(dynsyms, kConstantsStart);
   const elf::Symbol* end = find_defined(dynsyms, kConstantsEnd);
   std::vector<elf::Symbol> symtab;
@@ -54,12 +53,11 @@ Result<ConstantsSymbols> find_constants_symbols(const elf::ElfFile& elf,
     end = find_defined(symtab, kConstantsEnd);
   }
   if (!start || !end)
-    return make_error(Kind::NotThisFormat,
-                      "{}: has no {}/{}: not an AOTInductor model library", elf.what(),
+    return make_error(Kind::NotThisFormat, "{}: has no {}/{}: not an AOTInductor model library", elf.what(),
                       kConstantsStart, kConstantsEnd);
   if (end->value < start->value)
-    return make_error(Kind::Corrupt, "{}: {} {:#x} is below {} {:#x}", elf.what(), kConstantsEnd,
-                      end->value, kConstantsStart, start->value);
+    return make_error(Kind::Corrupt, "{}: {} {:#x} is below {} {:#x}", elf.what(), kConstantsEnd, end->value,
+                      kConstantsStart, start->value);
   return ConstantsSymbols{start->value, end->value};
 }
 
@@ -69,8 +67,8 @@ Result<ConstantsRegion> locate_region(const elf::ElfFile& elf, ConstantsSymbols 
   uint64_t size = syms.end - syms.start;
   const elf::ProgramHeader* seg = elf.load_containing(syms.start, size);
   if (!seg)
-    return make_error(Kind::Corrupt, "{}: constants at vaddr {:#x} + {:#x} are in no PT_LOAD segment",
-                      elf.what(), syms.start, size);
+    return make_error(Kind::Corrupt, "{}: constants at vaddr {:#x} + {:#x} are in no PT_LOAD segment", elf.what(),
+                      syms.start, size);
   if (!elf.load_backing(syms.start, size))
     return make_error(Kind::Corrupt,
                       "{}: constants at vaddr {:#x} + {:#x} are not backed by file bytes (PT_LOAD [{}] "
@@ -102,13 +100,11 @@ Result<bool> read_mmap_self(const elf::ElfFile& elf, const ConstantsRegion& r, L
                       elf.what(), magic, appended, b.size());
   uint64_t offset = b.size() - appended;
   if (offset % kMmapSelfAlignment != 0)
-    return make_error(Kind::Corrupt,
-                      "{}: mmap-self weights start at {:#x}, not on a {:#x} boundary", elf.what(),
+    return make_error(Kind::Corrupt, "{}: mmap-self weights start at {:#x}, not on a {:#x} boundary", elf.what(),
                       offset, kMmapSelfAlignment);
   if (offset < elf.image_end())
-    return make_error(Kind::Corrupt,
-                      "{}: mmap-self weights at {:#x} overlap the ELF image (ends at {:#x})",
-                      elf.what(), offset, elf.image_end());
+    return make_error(Kind::Corrupt, "{}: mmap-self weights at {:#x} overlap the ELF image (ends at {:#x})", elf.what(),
+                      offset, elf.image_end());
   a.flavour = Flavour::MmapSelf;
   a.weights_offset = offset;
   a.weights_size = appended - 8;
@@ -152,8 +148,7 @@ bool is_torch_cxx_symbol(std::string_view s) {
     }
   if (!starts_with(s, "N")) return false;
   s.remove_prefix(1);
-  while (!s.empty() && (s[0] == 'K' || s[0] == 'V' || s[0] == 'r' || s[0] == 'R' || s[0] == 'O'))
-    s.remove_prefix(1);
+  while (!s.empty() && (s[0] == 'K' || s[0] == 'V' || s[0] == 'r' || s[0] == 'R' || s[0] == 'O')) s.remove_prefix(1);
   return starts_with(s, "5torch") || starts_with(s, "3c10") || starts_with(s, "2at");
 }
 
@@ -182,11 +177,10 @@ Result<std::vector<std::string>> host_imports(ByteView so, const std::vector<elf
 Result<LibraryAnalysis> analyze_library(ByteView so) {
   MPK_TRY(elf::ElfFile elf, elf::ElfFile::parse(so));
   if (elf.machine_code() != EM_X86_64 && elf.machine_code() != EM_AARCH64)
-    return make_error(Kind::Unsupported, "{}: machine {} is not supported (only x86_64 and aarch64)",
-                      so.what(), elf.machine());
+    return make_error(Kind::Unsupported, "{}: machine {} is not supported (only x86_64 and aarch64)", so.what(),
+                      elf.machine());
   if (elf.type() != ET_DYN)
-    return make_error(Kind::Unsupported, "{}: ELF type {} is not a shared library (ET_DYN)",
-                      so.what(), elf.type());
+    return make_error(Kind::Unsupported, "{}: ELF type {} is not a shared library (ET_DYN)", so.what(), elf.type());
 
   LibraryAnalysis a;
   a.machine = elf.machine();

@@ -18,8 +18,7 @@ Status check_patches(const std::vector<Patch>& patches, uint64_t total) {
   for (size_t i = 0; i < patches.size(); ++i) {
     const Patch& p = patches[i];
     if (!range_fits(p.offset, p.bytes.size(), total))
-      return make_error(Kind::Corrupt,
-                        "restore patch {} at {:#x} + {:#x} is outside the library ({:#x} bytes)", i,
+      return make_error(Kind::Corrupt, "restore patch {} at {:#x} + {:#x} is outside the library ({:#x} bytes)", i,
                         p.offset, p.bytes.size(), total);
     if (p.offset < previous_end)
       return make_error(Kind::Corrupt,
@@ -35,8 +34,7 @@ Status check_patches(const std::vector<Patch>& patches, uint64_t total) {
 // that intersect it. `next` is the first patch that may still matter (patches are sorted).
 class PatchedWriter {
  public:
-  PatchedWriter(const std::vector<Patch>& patches, const ByteSink& sink)
-      : patches_(patches), sink_(sink) {}
+  PatchedWriter(const std::vector<Patch>& patches, const ByteSink& sink) : patches_(patches), sink_(sink) {}
 
   Status write(const uint8_t* data, uint64_t size, uint64_t out) {
     for (uint64_t done = 0; done < size;) {
@@ -49,8 +47,7 @@ class PatchedWriter {
 
  private:
   Status write_chunk(const uint8_t* data, uint64_t len, uint64_t out) {
-    while (next_ < patches_.size() && patches_[next_].offset + patches_[next_].bytes.size() <= out)
-      ++next_;
+    while (next_ < patches_.size() && patches_[next_].offset + patches_[next_].bytes.size() <= out) ++next_;
     if (next_ == patches_.size() || patches_[next_].offset >= out + len) return sink_(data, len);
     buffer_.assign(data, data + len);
     for (size_t q = next_; q < patches_.size() && patches_[q].offset < out + len; ++q) {
@@ -70,8 +67,8 @@ class PatchedWriter {
 
 }  // namespace
 
-Status restore_library(ByteView stored, ByteView removed, uint64_t removed_offset,
-                       const std::vector<Patch>& restore, const ByteSink& sink) {
+Status restore_library(ByteView stored, ByteView removed, uint64_t removed_offset, const std::vector<Patch>& restore,
+                       const ByteSink& sink) {
   if (removed_offset > stored.size())
     return make_error(Kind::Corrupt,
                       "{}: removed range offset {:#x} is past the end of the stored library ({:#x} bytes)",
@@ -84,8 +81,7 @@ Status restore_library(ByteView stored, ByteView removed, uint64_t removed_offse
   PatchedWriter w(restore, sink);
   MPK_CHECK(w.write(stored.data(), removed_offset, 0));
   MPK_CHECK(w.write(removed.data(), removed.size(), removed_offset));
-  return w.write(stored.data() + removed_offset, stored.size() - removed_offset,
-                 removed_offset + removed.size());
+  return w.write(stored.data() + removed_offset, stored.size() - removed_offset, removed_offset + removed.size());
 }
 
 }  // namespace mpspack::aoti

@@ -65,10 +65,8 @@ std::string phdr_name(const elf::ProgramHeader& p) {
 Status check_tables_outside(const elf::ElfFile& elf, Cut cut) {
   uint64_t ph_size = elf.program_headers().size() * elf::kPhdrSize;
   uint64_t sh_size = elf.sections().size() * elf::kShdrSize;
-  if (cut.overlaps(0, elf::kEhdrSize) || cut.overlaps(elf.phoff(), ph_size) ||
-      cut.overlaps(elf.shoff(), sh_size))
-    return make_error(Kind::Unsupported,
-                      "{}: the ELF header tables overlap the constants at {:#x}..{:#x}", elf.what(),
+  if (cut.overlaps(0, elf::kEhdrSize) || cut.overlaps(elf.phoff(), ph_size) || cut.overlaps(elf.shoff(), sh_size))
+    return make_error(Kind::Unsupported, "{}: the ELF header tables overlap the constants at {:#x}..{:#x}", elf.what(),
                       cut.begin, cut.end);
   return {};
 }
@@ -83,12 +81,12 @@ Result<const elf::ProgramHeader*> containing_segment(const elf::ElfFile& elf, Cu
                         "{}: {:#x} bytes follow the constants inside PT_LOAD [{}] (file part "
                         "{:#x}..{:#x}, constants {:#x}..{:#x}); only constants at the end of their "
                         "segment can be cut out",
-                        elf.what(), p.offset + p.filesz - cut.end, p.index, p.offset,
-                        p.offset + p.filesz, cut.begin, cut.end);
+                        elf.what(), p.offset + p.filesz - cut.end, p.index, p.offset, p.offset + p.filesz, cut.begin,
+                        cut.end);
     return &p;
   }
-  return make_error(Kind::Invalid, "{}: constants at {:#x}..{:#x} are in no PT_LOAD's file part",
-                    elf.what(), cut.begin, cut.end);
+  return make_error(Kind::Invalid, "{}: constants at {:#x}..{:#x} are in no PT_LOAD's file part", elf.what(), cut.begin,
+                    cut.end);
 }
 
 // Program headers: the containing PT_LOAD stops its file part at the constants (p_memsz stays, so
@@ -97,14 +95,13 @@ Result<const elf::ProgramHeader*> containing_segment(const elf::ElfFile& elf, Cu
 // p_align. Rather than pad (which would make the stored file differ from "original minus the cut"),
 // such layouts are refused: no AOTInductor build seen so far has one (x86-64 puts .lrodata alone in
 // the last PT_LOAD).
-Status relayout_program_headers(const elf::ElfFile& elf, Cut cut, const elf::ProgramHeader& seg,
-                                StoredEditor& ed) {
+Status relayout_program_headers(const elf::ElfFile& elf, Cut cut, const elf::ProgramHeader& seg, StoredEditor& ed) {
   ed.put_u64(seg.entry_offset + offsetof(Elf64_Phdr, p_filesz), cut.begin - seg.offset);
   for (const elf::ProgramHeader& p : elf.program_headers()) {
     if (p.index == seg.index) continue;
     if (cut.overlaps(p.offset, p.filesz))
-      return make_error(Kind::Unsupported, "{}: {} at {:#x} + {:#x} overlaps the constants at {:#x}..{:#x}",
-                        elf.what(), phdr_name(p), p.offset, p.filesz, cut.begin, cut.end);
+      return make_error(Kind::Unsupported, "{}: {} at {:#x} + {:#x} overlaps the constants at {:#x}..{:#x}", elf.what(),
+                        phdr_name(p), p.offset, p.filesz, cut.begin, cut.end);
     if (p.offset < cut.end) continue;
     if (p.type == PT_LOAD && p.align > 1 && cut.size() % p.align != 0)
       return make_error(Kind::Unsupported,
@@ -172,16 +169,14 @@ Result<std::vector<std::string>> libtorch_to_drop(const elf::ElfFile& elf, const
   for (const elf::Symbol& s : dynsyms)
     if (!s.defined() && is_torch_cxx_symbol(s.name)) return std::vector<std::string>{};
   MPK_TRY(std::vector<std::string> versioned, elf.version_needed_files());
-  std::erase_if(drop, [&](const std::string& n) {
-    return std::find(versioned.begin(), versioned.end(), n) != versioned.end();
-  });
+  std::erase_if(
+      drop, [&](const std::string& n) { return std::find(versioned.begin(), versioned.end(), n) != versioned.end(); });
   return drop;
 }
 
 // Rewrites the dynamic table without the dropped DT_NEEDED entries: later entries move up, the
 // freed slots at the end become DT_NULL.
-Status drop_needed_entries(const elf::ElfFile& elf, Cut cut, const std::vector<std::string>& drop,
-                           StoredEditor& ed) {
+Status drop_needed_entries(const elf::ElfFile& elf, Cut cut, const std::vector<std::string>& drop, StoredEditor& ed) {
   MPK_TRY(elf::DynamicTable dyn, elf.dynamic());
   MPK_TRY(std::vector<std::string> needed, elf.needed());
   if (cut.overlaps(dyn.file_offset, dyn.slots * elf::kDynSize))
@@ -206,8 +201,7 @@ Status drop_needed_entries(const elf::ElfFile& elf, Cut cut, const std::vector<s
 
 // Appends patches for the bytes where `orig` and `stored` differ; runs closer than kMergeGap are
 // merged so a rewritten header becomes one patch, not one per byte.
-void diff_into(const uint8_t* orig, const uint8_t* stored, uint64_t n, uint64_t base,
-               std::vector<Patch>& out) {
+void diff_into(const uint8_t* orig, const uint8_t* stored, uint64_t n, uint64_t base, std::vector<Patch>& out) {
   constexpr uint64_t kMergeGap = 16;
   uint64_t i = 0;
   while (i < n) {
@@ -226,8 +220,7 @@ void diff_into(const uint8_t* orig, const uint8_t* stored, uint64_t n, uint64_t 
 std::vector<Patch> diff_patches(ByteView original, const std::vector<uint8_t>& stored, Cut cut) {
   std::vector<Patch> out;
   diff_into(original.data(), stored.data(), cut.begin, 0, out);
-  diff_into(original.data() + cut.end, stored.data() + cut.begin, original.size() - cut.end,
-            cut.end, out);
+  diff_into(original.data() + cut.end, stored.data() + cut.begin, original.size() - cut.end, cut.end, out);
   return out;
 }
 
@@ -268,8 +261,7 @@ Result<SplitLibrary> split_library(ByteView original, const LibraryAnalysis& a, 
 
   // The stored library must itself be a well-formed ELF file.
   auto check = elf::ElfFile::parse(ByteView(out.stored, original.what()));
-  if (!check.ok())
-    return check.error().context("the library with its weights cut out is not valid ELF");
+  if (!check.ok()) return check.error().context("the library with its weights cut out is not valid ELF");
   return out;
 }
 

@@ -77,8 +77,8 @@ mpspack_status status_of(Error::Kind kind) {
 mpspack_status fail(const Error& e) { return fail(status_of(e.kind), e.message); }
 
 mpspack_status bad_argument(std::string_view function, std::string_view argument, std::string_view problem) {
-  return fail(MPSPACK_ERR_INVALID_ARGUMENT, std::string(function) + ": " + std::string(argument) + ": " +
-                                                std::string(problem));
+  return fail(MPSPACK_ERR_INVALID_ARGUMENT,
+              std::string(function) + ": " + std::string(argument) + ": " + std::string(problem));
 }
 
 mpspack_status bad_handle(std::string_view function, std::string_view argument, HandleKind kind) {

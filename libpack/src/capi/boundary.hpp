@@ -44,9 +44,7 @@ mpspack_status guarded(const char* function, F&& body) noexcept {
     return fail(MPSPACK_ERR_OUT_OF_MEMORY, std::string(function) + ": out of memory");
   } catch (const std::exception& e) {
     return fail(MPSPACK_ERR_INTERNAL, std::string(function) + ": internal error: " + e.what());
-  } catch (...) {
-    return fail(MPSPACK_ERR_INTERNAL, std::string(function) + ": internal error (unknown exception)");
-  }
+  } catch (...) { return fail(MPSPACK_ERR_INTERNAL, std::string(function) + ": internal error (unknown exception)"); }
 }
 
 // A copy of the caller's string the API returns through char** (freed by mpspack_string_free), or NULL when out
@@ -60,8 +58,9 @@ mpspack_status read_options(const char* function, const T* given, const T& defau
   out = defaults;
   if (!given) return MPSPACK_OK;
   if (given->struct_size < sizeof(uint32_t) || given->struct_size > sizeof(T))
-    return bad_argument(function, "options", "struct_size " + std::to_string(given->struct_size) +
-                                                 " is not a size of this struct (start from its _init function)");
+    return bad_argument(function, "options",
+                        "struct_size " + std::to_string(given->struct_size) +
+                            " is not a size of this struct (start from its _init function)");
   std::memcpy(static_cast<void*>(&out), given, given->struct_size);
   out.struct_size = sizeof(T);
   return MPSPACK_OK;

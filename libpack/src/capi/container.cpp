@@ -125,9 +125,8 @@ mpspack_status mpspack_container_header(const mpspack_container* container, mpsp
     MPK_C_LIVE(container, kC, fn, "container");
     MPK_C_NOT_NULL(header, fn, "header");
     const format::Header& h = container->state->container.header();
-    *header = mpspack_header_info{h.version_major, h.version_minor, h.header_size,   h.flags,
-                                  h.metadata_offset, h.metadata_size, h.data_offset, h.data_size,
-                                  h.file_size,       h.checksum};
+    *header = mpspack_header_info{h.version_major, h.version_minor, h.header_size, h.flags,     h.metadata_offset,
+                                  h.metadata_size, h.data_offset,   h.data_size,   h.file_size, h.checksum};
     return MPSPACK_OK;
   });
 }
@@ -161,14 +160,13 @@ mpspack_status mpspack_container_counts(const mpspack_container* container, mpsp
     MPK_C_LIVE(container, kC, fn, "container");
     MPK_C_NOT_NULL(counts, fn, "counts");
     const Manifest& m = manifest(container);
-    *counts = mpspack_counts{m.sources.size(), m.segments.size(), m.libraries.size(), m.weights.size(),
-                             m.examples.size()};
+    *counts =
+        mpspack_counts{m.sources.size(), m.segments.size(), m.libraries.size(), m.weights.size(), m.examples.size()};
     return MPSPACK_OK;
   });
 }
 
-mpspack_status mpspack_container_segment(const mpspack_container* container, size_t index,
-                                         mpspack_segment_info* info) {
+mpspack_status mpspack_container_segment(const mpspack_container* container, size_t index, mpspack_segment_info* info) {
   const char* fn = __func__;
   return guarded(fn, [&] {
     MPK_C_LIVE(container, kC, fn, "container");
@@ -176,14 +174,15 @@ mpspack_status mpspack_container_segment(const mpspack_container* container, siz
     const auto& segs = manifest(container).segments;
     if (index >= segs.size()) return out_of_range(fn, "segment index", index, segs.size());
     const SegmentInfo& s = segs[index];
-    *info = mpspack_segment_info{int32_t(s.kind), to_string(s.kind), s.name.c_str(), s.offset, s.size, s.alignment,
-                                 s.xxh3, container->state->container.segment(uint32_t(index)).data()};
+    *info = mpspack_segment_info{int32_t(s.kind), to_string(s.kind),
+                                 s.name.c_str(),  s.offset,
+                                 s.size,          s.alignment,
+                                 s.xxh3,          container->state->container.segment(uint32_t(index)).data()};
     return MPSPACK_OK;
   });
 }
 
-mpspack_status mpspack_container_source(const mpspack_container* container, size_t index,
-                                        mpspack_source_info* info) {
+mpspack_status mpspack_container_source(const mpspack_container* container, size_t index, mpspack_source_info* info) {
   const char* fn = __func__;
   return guarded(fn, [&] {
     MPK_C_LIVE(container, kC, fn, "container");
@@ -196,8 +195,7 @@ mpspack_status mpspack_container_source(const mpspack_container* container, size
   });
 }
 
-mpspack_status mpspack_container_library(const mpspack_container* container, size_t index,
-                                         mpspack_library_info* info) {
+mpspack_status mpspack_container_library(const mpspack_container* container, size_t index, mpspack_library_info* info) {
   const char* fn = __func__;
   return guarded(fn, [&] {
     MPK_C_LIVE(container, kC, fn, "container");
@@ -242,8 +240,7 @@ mpspack_status mpspack_container_find_library(const mpspack_container* container
   });
 }
 
-mpspack_status mpspack_container_weights(const mpspack_container* container, size_t index,
-                                         mpspack_weights_info* info) {
+mpspack_status mpspack_container_weights(const mpspack_container* container, size_t index, mpspack_weights_info* info) {
   const char* fn = __func__;
   return guarded(fn, [&] {
     MPK_C_LIVE(container, kC, fn, "container");
@@ -285,8 +282,7 @@ mpspack_status mpspack_container_constant(const mpspack_container* container, si
   });
 }
 
-mpspack_status mpspack_container_example(const mpspack_container* container, size_t index,
-                                         mpspack_example_info* info) {
+mpspack_status mpspack_container_example(const mpspack_container* container, size_t index, mpspack_example_info* info) {
   const char* fn = __func__;
   return guarded(fn, [&] {
     MPK_C_LIVE(container, kC, fn, "container");

@@ -7,7 +7,7 @@
 #include "mpspack/runtime/bench.hpp"
 #include "mpspack/runtime/report_json.hpp"
 #include "runtime/tuning/tuning.hpp"
-#include "threads.hpp"
+#include "runtime/pipeline/threads.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -142,8 +142,9 @@ mpspack_status copy_out(mpspack_model* model, const char* function, std::vector<
     if (!outputs[i].data && results[i].nbytes() > 0) return bad_argument(function, what, "data is NULL");
     if (outputs[i].nbytes != results[i].nbytes())
       return bad_argument(function, what,
-                          std::to_string(outputs[i].nbytes) + " bytes given, the output " + dtype_name(results[i].dtype) +
-                              " " + shape_string(results[i].shape) + " has " + std::to_string(results[i].nbytes()));
+                          std::to_string(outputs[i].nbytes) + " bytes given, the output " +
+                              dtype_name(results[i].dtype) + " " + shape_string(results[i].shape) + " has " +
+                              std::to_string(results[i].nbytes()));
   }
   model->last_shapes.clear();
   for (size_t i = 0; i < results.size(); ++i) {
@@ -250,8 +251,7 @@ mpspack_status mpspack_model_load(const mpspack_container* container, const mpsp
   });
 }
 
-mpspack_status mpspack_model_load_file(const char* path, const mpspack_load_options* options,
-                                       mpspack_model** model) {
+mpspack_status mpspack_model_load_file(const char* path, const mpspack_load_options* options, mpspack_model** model) {
   const char* fn = __func__;
   return guarded(fn, [&] {
     MPK_C_NOT_NULL(model, fn, "model");
@@ -290,8 +290,9 @@ mpspack_status mpspack_model_input(const mpspack_model* model, size_t index, mps
     MPK_C_LIVE(model, kM, fn, "model");
     MPK_C_NOT_NULL(info, fn, "info");
     if (index >= model->input_names.size())
-      return bad_argument(fn, "index", std::to_string(index) + " is out of range (the model takes " +
-                                                 std::to_string(model->input_names.size()) + " inputs)");
+      return bad_argument(fn, "index",
+                          std::to_string(index) + " is out of range (the model takes " +
+                              std::to_string(model->input_names.size()) + " inputs)");
     signature(model->model->input_signature(), index, model->input_names[index], info);
     return MPSPACK_OK;
   });
@@ -303,8 +304,9 @@ mpspack_status mpspack_model_output(const mpspack_model* model, size_t index, mp
     MPK_C_LIVE(model, kM, fn, "model");
     MPK_C_NOT_NULL(info, fn, "info");
     if (index >= model->output_names.size())
-      return bad_argument(fn, "index", std::to_string(index) + " is out of range (the model returns " +
-                                                 std::to_string(model->output_names.size()) + " outputs)");
+      return bad_argument(fn, "index",
+                          std::to_string(index) + " is out of range (the model returns " +
+                              std::to_string(model->output_names.size()) + " outputs)");
     signature(model->model->output_signature(), index, model->output_names[index], info);
     return MPSPACK_OK;
   });
@@ -366,8 +368,9 @@ mpspack_status mpspack_model_run_into(mpspack_model* model, const mpspack_tensor
   return guarded(fn, [&] {
     MPK_C_LIVE(model, kM, fn, "model");
     if (n_outputs != model->output_names.size())
-      return bad_argument(fn, "n_outputs", std::to_string(n_outputs) + " given, the model returns " +
-                                                     std::to_string(model->output_names.size()));
+      return bad_argument(
+          fn, "n_outputs",
+          std::to_string(n_outputs) + " given, the model returns " + std::to_string(model->output_names.size()));
     if (n_outputs > 0 && !outputs) return bad_argument(fn, "outputs", "NULL");
     std::vector<HostTensor> results;
     if (auto s = run(model, fn, inputs, n_inputs, results); s != MPSPACK_OK) return s;
@@ -391,7 +394,8 @@ mpspack_status mpspack_outputs_get(const mpspack_outputs* outputs, size_t index,
     MPK_C_LIVE(outputs, kO, fn, "outputs");
     MPK_C_NOT_NULL(tensor, fn, "tensor");
     const size_t n = outputs->keep ? outputs->device.size() : outputs->tensors.size();
-    if (index >= n) return bad_argument(fn, "index", std::to_string(index) + " is out of range (" + std::to_string(n) + " outputs)");
+    if (index >= n)
+      return bad_argument(fn, "index", std::to_string(index) + " is out of range (" + std::to_string(n) + " outputs)");
     *tensor = mpspack_tensor{};
     if (outputs->keep) describe_device(*outputs, index, tensor);
     else describe(outputs->tensors[index], outputs->names[index], tensor);

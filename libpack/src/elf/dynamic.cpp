@@ -37,14 +37,13 @@ Result<DynamicTable> ElfFile::dynamic() const {
   }
   if (!found) return dyn;
   if (size % kDynSize != 0)
-    return make_error(Kind::Corrupt, "{}: dynamic table at {:#x} has size {:#x}, not a multiple of {:#x}",
-                      what(), dyn.file_offset, size, kDynSize);
+    return make_error(Kind::Corrupt, "{}: dynamic table at {:#x} has size {:#x}, not a multiple of {:#x}", what(),
+                      dyn.file_offset, size, kDynSize);
   MPK_TRY(ByteView table, bytes_.slice(dyn.file_offset, size, "dynamic table"));
   dyn.slots = size / kDynSize;
   for (uint64_t i = 0; i < dyn.slots; ++i) {
     const uint8_t* p = table.data() + i * kDynSize;
-    DynamicEntry e{int64_t(load_u64le(p + offsetof(Elf64_Dyn, d_tag))),
-                   load_u64le(p + offsetof(Elf64_Dyn, d_un))};
+    DynamicEntry e{int64_t(load_u64le(p + offsetof(Elf64_Dyn, d_tag))), load_u64le(p + offsetof(Elf64_Dyn, d_un))};
     if (e.tag == DT_NULL) break;
     dyn.entries.push_back(e);
   }
@@ -59,8 +58,7 @@ Result<ByteView> ElfFile::dynamic_strings(const DynamicTable& dyn) const {
     return bytes_.slice(off, strsz->value, "DT_STRTAB");
   }
   if (const Section* s = section(".dynstr")) return section_bytes(*s);
-  return make_error(Kind::Corrupt, "{}: the dynamic section has no DT_STRTAB/DT_STRSZ and there is no .dynstr",
-                    what());
+  return make_error(Kind::Corrupt, "{}: the dynamic section has no DT_STRTAB/DT_STRSZ and there is no .dynstr", what());
 }
 
 namespace {
@@ -70,8 +68,7 @@ Status append_name(std::vector<std::string>& out, uint64_t& total, std::string_v
                    std::string_view list) {
   total += name.size();
   if (total > kMaxNameListBytes)
-    return make_error(Error::Kind::Corrupt, "{}: the {} names total more than {} bytes", what, list,
-                      kMaxNameListBytes);
+    return make_error(Error::Kind::Corrupt, "{}: the {} names total more than {} bytes", what, list, kMaxNameListBytes);
   out.emplace_back(name);
   return {};
 }
@@ -111,8 +108,7 @@ Result<std::vector<std::string>> ElfFile::version_needed_files() const {
     MPK_CHECK(append_name(out, total, name, what(), "DT_VERNEED file"));
     if (next == 0) break;
     if (!checked_add(at, next, at))
-      return make_error(Kind::Corrupt, "{}: DT_VERNEED entry {} vn_next {:#x} overflows", what(), i,
-                        next);
+      return make_error(Kind::Corrupt, "{}: DT_VERNEED entry {} vn_next {:#x} overflows", what(), i, next);
   }
   return out;
 }

@@ -16,46 +16,40 @@ Status check_identity(ByteView b) {
   if (b.size() < SELFMAG || std::memcmp(b.data(), ELFMAG, SELFMAG) != 0)
     return make_error(Kind::NotThisFormat, "{}: not an ELF file", b.what());
   if (b.size() < EI_NIDENT)
-    return make_error(Kind::Corrupt, "{}: ELF identification truncated ({:#x} bytes, need {:#x})",
-                      b.what(), b.size(), EI_NIDENT);
+    return make_error(Kind::Corrupt, "{}: ELF identification truncated ({:#x} bytes, need {:#x})", b.what(), b.size(),
+                      EI_NIDENT);
   uint8_t cls = b.data()[EI_CLASS];
   uint8_t data = b.data()[EI_DATA];
   if (cls == ELFCLASS32)
-    return make_error(Kind::Unsupported, "{}: ELFCLASS32 (32-bit ELF) is not supported, only ELF64",
-                      b.what());
-  if (cls != ELFCLASS64)
-    return make_error(Kind::Corrupt, "{}: unknown EI_CLASS {}", b.what(), cls);
+    return make_error(Kind::Unsupported, "{}: ELFCLASS32 (32-bit ELF) is not supported, only ELF64", b.what());
+  if (cls != ELFCLASS64) return make_error(Kind::Corrupt, "{}: unknown EI_CLASS {}", b.what(), cls);
   if (data == ELFDATA2MSB)
-    return make_error(Kind::Unsupported,
-                      "{}: big-endian ELF (ELFDATA2MSB) is not supported, only little-endian",
+    return make_error(Kind::Unsupported, "{}: big-endian ELF (ELFDATA2MSB) is not supported, only little-endian",
                       b.what());
-  if (data != ELFDATA2LSB)
-    return make_error(Kind::Corrupt, "{}: unknown EI_DATA byte order {}", b.what(), data);
+  if (data != ELFDATA2LSB) return make_error(Kind::Corrupt, "{}: unknown EI_DATA byte order {}", b.what(), data);
   if (b.size() < kEhdrSize)
-    return make_error(Kind::Corrupt, "{}: ELF header truncated ({:#x} bytes, need {:#x})", b.what(),
-                      b.size(), kEhdrSize);
+    return make_error(Kind::Corrupt, "{}: ELF header truncated ({:#x} bytes, need {:#x})", b.what(), b.size(),
+                      kEhdrSize);
   return {};
 }
 
 // A table of `count` entries of `entsize` bytes at `offset`: the entry size must be the ELF64 one,
 // count * entsize must not overflow, and the table must lie in the file after the ELF header.
-Status check_table(ByteView b, std::string_view table, std::string_view off_field, uint64_t offset,
-                   uint64_t count, uint64_t entsize, uint64_t expected_entsize) {
+Status check_table(ByteView b, std::string_view table, std::string_view off_field, uint64_t offset, uint64_t count,
+                   uint64_t entsize, uint64_t expected_entsize) {
   if (count == 0) return {};
   if (entsize != expected_entsize)
-    return make_error(Kind::Corrupt, "{}: {} entry size is {:#x}, expected {:#x}", b.what(), table,
-                      entsize, expected_entsize);
+    return make_error(Kind::Corrupt, "{}: {} entry size is {:#x}, expected {:#x}", b.what(), table, entsize,
+                      expected_entsize);
   uint64_t size = 0;
   if (!checked_mul(count, entsize, size))
-    return make_error(Kind::Corrupt, "{}: {} size overflows ({} entries of {:#x} bytes)", b.what(),
-                      table, count, entsize);
+    return make_error(Kind::Corrupt, "{}: {} size overflows ({} entries of {:#x} bytes)", b.what(), table, count,
+                      entsize);
   if (!range_fits(offset, size, b.size()))
-    return make_error(Kind::Corrupt,
-                      "{}: {} at {} {:#x} + {:#x} ({} entries) runs past the file size {:#x}",
-                      b.what(), table, off_field, offset, size, count, b.size());
+    return make_error(Kind::Corrupt, "{}: {} at {} {:#x} + {:#x} ({} entries) runs past the file size {:#x}", b.what(),
+                      table, off_field, offset, size, count, b.size());
   if (offset < kEhdrSize)
-    return make_error(Kind::Corrupt, "{}: {} at {} {:#x} overlaps the ELF header", b.what(), table,
-                      off_field, offset);
+    return make_error(Kind::Corrupt, "{}: {} at {} {:#x} overlaps the ELF header", b.what(), table, off_field, offset);
   return {};
 }
 
@@ -99,17 +93,16 @@ Status check_phdr(ByteView b, const ProgramHeader& h) {
                       b.what(), h.index, h.type, h.offset, h.filesz, b.size());
   if (h.type != PT_LOAD) return {};
   if (h.filesz > h.memsz)
-    return make_error(Kind::Corrupt,
-                      "{}: PT_LOAD [{}] has p_filesz {:#x} larger than p_memsz {:#x}", b.what(),
-                      h.index, h.filesz, h.memsz);
+    return make_error(Kind::Corrupt, "{}: PT_LOAD [{}] has p_filesz {:#x} larger than p_memsz {:#x}", b.what(), h.index,
+                      h.filesz, h.memsz);
   uint64_t end = 0;
   if (!checked_add(h.vaddr, h.memsz, end))
-    return make_error(Kind::Corrupt, "{}: PT_LOAD [{}] p_vaddr {:#x} + p_memsz {:#x} overflows",
-                      b.what(), h.index, h.vaddr, h.memsz);
+    return make_error(Kind::Corrupt, "{}: PT_LOAD [{}] p_vaddr {:#x} + p_memsz {:#x} overflows", b.what(), h.index,
+                      h.vaddr, h.memsz);
   if (h.align > 1) {
     if (!is_power_of_two(h.align))
-      return make_error(Kind::Corrupt, "{}: PT_LOAD [{}] p_align {:#x} is not a power of two",
-                        b.what(), h.index, h.align);
+      return make_error(Kind::Corrupt, "{}: PT_LOAD [{}] p_align {:#x} is not a power of two", b.what(), h.index,
+                        h.align);
     if (h.offset % h.align != h.vaddr % h.align)
       return make_error(Kind::Corrupt,
                         "{}: PT_LOAD [{}] p_offset {:#x} and p_vaddr {:#x} differ modulo p_align "
@@ -122,8 +115,7 @@ Status check_phdr(ByteView b, const ProgramHeader& h) {
 Status check_section_range(ByteView b, const Section& s) {
   if (!s.has_file_bytes()) return {};
   if (!range_fits(s.offset, s.size, b.size()))
-    return make_error(Kind::Corrupt,
-                      "{}: section [{}] has sh_offset {:#x} + sh_size {:#x} past the file size {:#x}",
+    return make_error(Kind::Corrupt, "{}: section [{}] has sh_offset {:#x} + sh_size {:#x} past the file size {:#x}",
                       b.what(), s.index, s.offset, s.size, b.size());
   return {};
 }
@@ -177,12 +169,12 @@ Result<std::vector<Section>> read_shdrs(ByteView b, uint64_t shoff, uint64_t shn
 Status name_sections(ByteView b, std::vector<Section>& sections, uint32_t shstrndx) {
   if (sections.empty() || shstrndx == SHN_UNDEF) return {};
   if (shstrndx >= sections.size())
-    return make_error(Kind::Corrupt, "{}: e_shstrndx {} is out of range ({} sections)", b.what(),
-                      shstrndx, sections.size());
+    return make_error(Kind::Corrupt, "{}: e_shstrndx {} is out of range ({} sections)", b.what(), shstrndx,
+                      sections.size());
   const Section& strtab = sections[shstrndx];
   if (strtab.type != SHT_STRTAB)
-    return make_error(Kind::Corrupt, "{}: e_shstrndx {} names a section of type {:#x}, not SHT_STRTAB",
-                      b.what(), shstrndx, strtab.type);
+    return make_error(Kind::Corrupt, "{}: e_shstrndx {} names a section of type {:#x}, not SHT_STRTAB", b.what(),
+                      shstrndx, strtab.type);
   MPK_TRY(ByteView names, b.slice(strtab.offset, strtab.size, "section name table"));
   for (Section& s : sections) {
     uint32_t name_off = load_u32le(b.data() + s.entry_offset + offsetof(Elf64_Shdr, sh_name));
@@ -235,8 +227,8 @@ const Section* ElfFile::section(std::string_view name) const {
 
 Result<ByteView> ElfFile::section_bytes(const Section& s) const {
   if (!s.has_file_bytes())
-    return make_error(Error::Kind::Corrupt, "{}: section [{}] '{}' is SHT_NOBITS and has no file bytes",
-                      what(), s.index, s.name);
+    return make_error(Error::Kind::Corrupt, "{}: section [{}] '{}' is SHT_NOBITS and has no file bytes", what(),
+                      s.index, s.name);
   return bytes_.slice(s.offset, s.size, fmt::format("section [{}] '{}'", s.index, s.name));
 }
 
@@ -256,13 +248,12 @@ const ProgramHeader* ElfFile::load_containing(uint64_t vaddr, uint64_t size) con
   return nullptr;
 }
 
-Result<uint64_t> ElfFile::vaddr_to_offset(uint64_t vaddr, uint64_t size,
-                                          std::string_view field) const {
+Result<uint64_t> ElfFile::vaddr_to_offset(uint64_t vaddr, uint64_t size, std::string_view field) const {
   const ProgramHeader* p = load_backing(vaddr, size);
   if (!p)
     return make_error(Error::Kind::Corrupt,
-                      "{}: {} at vaddr {:#x} + {:#x} is not backed by the file bytes of any PT_LOAD",
-                      what(), field, vaddr, size);
+                      "{}: {} at vaddr {:#x} + {:#x} is not backed by the file bytes of any PT_LOAD", what(), field,
+                      vaddr, size);
   return p->offset + (vaddr - p->vaddr);
 }
 

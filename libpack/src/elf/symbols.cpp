@@ -7,19 +7,18 @@ namespace mpspack::elf {
 Result<std::vector<Symbol>> ElfFile::read_symbols(const Section& table) const {
   using Kind = Error::Kind;
   if (table.entsize != kSymSize)
-    return make_error(Kind::Corrupt, "{}: symbol table [{}] '{}' has sh_entsize {:#x}, expected {:#x}",
-                      what(), table.index, table.name, table.entsize, kSymSize);
+    return make_error(Kind::Corrupt, "{}: symbol table [{}] '{}' has sh_entsize {:#x}, expected {:#x}", what(),
+                      table.index, table.name, table.entsize, kSymSize);
   if (table.size % kSymSize != 0)
-    return make_error(Kind::Corrupt,
-                      "{}: symbol table [{}] '{}' has sh_size {:#x}, not a multiple of {:#x}", what(),
+    return make_error(Kind::Corrupt, "{}: symbol table [{}] '{}' has sh_size {:#x}, not a multiple of {:#x}", what(),
                       table.index, table.name, table.size, kSymSize);
   if (table.link == 0 || table.link >= sections_.size())
-    return make_error(Kind::Corrupt, "{}: symbol table [{}] '{}' has sh_link {} out of range ({} sections)",
-                      what(), table.index, table.name, table.link, sections_.size());
+    return make_error(Kind::Corrupt, "{}: symbol table [{}] '{}' has sh_link {} out of range ({} sections)", what(),
+                      table.index, table.name, table.link, sections_.size());
   const Section& strtab = sections_[table.link];
   if (strtab.type != SHT_STRTAB)
-    return make_error(Kind::Corrupt, "{}: symbol table [{}] '{}' links section [{}], which is not SHT_STRTAB",
-                      what(), table.index, table.name, strtab.index);
+    return make_error(Kind::Corrupt, "{}: symbol table [{}] '{}' links section [{}], which is not SHT_STRTAB", what(),
+                      table.index, table.name, strtab.index);
   MPK_TRY(ByteView entries, section_bytes(table));
   MPK_TRY(ByteView names, section_bytes(strtab));
 
@@ -40,8 +39,10 @@ Result<std::vector<Symbol>> ElfFile::read_symbols(const Section& table) const {
       // The message is made only on failure: the table's name may be long, and there may be many symbols.
       auto name = names.cstring(name_off, "st_name", names.size());
       if (!name.ok())
-        return make_error(Kind::Corrupt, "{}: symbol table [{}] symbol {} st_name {:#x} lies outside its string "
-                          "table [{}] or is not NUL-terminated", what(), table.index, i, name_off, strtab.index);
+        return make_error(Kind::Corrupt,
+                          "{}: symbol table [{}] symbol {} st_name {:#x} lies outside its string "
+                          "table [{}] or is not NUL-terminated",
+                          what(), table.index, i, name_off, strtab.index);
       s.name = *name;
     }
     out.push_back(std::move(s));

@@ -149,8 +149,7 @@ Result<std::vector<std::string>> ElfFile::version_definitions() const {
       MPK_TRY(std::string_view name, strings.cstring(name_offset, "DT_VERDEF version name", strings.size()));
       total += name.size();
       if (total > kMaxNameListBytes)
-        return make_error(Kind::Corrupt, "{}: the DT_VERDEF names total more than {} bytes", what(),
-                          kMaxNameListBytes);
+        return make_error(Kind::Corrupt, "{}: the DT_VERDEF names total more than {} bytes", what(), kMaxNameListBytes);
       out.emplace_back(name);
     }
     if (next == 0) break;

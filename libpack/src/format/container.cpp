@@ -42,13 +42,12 @@ ByteView Container::segment(uint32_t index) const {
 namespace {
 
 // Reports the first non-zero byte in [begin, end) of the file, if any.
-void check_zero(const Container& c, uint64_t begin, uint64_t end, std::string_view gap,
-                VerifyReport& report) {
+void check_zero(const Container& c, uint64_t begin, uint64_t end, std::string_view gap, VerifyReport& report) {
   const uint8_t* p = c.file().data();
   for (uint64_t i = begin; i < end; ++i)
     if (p[i] != 0) {
-      report.problems.push_back(fmt::format("{}: byte {:#x} in the padding {} is {:#04x}, not zero",
-                                            c.name(), i, gap, p[i]));
+      report.problems.push_back(
+          fmt::format("{}: byte {:#x} in the padding {} is {:#04x}, not zero", c.name(), i, gap, p[i]));
       return;
     }
 }
@@ -94,18 +93,18 @@ Status read_range(const Container& c, uint64_t offset, uint64_t size, std::strin
 Result<SegmentHasher> hash_segment(const Container& c, const SegmentInfo& s, ReadBuffer& buffer,
                                    const std::function<void(uint64_t)>& count) {
   SegmentHasher hasher(s.size);
-  MPK_CHECK(read_range(c, s.offset, s.size, fmt::format("segment '{}'", s.name), buffer,
-                       [&](const uint8_t* p, uint64_t n) {
-                         hasher.update(p, n);
-                         count(n);
-                       }));
+  MPK_CHECK(
+      read_range(c, s.offset, s.size, fmt::format("segment '{}'", s.name), buffer, [&](const uint8_t* p, uint64_t n) {
+        hasher.update(p, n);
+        count(n);
+      }));
   return hasher;
 }
 
 std::string damaged(const Container& c, uint32_t i, uint64_t computed, uint64_t recorded) {
   const SegmentInfo& s = c.manifest().segments[i];
-  return fmt::format("{}: segment {} ('{}', {} bytes at {:#x}) is damaged: XXH3 {:016x}, recorded {:016x}", c.name(),
-                     i, s.name, s.size, s.offset, computed, recorded);
+  return fmt::format("{}: segment {} ('{}', {} bytes at {:#x}) is damaged: XXH3 {:016x}, recorded {:016x}", c.name(), i,
+                     s.name, s.size, s.offset, computed, recorded);
 }
 
 std::string damaged_chunk(const Container& c, uint32_t i, uint64_t chunk, uint64_t computed) {
@@ -194,8 +193,9 @@ std::optional<Error> run_task(const Container& c, const HashTask& t, ReadBuffer&
   // 4 KiB) cost more than the hash there, and the few pages stay mapped. A read error is then a SIGBUS, which the
   // handler for mapped inputs turns into one line naming the file.
   const bool in_place = s.size <= kHashChunkBytes;
-  Status read = read_range(c, t.offset, t.size, fmt::format("segment '{}'", s.name), buffer,
-                           [&](const uint8_t* p, uint64_t n) { hasher.update(p, n); }, in_place);
+  Status read = read_range(
+      c, t.offset, t.size, fmt::format("segment '{}'", s.name), buffer,
+      [&](const uint8_t* p, uint64_t n) { hasher.update(p, n); }, in_place);
   if (!read.ok()) return read.error();
   const uint64_t computed = hasher.digest();
   if (t.chunk < 0 && computed != s.xxh3) return Error{Error::Kind::Corrupt, damaged(c, t.segment, computed, s.xxh3)};

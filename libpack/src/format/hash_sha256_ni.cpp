@@ -29,7 +29,7 @@ void sha256_ni_blocks(uint32_t state[8], const uint8_t* data, uint64_t blocks) {
   // The message words are big-endian.
   const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
   // sha256rnds2 wants the state as (A, B, E, F) and (C, D, G, H).
-  __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[0])), 0xB1);  // CDAB
+  __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[0])), 0xB1);   // CDAB
   __m128i cdgh = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[4])), 0x1B);  // EFGH
   __m128i abef = _mm_alignr_epi8(tmp, cdgh, 8);
   cdgh = _mm_blend_epi16(cdgh, tmp, 0xF0);
@@ -57,10 +57,10 @@ void sha256_ni_blocks(uint32_t state[8], const uint8_t* data, uint64_t blocks) {
     cdgh = _mm_add_epi32(cdgh, cdgh_in);
   }
 
-  tmp = _mm_shuffle_epi32(abef, 0x1B);  // FEBA
-  cdgh = _mm_shuffle_epi32(cdgh, 0xB1);  // DCHG
+  tmp = _mm_shuffle_epi32(abef, 0x1B);                                                        // FEBA
+  cdgh = _mm_shuffle_epi32(cdgh, 0xB1);                                                       // DCHG
   _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[0]), _mm_blend_epi16(tmp, cdgh, 0xF0));  // DCBA
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[4]), _mm_alignr_epi8(cdgh, tmp, 8));   // HGFE
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[4]), _mm_alignr_epi8(cdgh, tmp, 8));     // HGFE
 }
 
 }  // namespace mpspack::format

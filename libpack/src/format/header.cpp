@@ -51,8 +51,8 @@ Status identify(ByteView file) {
   if (!has_magic(file))
     return rule_error(file.what(), "H1", "not an mpspack container (bad magic)", Error::Kind::NotThisFormat);
   if (file.size() < field::end)
-    return corrupt(file, "H2", fmt::format("truncated: {} bytes, shorter than the {}-byte header",
-                                           file.size(), kHeaderSize));
+    return corrupt(file, "H2",
+                   fmt::format("truncated: {} bytes, shorter than the {}-byte header", file.size(), kHeaderSize));
   return {};
 }
 
@@ -85,11 +85,12 @@ Status check_fields(ByteView file, const Header& h, uint32_t bom) {
   if (h.header_size < kHeaderSize || h.header_size > 65536)
     return corrupt(file, "H5", fmt::format("header size {} is outside [{}, 65536]", h.header_size, kHeaderSize));
   if (file.size() != h.file_size)
-    return corrupt(file, "H6", fmt::format("file is {} bytes but the header records {} (truncated or extended)",
-                                           file.size(), h.file_size));
+    return corrupt(
+        file, "H6",
+        fmt::format("file is {} bytes but the header records {} (truncated or extended)", file.size(), h.file_size));
   if (file.size() < h.header_size)
-    return corrupt(file, "H2", fmt::format("truncated: {} bytes, shorter than the {}-byte header", file.size(),
-                                           h.header_size));
+    return corrupt(file, "H2",
+                   fmt::format("truncated: {} bytes, shorter than the {}-byte header", file.size(), h.header_size));
   if (h.flags != 0) return corrupt(file, "H7", fmt::format("unknown flags {:#x}", h.flags));
   return {};
 }
@@ -98,15 +99,17 @@ Status check_regions(ByteView file, const Header& h) {
   // The metadata starts right after the header: a gap between them would be bytes that neither the
   // checksum nor any zero-padding check covers.
   if (h.metadata_offset != h.header_size || !range_fits(h.metadata_offset, h.metadata_size, h.file_size))
-    return corrupt(file, "H8", fmt::format("metadata at offset {:#x} + size {:#x} does not start right after the "
-                                           "{}-byte header or lies outside the file ({:#x} bytes)",
-                                           h.metadata_offset, h.metadata_size, h.header_size, h.file_size));
+    return corrupt(file, "H8",
+                   fmt::format("metadata at offset {:#x} + size {:#x} does not start right after the "
+                               "{}-byte header or lies outside the file ({:#x} bytes)",
+                               h.metadata_offset, h.metadata_size, h.header_size, h.file_size));
   uint64_t metadata_end = h.metadata_offset + h.metadata_size;
   if (h.data_offset % kSegmentAlignment != 0 || h.data_offset < metadata_end ||
       !range_fits(h.data_offset, h.data_size, h.file_size) || h.data_offset + h.data_size != h.file_size)
-    return corrupt(file, "H9", fmt::format("data region at offset {:#x} + size {:#x} is not a multiple of {:#x} "
-                                           "running from after the metadata ({:#x}) to the end of the file ({:#x})",
-                                           h.data_offset, h.data_size, kSegmentAlignment, metadata_end, h.file_size));
+    return corrupt(file, "H9",
+                   fmt::format("data region at offset {:#x} + size {:#x} is not a multiple of {:#x} "
+                               "running from after the metadata ({:#x}) to the end of the file ({:#x})",
+                               h.data_offset, h.data_size, kSegmentAlignment, metadata_end, h.file_size));
   return {};
 }
 
@@ -123,8 +126,10 @@ Status check_checksum(ByteView file, const Header& h) {
   ByteView metadata(file.span().subspan(h.metadata_offset, h.metadata_size), file.what());
   uint64_t sum = header_checksum(header_bytes, metadata);
   if (sum != h.checksum)
-    return corrupt(file, "H11", fmt::format("header checksum mismatch: recorded {:#018x}, computed {:#018x} "
-                                            "(header or metadata damaged)", h.checksum, sum));
+    return corrupt(file, "H11",
+                   fmt::format("header checksum mismatch: recorded {:#018x}, computed {:#018x} "
+                               "(header or metadata damaged)",
+                               h.checksum, sum));
   return {};
 }
 

@@ -14,7 +14,7 @@ using flatbuffers::Offset;
 // ---- encode ------------------------------------------------------------------------------
 
 Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> strings(FlatBufferBuilder& b,
-                                                                  const std::vector<std::string>& v) {
+                                                                 const std::vector<std::string>& v) {
   return b.CreateVectorOfStrings(v);
 }
 
@@ -29,18 +29,17 @@ Offset<fb::Library> encode_library(FlatBufferBuilder& b, const LibraryInfo& l) {
   Offset<fb::ConstantsRegion> region = 0;
   if (l.region) {
     auto section = b.CreateString(l.region->section);
-    region = fb::CreateConstantsRegion(b, l.region->start_vaddr, l.region->end_vaddr,
-                                       l.region->file_offset, section, l.region->writable);
+    region = fb::CreateConstantsRegion(b, l.region->start_vaddr, l.region->end_vaddr, l.region->file_offset, section,
+                                       l.region->writable);
   }
   auto cubins = b.CreateVector(l.cubins);
   auto sha = b.CreateString(l.original_sha256);
   std::vector<Offset<fb::Patch>> patches;
-  for (const auto& p : l.restore)
-    patches.push_back(fb::CreatePatch(b, p.offset, b.CreateVector(p.bytes)));
+  for (const auto& p : l.restore) patches.push_back(fb::CreatePatch(b, p.offset, b.CreateVector(p.bytes)));
   auto restore = b.CreateVector(patches);
-  return fb::CreateLibrary(b, name, device, abi, machine, static_cast<fb::Flavour>(l.flavour), l.segment,
-                           needed, dropped, imports, region, l.weights, cubins, l.original_size, sha,
-                           l.removed_offset, l.removed_size, restore);
+  return fb::CreateLibrary(b, name, device, abi, machine, static_cast<fb::Flavour>(l.flavour), l.segment, needed,
+                           dropped, imports, region, l.weights, cubins, l.original_size, sha, l.removed_offset,
+                           l.removed_size, restore);
 }
 
 Offset<fb::Constant> encode_constant(FlatBufferBuilder& b, const ConstantInfo& c) {
@@ -48,8 +47,8 @@ Offset<fb::Constant> encode_constant(FlatBufferBuilder& b, const ConstantInfo& c
   auto fqn = b.CreateString(c.fqn);
   auto shape = b.CreateVector(c.shape);
   auto stride = b.CreateVector(c.stride);
-  return fb::CreateConstant(b, name, fqn, c.dtype, shape, stride, c.storage_offset, c.offset, c.size,
-                            c.type, c.from_folded);
+  return fb::CreateConstant(b, name, fqn, c.dtype, shape, stride, c.storage_offset, c.offset, c.size, c.type,
+                            c.from_folded);
 }
 
 Offset<fb::Tensor> encode_tensor(FlatBufferBuilder& b, const TensorInfo& t) {
@@ -72,8 +71,8 @@ std::vector<uint8_t> encode_metadata(const Manifest& m) {
                                        b.CreateString(s.kind), b.CreateString(s.flavour), s.mode));
   std::vector<Offset<fb::Segment>> segments;
   for (const auto& s : m.segments)
-    segments.push_back(fb::CreateSegment(b, static_cast<fb::SegmentKind>(s.kind), b.CreateString(s.name),
-                                         s.offset, s.size, s.alignment, s.xxh3, b.CreateVector(s.chunk_xxh3)));
+    segments.push_back(fb::CreateSegment(b, static_cast<fb::SegmentKind>(s.kind), b.CreateString(s.name), s.offset,
+                                         s.size, s.alignment, s.xxh3, b.CreateVector(s.chunk_xxh3)));
   std::vector<Offset<fb::Library>> libraries;
   for (const auto& l : m.libraries) libraries.push_back(encode_library(b, l));
   std::vector<Offset<fb::Weights>> weights;
@@ -106,8 +105,8 @@ class Decoder {
   Result<std::string> str(const flatbuffers::String* s, std::string_view path) const {
     if (!s) return std::string();
     if (s->size() > limits::name_bytes)
-      return rule_error(what_, "M5", fmt::format("metadata {} is {} bytes long (limit {})", path, s->size(),
-                                                 limits::name_bytes));
+      return rule_error(what_, "M5",
+                        fmt::format("metadata {} is {} bytes long (limit {})", path, s->size(), limits::name_bytes));
     return std::string(s->c_str(), s->size());
   }
 
@@ -156,8 +155,7 @@ class Decoder {
     MPK_TRY(out.abi, str(l.abi(), "library.abi"));
     MPK_TRY(out.machine, str(l.machine(), "library.machine"));
     out.flavour = static_cast<Flavour>(l.flavour());
-    if (out.flavour != Flavour::Embedded && out.flavour != Flavour::MmapSelf &&
-        out.flavour != Flavour::ExternalBlob)
+    if (out.flavour != Flavour::Embedded && out.flavour != Flavour::MmapSelf && out.flavour != Flavour::ExternalBlob)
       return rule_error(what_, "M6", fmt::format("library '{}' has unknown flavour {}", out.name, int(l.flavour())));
     out.segment = l.segment();
     MPK_TRY(out.needed, strs(l.needed(), "library.needed"));
@@ -315,8 +313,8 @@ class Decoder {
 
 Result<Manifest> decode_metadata(ByteView block) {
   if (block.size() > limits::metadata_bytes)
-    return rule_error(block.what(), "M1", fmt::format("metadata block is {} bytes (limit {})", block.size(),
-                                                      limits::metadata_bytes));
+    return rule_error(block.what(), "M1",
+                      fmt::format("metadata block is {} bytes (limit {})", block.size(), limits::metadata_bytes));
   // FlatBuffers reads scalars in place, so the buffer must start 8-byte aligned in memory; the
   // format allows a metadata offset that is not (header_size is any value in [128, 65536]). Such a
   // block is decoded from an aligned copy (at most the metadata cap; normal files never need it).

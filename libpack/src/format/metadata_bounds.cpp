@@ -170,13 +170,14 @@ class BoundedVerifier {
     const Table* t = as_table(&m);
     if (!(t->VerifyTableStart(v_) && t->VerifyOffset(v_, M::VT_PRODUCER) && v_.VerifyString(m.producer()) &&
           t->VerifyOffset(v_, M::VT_PRODUCER_VERSION) && v_.VerifyString(m.producer_version()) &&
-          list(t, M::VT_SOURCES, [&] { return m.sources(); }) && list(t, M::VT_SEGMENTS, [&] { return m.segments(); }) &&
-          list(t, M::VT_LIBRARIES, [&] { return m.libraries(); }) && list(t, M::VT_WEIGHTS, [&] { return m.weights(); }) &&
-          list(t, M::VT_EXAMPLES, [&] { return m.examples(); })))
+          list(t, M::VT_SOURCES, [&] { return m.sources(); }) &&
+          list(t, M::VT_SEGMENTS, [&] { return m.segments(); }) &&
+          list(t, M::VT_LIBRARIES, [&] { return m.libraries(); }) &&
+          list(t, M::VT_WEIGHTS, [&] { return m.weights(); }) && list(t, M::VT_EXAMPLES, [&] { return m.examples(); })))
       return malformed();
-    MPK_CHECK(charge(length(m.sources()) + length(m.segments()) + length(m.libraries()) + length(m.weights()) +
-                         length(m.examples()),
-                     limits::table_cost + string_size(m.producer()) + string_size(m.producer_version())));
+    MPK_CHECK(charge(
+        length(m.sources()) + length(m.segments()) + length(m.libraries()) + length(m.weights()) + length(m.examples()),
+        limits::table_cost + string_size(m.producer()) + string_size(m.producer_version())));
     MPK_CHECK(tables(m.sources(), [&](const fb::Source& s) { return source(s); }));
     MPK_CHECK(tables(m.segments(), [&](const fb::Segment& s) { return segment(s); }));
     MPK_CHECK(tables(m.libraries(), [&](const fb::Library& l) { return library(l); }));

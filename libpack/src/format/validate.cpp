@@ -41,14 +41,18 @@ class Validator {
     for (uint32_t i = 0; i < m_.segments.size(); ++i) {
       const auto& s = m_.segments[i];
       if (!is_power_of_two(s.alignment) || s.alignment > kSegmentAlignment || s.offset % s.alignment != 0)
-        return fail("S1", "segment {} ('{}') at offset {:#x} has alignment {:#x}: not a power of two up to {:#x} "
-                    "that divides its offset", i, s.name, s.offset, s.alignment, kSegmentAlignment);
+        return fail("S1",
+                    "segment {} ('{}') at offset {:#x} has alignment {:#x}: not a power of two up to {:#x} "
+                    "that divides its offset",
+                    i, s.name, s.offset, s.alignment, kSegmentAlignment);
       if (s.offset < h_.data_offset || !range_fits(s.offset, s.size, h_.file_size))
         return fail("S2", "segment {} ('{}') at offset {:#x} + size {:#x} lies outside the data region [{:#x}, {:#x})",
                     i, s.name, s.offset, s.size, h_.data_offset, h_.file_size);
       if (s.offset < end)
-        return fail("S3", "segment {} ('{}') at offset {:#x} overlaps or precedes the one before it (which ends "
-                    "at {:#x})", i, s.name, s.offset, end);
+        return fail("S3",
+                    "segment {} ('{}') at offset {:#x} overlaps or precedes the one before it (which ends "
+                    "at {:#x})",
+                    i, s.name, s.offset, end);
       end = s.offset + s.size;
       if (!s.chunk_xxh3.empty() && s.chunk_xxh3.size() != hash_chunk_count(s.size))
         return fail("S6", "segment {} ('{}') of {:#x} bytes records {} chunk hashes; its {}-byte chunks need {}", i,
@@ -111,8 +115,7 @@ class Validator {
     // The highest element the view reaches, in elements from the start of the storage.
     uint64_t last = uint64_t(c.storage_offset);
     for (size_t d = 0; d < c.shape.size(); ++d) {
-      if (c.shape[d] < 0 || c.stride[d] < 0)
-        return fail("W2", "constant '{}' has a negative size or stride", c.name);
+      if (c.shape[d] < 0 || c.stride[d] < 0) return fail("W2", "constant '{}' has a negative size or stride", c.name);
       if (c.shape[d] == 0) return {};  // no element at all
       uint64_t reach = 0;
       if (!checked_mul(uint64_t(c.shape[d] - 1), uint64_t(c.stride[d]), reach) || !checked_add(last, reach, last))
@@ -126,8 +129,10 @@ class Validator {
 
   Status file_name(std::string_view rule, std::string_view kind, const std::string& name) const {
     if (!is_plain_name(name) || name.size() > kFileNameBytes)
-      return fail(rule, "{} name '{}' is not a plain file name of at most {} bytes (no '/', '\\', control "
-                  "characters, '.' or '..')", kind, name, kFileNameBytes);
+      return fail(rule,
+                  "{} name '{}' is not a plain file name of at most {} bytes (no '/', '\\', control "
+                  "characters, '.' or '..')",
+                  kind, name, kFileNameBytes);
     return {};
   }
 
@@ -142,15 +147,15 @@ class Validator {
       return fail("L3", "{}: stored size {:#x} + removed {:#x} does not give the original size {:#x}", owner, stored,
                   l.removed_size, l.original_size);
     if (l.removed_offset > stored)
-      return fail("L4", "{}: removed offset {:#x} lies past the stored library ({:#x} bytes)", owner,
-                  l.removed_offset, stored);
+      return fail("L4", "{}: removed offset {:#x} lies past the stored library ({:#x} bytes)", owner, l.removed_offset,
+                  stored);
     if (l.removed_size > 0 && (l.weights < 0 || m_.segments[m_.weights[l.weights].segment].size != l.removed_size))
       return fail("L4", "{}: {:#x} bytes were removed but its weights segment does not hold them", owner,
                   l.removed_size);
     for (const auto& p : l.restore)
       if (!range_fits(p.offset, p.bytes.size(), l.original_size))
-        return fail("L5", "{}: restore patch at {:#x} + {:#x} lies outside the original ({:#x} bytes)", owner,
-                    p.offset, p.bytes.size(), l.original_size);
+        return fail("L5", "{}: restore patch at {:#x} + {:#x} lies outside the original ({:#x} bytes)", owner, p.offset,
+                    p.bytes.size(), l.original_size);
     if (l.region && l.region->end_vaddr < l.region->start_vaddr)
       return fail("L6", "{}: constants region ends before it starts", owner);
     for (uint32_t c : l.cubins) MPK_CHECK(file_name("L7", "cubin", m_.segments[c].name));

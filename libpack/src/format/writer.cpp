@@ -74,8 +74,8 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
 
   uint64_t total = 0;
   for (const auto& p : pending) total += p.bytes.size();
-  uint64_t file_size = manifest.segments.empty() ? data_offset
-                                                 : manifest.segments.back().offset + manifest.segments.back().size;
+  uint64_t file_size =
+      manifest.segments.empty() ? data_offset : manifest.segments.back().offset + manifest.segments.back().size;
   Header h;
   h.metadata_offset = kHeaderSize;
   h.metadata_size = metadata_size;
@@ -111,8 +111,8 @@ Result<Manifest> write_container(const std::filesystem::path& path, Manifest man
   if (complete) MPK_CHECK(complete(manifest));
   std::vector<uint8_t> metadata = encode_metadata(manifest);
   if (metadata.size() != metadata_size)
-    return make_error(Error::Kind::Runtime, "{}: internal error: metadata size changed from {} to {}",
-                      path.string(), metadata_size, metadata.size());
+    return make_error(Error::Kind::Runtime, "{}: internal error: metadata size changed from {} to {}", path.string(),
+                      metadata_size, metadata.size());
   MPK_CHECK(check_as_reader(metadata, h, path));
   auto header = encode_header(h);
   h.checksum = header_checksum(ByteView(header), ByteView(metadata));

@@ -35,9 +35,8 @@ constexpr std::string_view kTempInfix = ".mpk-tmp-";
 // its live writer. A temp file of a dead writer has its pid gone, the mode, this user as owner, and no lock.
 bool is_abandoned_temp(const std::filesystem::path& path, pid_t writer) {
   if (::kill(writer, 0) == 0 || errno != ESRCH) return false;
-  struct stat st{};
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
-      (st.st_mode & 07777) != 0)
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 07777) != 0)
     return false;
   // Mode 0000 opens only for root; then the lock is checked as well (a writer in another pid namespace).
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -79,7 +78,7 @@ mode_t current_umask() {
 mode_t new_file_mode(const std::filesystem::path& dir) {
   const int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
   if (fd >= 0) {
-    struct stat st{};
+    struct stat st {};
     const bool known = ::fstat(fd, &st) == 0;
     ::close(fd);
     if (known) return st.st_mode & 07777;
@@ -91,7 +90,7 @@ mode_t new_file_mode(const std::filesystem::path& dir) {
 // replaces the link itself). A device, a FIFO or a socket is refused: replacing /dev/null with a regular
 // file, or a FIFO someone reads, is never what `-o` meant.
 Status check_replaceable(const std::filesystem::path& target) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(target.c_str(), &st) != 0) {
     if (errno == ENOENT) return {};
     return io_error(target.string(), "cannot stat the output");
@@ -121,8 +120,7 @@ Result<AtomicWriter> AtomicWriter::create(const std::filesystem::path& target, D
   std::filesystem::path dir = target.parent_path().empty() ? "." : target.parent_path();
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
-    return make_error(Error::Kind::Io, "{}: output folder {} does not exist", target.string(),
-                      dir.string());
+    return make_error(Error::Kind::Io, "{}: output folder {} does not exist", target.string(), dir.string());
   MPK_CHECK(check_replaceable(target));
   remove_stale_temps(dir, target.filename().string());
   for (int attempt = 0; w.fd_ < 0; ++attempt) {
@@ -271,8 +269,8 @@ Status AtomicWriter::commit() {
   return publish();
 }
 
-Status write_file_atomically(const std::filesystem::path& target,
-                             const std::function<Status(AtomicWriter&)>& fill, Durability durability) {
+Status write_file_atomically(const std::filesystem::path& target, const std::function<Status(AtomicWriter&)>& fill,
+                             Durability durability) {
   MPK_TRY(auto writer, AtomicWriter::create(target, durability));
   MPK_CHECK(fill(writer));
   return writer.commit();

@@ -35,7 +35,7 @@ Result<int> open_input_file(const std::filesystem::path& path) {
   const std::string name = path.string();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return io_error(name, "cannot open");
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) {
     auto e = io_error(name, "cannot stat");
     ::close(fd);
@@ -65,7 +65,7 @@ Result<MappedFile> MappedFile::from_fd(int fd, std::string name) {
   MappedFile f;
   f.name_ = std::move(name);
   f.fd_ = fd;
-  struct stat st{};
+  struct stat st {};
   if (fstat(f.fd_, &st) != 0) return io_error(f.name_, "cannot stat");
   if (!S_ISREG(st.st_mode)) return not_a_regular_file(f.name_, st.st_mode);
   f.size_ = static_cast<uint64_t>(st.st_size);

@@ -102,7 +102,6 @@ void unregister_temp(const std::string& path) {
     }
 }
 
-
 // What a file that is neither a regular file nor a folder is, for messages.
 const char* special_file_type(mode_t mode) {
   return S_ISFIFO(mode)   ? "a FIFO"
@@ -190,7 +189,7 @@ void install_read_error_handler(std::string_view prefix, int exit_code) {
   std::memcpy(g_prefix, prefix.data(), n);
   g_prefix[n] = '\0';
   g_exit_code = exit_code;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = on_sigbus;
   sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
@@ -199,9 +198,9 @@ void install_read_error_handler(std::string_view prefix, int exit_code) {
 
 void install_signal_cleanup() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction old{};
+    struct sigaction old {};
     if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup: stays ignored
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_terminating_signal;
     sigemptyset(&sa.sa_mask);
     ::sigaction(sig, &sa, nullptr);

@@ -41,7 +41,7 @@ struct Input {
   std::string name;         // stored library name, unique in the container
   std::string source_name;  // what the user gave (path, or "pkg.pt2:entry")
   std::shared_ptr<MappedFile> so;
-  size_t source = 0;        // its entry in Context::sources (whose SHA-256 is its original_sha256)
+  size_t source = 0;  // its entry in Context::sources (whose SHA-256 is its original_sha256)
   aoti::LibraryAnalysis analysis;
   aoti::SplitLibrary split;
   std::optional<NamedFile> blob;  // external-blob weights
@@ -52,8 +52,8 @@ struct Input {
 struct Context {
   const BuildOptions& options;
   std::vector<Input> inputs;
-  std::vector<SourceInfo> sources;                        // sha256 filled in by SourceHashes
-  std::vector<std::shared_ptr<MappedFile>> source_files;  // their bytes, one per source
+  std::vector<SourceInfo> sources;                         // sha256 filled in by SourceHashes
+  std::vector<std::shared_ptr<MappedFile>> source_files;   // their bytes, one per source
   std::vector<std::shared_ptr<pt2::Pt2Package>> packages;  // keep extracted entries' owners alive
   size_t next_weights_option = 0;
 };
@@ -80,7 +80,7 @@ std::string recorded_name(const fs::path& path) { return path.filename().string(
 // The permission bits of an open input (0755, 0644), which unpack restores. Set-id and sticky bits are left
 // out: unpack must never create a set-user-ID file from what a container says.
 uint32_t file_mode(const MappedFile& f) {
-  struct stat st{};
+  struct stat st {};
   if (f.fd() < 0 || ::fstat(f.fd(), &st) != 0) return 0;
   return static_cast<uint32_t>(st.st_mode & 0777);
 }
@@ -226,12 +226,13 @@ Status open_pt2(Context& ctx, const fs::path& path) {
     Input& in = ctx.inputs.back();
     if (!model.weights_entry.empty()) {
       MPK_TRY(auto blob, shared->extract(model.weights_entry));
-      in.blob = NamedFile{fs::path(model.weights_entry).filename().string(),
-                          std::make_shared<MappedFile>(std::move(blob))};
+      in.blob =
+          NamedFile{fs::path(model.weights_entry).filename().string(), std::make_shared<MappedFile>(std::move(blob))};
     }
     for (const auto& entry : model.cubin_entries) {
       MPK_TRY(auto cubin, shared->extract(entry));
-      in.cubins.push_back(NamedFile{fs::path(entry).filename().string(), std::make_shared<MappedFile>(std::move(cubin))});
+      in.cubins.push_back(
+          NamedFile{fs::path(entry).filename().string(), std::make_shared<MappedFile>(std::move(cubin))});
     }
     if (!model.wrapper_cpp_entry.empty()) {
       MPK_TRY(auto text, shared->read_text(model.wrapper_cpp_entry, 256ull << 20));
@@ -250,13 +251,14 @@ Status open_inputs(Context& ctx) {
     MPK_TRY(auto file, MappedFile::open(path));
     ByteView v = file.view();
     if (v.size() == 0) return make_error(Error::Kind::Invalid, "{}: empty file, not a model library", path.string());
-    if (starts_with(v, "\x7f" "ELF")) {
+    if (starts_with(v, "\x7f"
+                       "ELF")) {
       MPK_CHECK(open_so(ctx, path, std::make_shared<MappedFile>(std::move(file))));
     } else if (starts_with(v, "PK\x03\x04")) {
       MPK_CHECK(open_pt2(ctx, path));
     } else {
-      return make_error(Error::Kind::NotThisFormat,
-                        "{}: not a model library (ELF shared object) nor a .pt2 package", path.string());
+      return make_error(Error::Kind::NotThisFormat, "{}: not a model library (ELF shared object) nor a .pt2 package",
+                        path.string());
     }
   }
   return {};
@@ -319,20 +321,20 @@ bool same_inode(const struct stat& a, const struct stat& b) { return a.st_dev ==
 // `-o` naming an input (`build in.so -o in.so`, a link to it, an example tensor) would replace the input with
 // the container: refused before anything is written.
 Status refuse_output_over_input(const Context& ctx) {
-  struct stat out{};
+  struct stat out {};
   if (::stat(ctx.options.output.c_str(), &out) != 0) return {};  // not there yet: nothing to lose
   auto refuse = [&](const std::string& input) {
     return make_error(Error::Kind::Invalid, "{}: the output is the input {}: refusing to replace it",
                       ctx.options.output.string(), input);
   };
   for (const auto& f : ctx.source_files) {
-    struct stat in{};
+    struct stat in {};
     if (::fstat(f->fd(), &in) == 0 && same_inode(in, out)) return refuse(f->name());
   }
   for (const auto* texts : {&ctx.options.example_inputs, &ctx.options.example_outputs})
     for (const auto& text : *texts) {
       auto spec = parse_tensor_spec(text);
-      struct stat in{};
+      struct stat in {};
       if (spec.ok() && ::stat(spec->path.c_str(), &in) == 0 && same_inode(in, out)) return refuse(spec->path.string());
     }
   return {};
@@ -399,7 +401,8 @@ LibraryInfo describe(const Input& in) {
   l.flavour = in.analysis.flavour;
   l.needed = in.analysis.needed;
   std::erase_if(l.needed, [&](const std::string& n) {
-    return std::find(in.split.dropped_needed.begin(), in.split.dropped_needed.end(), n) != in.split.dropped_needed.end();
+    return std::find(in.split.dropped_needed.begin(), in.split.dropped_needed.end(), n) !=
+           in.split.dropped_needed.end();
   });
   l.dropped_needed = in.split.dropped_needed;
   l.imports = in.analysis.imports;
@@ -418,8 +421,7 @@ Plan lay_out(const Context& ctx) {
   plan.manifest.sources = ctx.sources;
   for (const auto& in : ctx.inputs) {
     LibraryInfo l = describe(in);
-    l.segment = add_segment(plan, SegmentKind::Library, in.name + ".so",
-                            ByteView(in.split.stored, in.name + ".so"));
+    l.segment = add_segment(plan, SegmentKind::Library, in.name + ".so", ByteView(in.split.stored, in.name + ".so"));
     l.weights = add_weights(plan, in);
     for (const auto& c : in.cubins) l.cubins.push_back(add_segment(plan, SegmentKind::Cubin, c.name, c.file->view()));
     plan.manifest.libraries.push_back(std::move(l));
@@ -434,8 +436,11 @@ Result<TensorInfo> add_example_tensor(Plan& plan, std::vector<HostTensor>& keep,
   MPK_TRY(TensorSpec spec, parse_tensor_spec(text));
   MPK_TRY(HostTensor t, read_tensor(spec));
   MPK_TRY(auto file, MappedFile::open(spec.path));
-  plan.manifest.sources.push_back(SourceInfo{recorded_name(spec.path), file.size(),
-                                             format::sha256_hex({file.data(), file.size()}), "tensor", {},
+  plan.manifest.sources.push_back(SourceInfo{recorded_name(spec.path),
+                                             file.size(),
+                                             format::sha256_hex({file.data(), file.size()}),
+                                             "tensor",
+                                             {},
                                              file_mode(file)});
   keep.push_back(std::move(t));  // reserved by the caller: the bytes stay put
   const HostTensor& kept = keep.back();
@@ -489,8 +494,8 @@ Result<Manifest> build(const BuildOptions& options) {
     for (size_t i = 0; i < ctx.inputs.size(); ++i) m.libraries[i].original_sha256 = h[ctx.inputs[i].source];
     return {};
   };
-  return format::write_container(options.output, std::move(plan.manifest), plan.segments, options.progress,
-                                 fill_hashes, options.durability);
+  return format::write_container(options.output, std::move(plan.manifest), plan.segments, options.progress, fill_hashes,
+                                 options.durability);
 }
 
 }  // namespace mpspack::pack

@@ -80,8 +80,6 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-
-
 // "name:xxh3" of each cubin segment, in the library's order.
 std::string Differ::cubins_text(const format::Container& c, const LibraryInfo& l) {
   std::vector<std::string> v;
@@ -189,7 +187,8 @@ void Differ::metadata() {
     field(p + ".sha256", sa.sha256, sb.sha256);
     field(p + ".flavour", sa.flavour, sb.flavour);
     // What unpack restores; a container that did not record it (format 1.0) says nothing either way.
-    if (sa.mode != 0 && sb.mode != 0) field(p + ".mode", fmt::format("{:04o}", sa.mode), fmt::format("{:04o}", sb.mode));
+    if (sa.mode != 0 && sb.mode != 0)
+      field(p + ".mode", fmt::format("{:04o}", sa.mode), fmt::format("{:04o}", sb.mode));
   }
   field("examples.count", std::to_string(ma.examples.size()), std::to_string(mb.examples.size()));
   for (size_t i = 0; i < std::min(ma.examples.size(), mb.examples.size()); ++i) {

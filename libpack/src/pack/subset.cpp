@@ -28,8 +28,8 @@ std::set<uint32_t> library_segments(const Manifest& m, uint32_t library) {
   return s;
 }
 
-Result<Manifest> write_library_subset(const format::Container& c, uint32_t library,
-                                      const std::filesystem::path& output, const format::Progress& progress) {
+Result<Manifest> write_library_subset(const format::Container& c, uint32_t library, const std::filesystem::path& output,
+                                      const format::Progress& progress) {
   const Manifest& m = c.manifest();
   const LibraryInfo& lib = m.libraries[library];
   // Old segment index -> new, in the original order (segments stay in file order).

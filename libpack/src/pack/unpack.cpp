@@ -77,11 +77,11 @@ Status write_library(const format::Container& c, uint32_t index, AtomicWriter& w
 // the k-th source of a kind is the k-th file of that kind. A kind whose count does not match maps nothing, and
 // nothing maps in a container built from a .pt2 (its libraries and blobs are entries, not files of their own).
 struct SourceMap {
-  std::vector<std::optional<size_t>> library;          // per library
-  std::vector<std::optional<size_t>> blob;             // per library (external-blob ones)
-  std::map<uint32_t, size_t> cubin;                     // per cubin segment
-  std::vector<std::optional<size_t>> tensor;            // per example tensor: each example's inputs, then outputs
-  bool from_files = true;                               // no pt2 source
+  std::vector<std::optional<size_t>> library;  // per library
+  std::vector<std::optional<size_t>> blob;     // per library (external-blob ones)
+  std::map<uint32_t, size_t> cubin;            // per cubin segment
+  std::vector<std::optional<size_t>> tensor;   // per example tensor: each example's inputs, then outputs
+  bool from_files = true;                      // no pt2 source
 };
 
 std::vector<const TensorInfo*> example_tensors(const Manifest& m) {
@@ -156,7 +156,8 @@ class Planner {
       : c_(c), m_(c.manifest()), report_(report), map_(map_sources(m_)) {}
 
   Plan plan() {
-    if (!map_.from_files) not_identical("it was built from a .pt2 package, and the files unpack writes are its entries");
+    if (!map_.from_files)
+      not_identical("it was built from a .pt2 package, and the files unpack writes are its entries");
     for (const auto& s : m_.sources) {
       if (s.name != file_name_of(s)) not_identical(fmt::format("source '{}' was recorded with its folder", s.name));
       if (s.mode == 0) not_identical(fmt::format("source '{}' has no recorded mode", s.name));
@@ -164,20 +165,24 @@ class Planner {
     std::vector<std::string> inputs, weights, example_inputs, example_outputs;
     for (uint32_t i = 0; i < m_.libraries.size(); ++i) {
       const LibraryInfo& l = m_.libraries[i];
-      Output o{{}, fmt::format("library {}", i), restored_size(c_, l),
+      Output o{{},
+               fmt::format("library {}", i),
+               restored_size(c_, l),
                [&c = c_, i, &report = report_](AtomicWriter& w) { return write_library(c, i, w, report); },
                kLibraryMode};
       inputs.push_back(place(std::move(o), map_.library[i], l.name + ".so", "library " + l.name));
       if (l.flavour == Flavour::ExternalBlob && l.weights >= 0) {
         ByteView blob = c_.segment(m_.weights[l.weights].segment);
-        Output b{{}, fmt::format("the weights of library {}", i), blob.size(),
-                 [blob](AtomicWriter& w) { return w.write_sparse(blob.data(), blob.size()); }};
+        Output b{{}, fmt::format("the weights of library {}", i), blob.size(), [blob](AtomicWriter& w) {
+                   return w.write_sparse(blob.data(), blob.size());
+                 }};
         weights.push_back(place(std::move(b), map_.blob[i], l.name + "_weights.blob", "the weights of " + l.name));
       }
       for (uint32_t seg : l.cubins) {
         ByteView bytes = c_.segment(seg);
-        Output o{{}, fmt::format("cubin segment {}", seg), bytes.size(),
-                 [bytes](AtomicWriter& w) { return w.write(bytes.data(), bytes.size()); }};
+        Output o{{}, fmt::format("cubin segment {}", seg), bytes.size(), [bytes](AtomicWriter& w) {
+                   return w.write(bytes.data(), bytes.size());
+                 }};
         auto it = map_.cubin.find(seg);
         place(std::move(o), it == map_.cubin.end() ? std::nullopt : std::optional<size_t>(it->second),
               m_.segments[seg].name, "cubin " + m_.segments[seg].name);
@@ -245,7 +250,10 @@ class Planner {
       // The same file given twice (an identity model's input and output): written once.
       if (auto it = tensor_sources_.find(name); it != tensor_sources_.end() && it->second == s.sha256)
         return name + tensor_specs_[name];
-      Output o{{}, fmt::format("example segment {}", t.segment), bytes.size(), raw,
+      Output o{{},
+               fmt::format("example segment {}", t.segment),
+               bytes.size(),
+               raw,
                s.mode != 0 ? (s.mode & 0777) : kDataMode};
       std::string tail = raw_spec_tail;
       bool same = s.size == bytes.size() && format::sha256_hex(bytes.span()) == s.sha256;
@@ -294,8 +302,7 @@ class Planner {
                         fs::path(c_.name()).filename().string());
     if (plan_.rebuild.identical)
       text += fmt::format("# The same bytes come back when built by mpspack {}.\n", m_.producer_version);
-    else
-      text += "# Not the same bytes: " + plan_.rebuild.why_not + ".\n";
+    else text += "# Not the same bytes: " + plan_.rebuild.why_not + ".\n";
     text += "# Extra arguments are passed on (-o FILE; a relative FILE is taken from this folder).\n";
     text += "cd \"$(dirname \"$0\")\" || exit 2\nexec \"${MPSPACK:-mpspack}\"";
     for (const auto& a : plan_.rebuild.args) text += " " + shell_quote(a);

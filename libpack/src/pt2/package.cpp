@@ -42,9 +42,7 @@ constexpr std::string_view kPickledWeightsFolder = "data/weights/";
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 // An entry name for a one-line message: escaped as every name mpspack prints, and cut at 200 bytes.
 std::string printable(std::string_view s) {
@@ -95,8 +93,7 @@ Result<int> anonymous_file(const std::string& what) {
   }
   int fd = memfd_create("mpspack-pt2-entry", MFD_CLOEXEC);
   if (fd >= 0) return fd;
-  return make_error(Error::Kind::Io, "{}: cannot create a temporary file: {}", what,
-                    std::strerror(errno));
+  return make_error(Error::Kind::Io, "{}: cannot create a temporary file: {}", what, std::strerror(errno));
 }
 
 Status write_temp(int fd, const uint8_t* p, uint64_t n, const std::string& what) {
@@ -136,19 +133,16 @@ class DepthLimit : public nlohmann::json_sax<nlohmann::json> {
   size_t depth_ = 0;
 };
 
-Result<std::map<std::string, std::string>> parse_metadata(const std::string& text,
-                                                          const std::string& what) {
+Result<std::map<std::string, std::string>> parse_metadata(const std::string& text, const std::string& what) {
   DepthLimit depth;
   nlohmann::json::sax_parse(text, &depth, nlohmann::json::input_format_t::json, /*strict=*/true,
                             /*ignore_comments=*/false);
   if (depth.too_deep)
     return make_error(Error::Kind::Unsupported, "{}: JSON nested more than {} levels deep", what, kMaxMetadataDepth);
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    return make_error(Error::Kind::Corrupt, "{}: is not a JSON object", what);
+  if (j.is_discarded() || !j.is_object()) return make_error(Error::Kind::Corrupt, "{}: is not a JSON object", what);
   std::map<std::string, std::string> out;
-  for (auto it = j.begin(); it != j.end(); ++it)
-    out[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+  for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
   return out;
 }
 
@@ -191,15 +185,14 @@ Result<zip_t*> open_zip(const ZipApi& zip, const std::filesystem::path& path, co
     if (looks_like_zip)
       return make_error(Error::Kind::Corrupt,
                         "{}: starts like a zip but has no readable central directory "
-                        "(truncated?)", name);
-    return make_error(Error::Kind::NotThisFormat, "{}: is not a zip archive (so not a .pt2)",
-                      name);
+                        "(truncated?)",
+                        name);
+    return make_error(Error::Kind::NotThisFormat, "{}: is not a zip archive (so not a .pt2)", name);
   }
-  if (zerr == ZIP_ER_OPEN || zerr == ZIP_ER_READ || zerr == ZIP_ER_SEEK ||
-      zerr == ZIP_ER_MEMORY || zerr == ZIP_ER_NOENT)
+  if (zerr == ZIP_ER_OPEN || zerr == ZIP_ER_READ || zerr == ZIP_ER_SEEK || zerr == ZIP_ER_MEMORY ||
+      zerr == ZIP_ER_NOENT)
     return make_error(Error::Kind::Io, "{}: cannot read the zip: {}", name, zip_error_text(zip, zerr));
-  return make_error(Error::Kind::Corrupt, "{}: damaged zip archive: {}", name,
-                    zip_error_text(zip, zerr));
+  return make_error(Error::Kind::Corrupt, "{}: damaged zip archive: {}", name, zip_error_text(zip, zerr));
 }
 
 // Zip entry i, with the hostile-input caps: a readable header, a bounded non-empty name, the sizes, CRC and
@@ -211,16 +204,15 @@ Result<Pt2Entry> read_entry(const ZipApi& zip, zip_t* z, zip_uint64_t i, const s
     return make_error(Error::Kind::Corrupt, "{}: zip entry {} has no readable header", name, i);
   size_t len = strnlen(s.name, kMaxNameLength + 1);
   if (len > kMaxNameLength)
-    return make_error(Error::Kind::Corrupt, "{}: zip entry {} has a name longer than {} bytes",
-                      name, i, kMaxNameLength);
+    return make_error(Error::Kind::Corrupt, "{}: zip entry {} has a name longer than {} bytes", name, i,
+                      kMaxNameLength);
   if (len == 0) return make_error(Error::Kind::Corrupt, "{}: zip entry {} has an empty name", name, i);
   const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD;
   if ((s.valid & need) != need)
-    return make_error(Error::Kind::Corrupt, "{}: zip entry {} ({}) lacks size, CRC or method",
-                      name, i, printable(s.name));
-  if ((s.valid & ZIP_STAT_ENCRYPTION_METHOD) && s.encryption_method != ZIP_EM_NONE)
-    return make_error(Error::Kind::Unsupported, "{}: zip entry {} is encrypted", name,
+    return make_error(Error::Kind::Corrupt, "{}: zip entry {} ({}) lacks size, CRC or method", name, i,
                       printable(s.name));
+  if ((s.valid & ZIP_STAT_ENCRYPTION_METHOD) && s.encryption_method != ZIP_EM_NONE)
+    return make_error(Error::Kind::Unsupported, "{}: zip entry {} is encrypted", name, printable(s.name));
   Pt2Entry e;
   e.name.assign(s.name, len);
   e.size = s.size;
@@ -228,8 +220,7 @@ Result<Pt2Entry> read_entry(const ZipApi& zip, zip_t* z, zip_uint64_t i, const s
   e.crc32 = s.crc;
   e.stored = s.comp_method == ZIP_CM_STORE;
   if (e.stored && e.size != e.compressed_size)
-    return make_error(Error::Kind::Corrupt,
-                      "{}: stored zip entry {} declares size {:#x} but {:#x} stored bytes", name,
+    return make_error(Error::Kind::Corrupt, "{}: stored zip entry {} declares size {:#x} but {:#x} stored bytes", name,
                       printable(e.name), e.size, e.compressed_size);
   return e;
 }
@@ -240,13 +231,12 @@ Status list_entries(const ZipApi& zip, zip_t* z, const std::string& name, std::v
   zip_int64_t count = zip.zip_get_num_entries(z, 0);
   if (count < 0) return make_error(Error::Kind::Corrupt, "{}: cannot count the zip entries", name);
   if (static_cast<uint64_t>(count) > kMaxEntries)
-    return make_error(Error::Kind::Unsupported, "{}: {} zip entries, more than the {} allowed",
-                      name, count, kMaxEntries);
+    return make_error(Error::Kind::Unsupported, "{}: {} zip entries, more than the {} allowed", name, count,
+                      kMaxEntries);
   for (zip_uint64_t i = 0; i < static_cast<zip_uint64_t>(count); ++i) {
     MPK_TRY(Pt2Entry e, read_entry(zip, z, i, name));
     if (!index.emplace(e.name, entries.size()).second)
-      return make_error(Error::Kind::Corrupt, "{}: zip entry {} appears twice", name,
-                        printable(e.name));
+      return make_error(Error::Kind::Corrupt, "{}: zip entry {} appears twice", name, printable(e.name));
     entries.push_back(std::move(e));
   }
   return {};
@@ -262,11 +252,11 @@ Result<std::string> find_root(const std::vector<Pt2Entry>& entries, const std::s
       roots.push_back(e.name.substr(0, e.name.find('/')));
   }
   if (roots.empty())
-    return make_error(Error::Kind::NotThisFormat,
-                      "{}: a zip archive but not a .pt2 package (no archive_format entry)", name);
+    return make_error(Error::Kind::NotThisFormat, "{}: a zip archive but not a .pt2 package (no archive_format entry)",
+                      name);
   if (roots.size() > 1)
-    return make_error(Error::Kind::Corrupt, "{}: {} archive_format entries (roots '{}' and '{}')",
-                      name, roots.size(), printable(roots[0]), printable(roots[1]));
+    return make_error(Error::Kind::Corrupt, "{}: {} archive_format entries (roots '{}' and '{}')", name, roots.size(),
+                      printable(roots[0]), printable(roots[1]));
   return std::move(roots[0]);
 }
 
@@ -275,11 +265,9 @@ Result<std::string> find_root(const std::vector<Pt2Entry>& entries, const std::s
 Status check_archive_format(const Pt2Package& pkg, const std::string& prefix, const std::string& name) {
   auto fmt_entry = prefix + "archive_format";
   MPK_TRY(std::string format, pkg.read_text(fmt_entry, kMaxArchiveFormatSize));
-  while (!format.empty() && (format.back() == '\n' || format.back() == '\r' || format.back() == ' '))
-    format.pop_back();
+  while (!format.empty() && (format.back() == '\n' || format.back() == '\r' || format.back() == ' ')) format.pop_back();
   if (format != "pt2")
-    return make_error(Error::Kind::NotThisFormat,
-                      "{}: {} says '{}', not 'pt2' (not an AOTInductor package)", name,
+    return make_error(Error::Kind::NotThisFormat, "{}: {} says '{}', not 'pt2' (not an AOTInductor package)", name,
                       printable(fmt_entry), printable(format));
   return {};
 }
@@ -295,8 +283,7 @@ ModelFolders collect_model_folders(const std::vector<Pt2Entry>& entries, const s
   ModelFolders out;
   for (const auto& e : entries) {
     std::string_view n = e.name;
-    if (starts_with(n, prefix + std::string(kPickledWeightsFolder)) ||
-        ends_with(n, "weights_config.json"))
+    if (starts_with(n, prefix + std::string(kPickledWeightsFolder)) || ends_with(n, "weights_config.json"))
       out.pickled = true;
     if (!starts_with(n, aoti)) continue;
     std::string_view rest = n.substr(aoti.size());
@@ -320,10 +307,8 @@ Result<std::string> find_library(const std::string& model_name, const std::vecto
     for (const auto& l : libs)
       if (ends_with(l, ".wrapper.so")) wrappers.push_back(l);
     if (wrappers.size() != 1)
-      return make_error(Error::Kind::Unsupported,
-                        "{}: model '{}' has {} compiled libraries ({} and {}); expected one",
-                        name, printable(model_name), libs.size(), printable(libs[0]),
-                        printable(libs[1]));
+      return make_error(Error::Kind::Unsupported, "{}: model '{}' has {} compiled libraries ({} and {}); expected one",
+                        name, printable(model_name), libs.size(), printable(libs[0]), printable(libs[1]));
     libs = wrappers;
   }
   return libs.empty() ? std::string() : libs[0];
@@ -332,7 +317,8 @@ Result<std::string> find_library(const std::string& model_name, const std::vecto
 Error pickled_weights_error(const std::string& name) {
   return make_error(Error::Kind::Unsupported,
                     "{}: weights are pickled (package_constants_on_disk_format=pickle_weights); "
-                    "mpspack needs binary_blob or embedded weights", name);
+                    "mpspack needs binary_blob or embedded weights",
+                    name);
 }
 
 // The entries of one model beside its library, named after the library's stem, and its metadata parsed.
@@ -377,8 +363,7 @@ Result<std::vector<Pt2Model>> collect_models(const Pt2Package& pkg, const std::s
   }
   if (models.empty()) {
     if (folders.pickled) return pickled_weights_error(pkg.name());
-    return make_error(Error::Kind::Unsupported,
-                      "{}: no compiled model library (*.so) in the package", pkg.name());
+    return make_error(Error::Kind::Unsupported, "{}: no compiled model library (*.so) in the package", pkg.name());
   }
   return models;
 }
@@ -394,7 +379,7 @@ Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
   auto api = zip_api();
   if (!api.ok()) return api.error().context(name + ": cannot read .pt2 packages");
   pkg.impl_->api = *api;
-  MPK_TRY(zip_t* z, open_zip(**api, path, name));
+  MPK_TRY(zip_t * z, open_zip(**api, path, name));
   pkg.impl_->zip = std::unique_ptr<zip_t, ZipCloser>(z, ZipCloser{*api});
   MPK_CHECK(list_entries(**api, z, name, pkg.entries_, pkg.impl_->index));
   MPK_TRY(pkg.root_, find_root(pkg.entries_, name));
@@ -408,21 +393,22 @@ Result<Pt2Package> Pt2Package::open(const std::filesystem::path& path) {
 Result<MappedFile> Pt2Package::extract(const std::string& entry) const {
   const std::string what = name_ + ":" + printable(entry);
   auto it = impl_->index.find(entry);
-  if (it == impl_->index.end())
-    return make_error(Error::Kind::Invalid, "{}: no such entry in the package", what);
+  if (it == impl_->index.end()) return make_error(Error::Kind::Invalid, "{}: no such entry in the package", what);
   const Pt2Entry& e = entries_[it->second];
 
   MPK_TRY(int fd, anonymous_file(what));
   // Owns fd until handed to MappedFile.
   struct FdGuard {
     int fd;
-    ~FdGuard() { if (fd >= 0) ::close(fd); }
+    ~FdGuard() {
+      if (fd >= 0) ::close(fd);
+    }
   } guard{fd};
 
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     std::unique_ptr<zip_file_t, ZipFileCloser> zf(impl_->api->zip_fopen_index(impl_->zip.get(), it->second, 0),
-                                                 ZipFileCloser{impl_->api});
+                                                  ZipFileCloser{impl_->api});
     if (!zf)
       return make_error(Error::Kind::Corrupt, "{}: cannot open the entry: {}", what,
                         impl_->api->zip_strerror(impl_->zip.get()));
@@ -431,18 +417,16 @@ Result<MappedFile> Pt2Package::extract(const std::string& entry) const {
     for (;;) {
       zip_int64_t n = impl_->api->zip_fread(zf.get(), buf.data(), buf.size());
       if (n < 0)
-        return make_error(Error::Kind::Corrupt, "{}: reading the entry failed after {:#x} bytes: {}",
-                          what, total, impl_->api->zip_file_strerror(zf.get()));
+        return make_error(Error::Kind::Corrupt, "{}: reading the entry failed after {:#x} bytes: {}", what, total,
+                          impl_->api->zip_file_strerror(zf.get()));
       if (n == 0) break;
       total += static_cast<uint64_t>(n);
       if (total > e.size)
-        return make_error(Error::Kind::Corrupt, "{}: entry inflates past its declared size {:#x}",
-                          what, e.size);
+        return make_error(Error::Kind::Corrupt, "{}: entry inflates past its declared size {:#x}", what, e.size);
       MPK_CHECK(write_temp(fd, buf.data(), static_cast<uint64_t>(n), what));
     }
     if (total != e.size)
-      return make_error(Error::Kind::Corrupt,
-                        "{}: entry ends after {:#x} bytes but declares {:#x} (truncated?)", what,
+      return make_error(Error::Kind::Corrupt, "{}: entry ends after {:#x} bytes but declares {:#x} (truncated?)", what,
                         total, e.size);
   }
   guard.fd = -1;
@@ -452,15 +436,13 @@ Result<MappedFile> Pt2Package::extract(const std::string& entry) const {
 Result<std::string> Pt2Package::read_text(const std::string& entry, uint64_t max_size) const {
   const std::string what = name_ + ":" + printable(entry);
   auto it = impl_->index.find(entry);
-  if (it == impl_->index.end())
-    return make_error(Error::Kind::Invalid, "{}: no such entry in the package", what);
+  if (it == impl_->index.end()) return make_error(Error::Kind::Invalid, "{}: no such entry in the package", what);
   const Pt2Entry& e = entries_[it->second];
   if (e.size > max_size)
-    return make_error(Error::Kind::Unsupported, "{}: {:#x} bytes, more than the {:#x} allowed",
-                      what, e.size, max_size);
+    return make_error(Error::Kind::Unsupported, "{}: {:#x} bytes, more than the {:#x} allowed", what, e.size, max_size);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   std::unique_ptr<zip_file_t, ZipFileCloser> zf(impl_->api->zip_fopen_index(impl_->zip.get(), it->second, 0),
-                                                 ZipFileCloser{impl_->api});
+                                                ZipFileCloser{impl_->api});
   if (!zf)
     return make_error(Error::Kind::Corrupt, "{}: cannot open the entry: {}", what,
                       impl_->api->zip_strerror(impl_->zip.get()));
@@ -481,8 +463,8 @@ Result<std::string> Pt2Package::read_text(const std::string& entry, uint64_t max
     return make_error(Error::Kind::Corrupt, "{}: reading the entry failed: {}", what,
                       impl_->api->zip_file_strerror(zf.get()));
   if (total != e.size || more > 0)
-    return make_error(Error::Kind::Corrupt, "{}: entry holds {} bytes than its declared {:#x}",
-                      what, more > 0 ? "more" : "fewer", e.size);
+    return make_error(Error::Kind::Corrupt, "{}: entry holds {} bytes than its declared {:#x}", what,
+                      more > 0 ? "more" : "fewer", e.size);
   return text;
 }
 

@@ -86,7 +86,10 @@ class Scanner {
           case 't': c = '\t'; break;
           case 'r': c = '\r'; break;
           case '0': c = '\0'; break;
-          case '\\': case '"': case '\'': case '?': c = e; break;
+          case '\\':
+          case '"':
+          case '\'':
+          case '?': c = e; break;
           default: return std::nullopt;
         }
       }
@@ -134,7 +137,6 @@ size_t line_of(std::string_view text, size_t pos) {
 
 // `cached_torch_dtype_float32`, `aoti_torch_dtype_float32()`, or a plain number.
 std::optional<int32_t> dtype_code(std::string_view v) {
-
   auto pos = v.find("dtype_");
   if (pos != std::string_view::npos) {
     std::string_view rest = v.substr(pos + 6);
@@ -154,7 +156,11 @@ std::optional<int32_t> dtype_code(std::string_view v) {
 // `static_cast<int32_t>(torch::aot_inductor::ConstantType::Parameter)` or a plain number.
 std::optional<int32_t> constant_type(std::string_view v) {
   static constexpr std::array<std::pair<std::string_view, int32_t>, 5> names = {{
-      {"Unknown", 0}, {"Parameter", 1}, {"Buffer", 2}, {"TensorConstant", 3}, {"FoldedConstant", 4},
+      {"Unknown", 0},
+      {"Parameter", 1},
+      {"Buffer", 2},
+      {"TensorConstant", 3},
+      {"FoldedConstant", 4},
   }};
   auto pos = v.find("ConstantType::");
   if (pos != std::string_view::npos) {
@@ -186,15 +192,15 @@ std::optional<uint64_t> declared_count(std::string_view text) {
 }
 
 template <class T>
-Status set_once(std::optional<T>& slot, std::optional<T> value, std::string_view what,
-                uint64_t index, std::string_view field, std::string_view text, size_t at) {
+Status set_once(std::optional<T>& slot, std::optional<T> value, std::string_view what, uint64_t index,
+                std::string_view field, std::string_view text, size_t at) {
   size_t line = (!value || slot) ? line_of(text, at) : 0;
   if (!value)
-    return make_error(Error::Kind::Corrupt, "{}: line {}: constants_info_[{}].{} has a value mpspack cannot read",
-                      what, line, index, field);
+    return make_error(Error::Kind::Corrupt, "{}: line {}: constants_info_[{}].{} has a value mpspack cannot read", what,
+                      line, index, field);
   if (slot)
-    return make_error(Error::Kind::Corrupt, "{}: line {}: constants_info_[{}].{} is assigned twice",
-                      what, line, index, field);
+    return make_error(Error::Kind::Corrupt, "{}: line {}: constants_info_[{}].{} is assigned twice", what, line, index,
+                      field);
   slot = std::move(value);
   return {};
 }
@@ -205,8 +211,8 @@ Status assign_scalar(Scanner& s, Fields& f, const std::string& field, uint64_t i
                      std::string_view what, size_t at) {
   auto v = s.until_semicolon();
   if (!v)
-    return make_error(Error::Kind::Corrupt, "{}: line {}: constants_info_[{}].{} has no ';'",
-                      what, line_of(text, at), i, field);
+    return make_error(Error::Kind::Corrupt, "{}: line {}: constants_info_[{}].{} has no ';'", what, line_of(text, at),
+                      i, field);
   if (field == "dtype") return set_once(f.dtype, dtype_code(*v), what, i, field, text, at);
   if (field == "type") return set_once(f.type, constant_type(*v), what, i, field, text, at);
   if (field == "offset") {
@@ -252,8 +258,7 @@ Result<std::map<uint64_t, Fields>> scan_assignments(std::string_view text, std::
     const bool digits = std::isdigit(static_cast<unsigned char>(s.peek()));
     auto index = s.integer();
     if (digits && !index)
-      return make_error(Error::Kind::Corrupt, "{}: line {}: unreadable constant index", what,
-                        line_of(text, s.pos()));
+      return make_error(Error::Kind::Corrupt, "{}: line {}: unreadable constant index", what, line_of(text, s.pos()));
     if (!index || !s.eat(']') || !s.eat('.')) continue;  // e.g. `constants_info_[idx]` in code
     if (*index < 0 || static_cast<uint64_t>(*index) >= kMaxConstants)
       return make_error(Error::Kind::Corrupt, "{}: line {}: constant index {} out of range", what,
@@ -261,7 +266,7 @@ Result<std::map<uint64_t, Fields>> scan_assignments(std::string_view text, std::
     uint64_t i = static_cast<uint64_t>(*index);
     std::string field(s.ident());
     if (field.empty() || !s.eat('=')) continue;  // a read, not an assignment
-    if (s.peek() == '=') continue;                // `==`
+    if (s.peek() == '=') continue;               // `==`
     size_t at = s.pos();
     MPK_CHECK(assign_field(s, table[i], field, i, text, what, at));
   }
@@ -272,8 +277,7 @@ Result<std::map<uint64_t, Fields>> scan_assignments(std::string_view text, std::
 Status check_declared_count(std::string_view text, size_t described, std::string_view what) {
   auto declared = declared_count(text);
   if (declared && *declared != described)
-    return make_error(Error::Kind::Corrupt,
-                      "{}: AOTInductorModelBase declares {} constants but {} are described", what,
+    return make_error(Error::Kind::Corrupt, "{}: AOTInductorModelBase declares {} constants but {} are described", what,
                       *declared, described);
   return {};
 }
@@ -290,12 +294,11 @@ Result<ConstantInfo> to_constant(uint64_t i, Fields& f, std::string_view what) {
   if (!f.shape) return missing("shape");
   if (!f.stride) return missing("stride");
   if (f.shape->size() != f.stride->size())
-    return make_error(Error::Kind::Corrupt, "{}: constant {} ({}) has {} sizes but {} strides",
-                      what, i, *f.name, f.shape->size(), f.stride->size());
+    return make_error(Error::Kind::Corrupt, "{}: constant {} ({}) has {} sizes but {} strides", what, i, *f.name,
+                      f.shape->size(), f.stride->size());
   for (int64_t d : *f.shape)
     if (d < 0)
-      return make_error(Error::Kind::Corrupt, "{}: constant {} ({}) has a negative size {}", what,
-                        i, *f.name, d);
+      return make_error(Error::Kind::Corrupt, "{}: constant {} ({}) has a negative size {}", what, i, *f.name, d);
   ConstantInfo c;
   c.name = std::move(*f.name);
   c.fqn = f.fqn ? std::move(*f.fqn) : std::string();
@@ -318,14 +321,13 @@ Result<std::vector<ConstantInfo>> lay_out(std::map<uint64_t, Fields>& table, std
   uint64_t expected_index = 0;
   for (auto& [i, f] : table) {
     if (i != expected_index)
-      return make_error(Error::Kind::Corrupt, "{}: constant {} is not described (indices skip to {})",
-                        what, expected_index, i);
+      return make_error(Error::Kind::Corrupt, "{}: constant {} is not described (indices skip to {})", what,
+                        expected_index, i);
     ++expected_index;
     MPK_TRY(ConstantInfo c, to_constant(i, f, what));
     c.offset = running;
     if (!c.from_folded && !checked_add(running, c.size, running))
-      return make_error(Error::Kind::Corrupt, "{}: constant sizes overflow at constant {} ({})",
-                        what, i, c.name);
+      return make_error(Error::Kind::Corrupt, "{}: constant sizes overflow at constant {} ({})", what, i, c.name);
     out.push_back(std::move(c));
   }
   return out;
@@ -333,11 +335,10 @@ Result<std::vector<ConstantInfo>> lay_out(std::map<uint64_t, Fields>& table, std
 
 }  // namespace
 
-Result<std::vector<ConstantInfo>> parse_wrapper_constants(std::string_view text,
-                                                          std::string_view what) {
+Result<std::vector<ConstantInfo>> parse_wrapper_constants(std::string_view text, std::string_view what) {
   if (text.find("AOTInductorModel::AOTInductorModel(") == std::string_view::npos)
-    return make_error(Error::Kind::NotThisFormat,
-                      "{}: not an AOTInductor wrapper (no AOTInductorModel constructor)", what);
+    return make_error(Error::Kind::NotThisFormat, "{}: not an AOTInductor wrapper (no AOTInductorModel constructor)",
+                      what);
   MPK_TRY(auto table, scan_assignments(text, what));
   MPK_CHECK(check_declared_count(text, table.size(), what));
   return lay_out(table, what);

@@ -72,8 +72,10 @@ Result<ArtifactConfig> parse_config(std::string_view json, std::string_view what
   for (const auto& lj : j["layers"]) {
     MPK_TRY(Layer l, parse_layer(lj, what));
     if (l.offset < end || l.size > config.file_size || l.offset > config.file_size - l.size)
-      return make_error(Error::Kind::Corrupt, "{}: layer {} at offset {} (+{}) overlaps another or lies outside "
-                        "the {}-byte file", what, l.digest, l.offset, l.size, config.file_size);
+      return make_error(Error::Kind::Corrupt,
+                        "{}: layer {} at offset {} (+{}) overlaps another or lies outside "
+                        "the {}-byte file",
+                        what, l.digest, l.offset, l.size, config.file_size);
     end = l.offset + l.size;
     config.layers.push_back(std::move(l));
   }

@@ -93,9 +93,10 @@ Error Client::http_error(const HttpResponse& r, std::string_view what) const {
     if (e.contains("code") && e["code"].is_string()) detail += " " + e["code"].get<std::string>();
     if (e.contains("message") && e["message"].is_string()) detail += ": " + e["message"].get<std::string>();
   }
-  const char* meaning = r.status == 401 ? " (not authorized: check the credentials)"
-                      : r.status == 403 ? " (forbidden)"
-                      : r.status == 404 ? " (not found)" : "";
+  const char* meaning = r.status == 401   ? " (not authorized: check the credentials)"
+                        : r.status == 403 ? " (forbidden)"
+                        : r.status == 404 ? " (not found)"
+                                          : "";
   return make_error(Error::Kind::Io, "{}: {}: HTTP {}{}{}", ref_.to_string(), what, r.status, meaning, detail);
 }
 
@@ -103,12 +104,15 @@ Status Client::answer_challenge(HttpSession& session, const std::string& challen
   auto [scheme, params] = parse_challenge(challenge);
   const bool have_credentials = options_.username.has_value();
   const std::string basic =
-      have_credentials ? "Authorization: Basic " + base64_encode(*options_.username + ":" + options_.password.value_or(""))
-                       : "";
+      have_credentials
+          ? "Authorization: Basic " + base64_encode(*options_.username + ":" + options_.password.value_or(""))
+          : "";
   if (scheme == "basic") {
     if (!have_credentials)
-      return make_error(Error::Kind::Io, "{}: the registry asks for a user name and password (docker login, or "
-                        "--username with --password-stdin)", ref_.to_string());
+      return make_error(Error::Kind::Io,
+                        "{}: the registry asks for a user name and password (docker login, or "
+                        "--username with --password-stdin)",
+                        ref_.to_string());
     authorization_ = basic;
     return {};
   }

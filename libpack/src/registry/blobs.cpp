@@ -100,7 +100,9 @@ Status send_chunks(Client& client, HttpSession& session, UploadSession& s, std::
 // The PUT that ends an upload: the bytes not sent yet (all of a small blob, none after chunks) and the digest.
 Status put_rest(Client& client, HttpSession& session, const UploadSession& s, const std::string& digest,
                 std::span<const uint8_t> bytes, const std::string& what, const UploadStateFile* state) {
-  HttpRequest put{.method = "PUT", .url = with_query(s.location, "digest=" + digest), .headers = kOctets,
+  HttpRequest put{.method = "PUT",
+                  .url = with_query(s.location, "digest=" + digest),
+                  .headers = kOctets,
                   .body = bytes.subspan(s.offset)};
   MPK_TRY(HttpResponse r, client.send(session, put));
   if (r.status != 201) return upload_failed(client, r, what, state);

@@ -9,9 +9,20 @@
 
 namespace mpspack::registry {
 
-#define MPSPACK_CURL_FUNCTIONS(X)                                                                            \
-  X(curl_global_init) X(curl_easy_init) X(curl_easy_cleanup) X(curl_easy_reset) X(curl_easy_setopt)            \
-  X(curl_easy_perform) X(curl_easy_getinfo) X(curl_easy_strerror) X(curl_slist_append) X(curl_slist_free_all)
+// An X-macro list, one name a line, left as written: clang-format 14 does not lay such a list out stably.
+// clang-format off
+#define MPSPACK_CURL_FUNCTIONS(X) \
+  X(curl_global_init)             \
+  X(curl_easy_init)               \
+  X(curl_easy_cleanup)            \
+  X(curl_easy_reset)              \
+  X(curl_easy_setopt)             \
+  X(curl_easy_perform)            \
+  X(curl_easy_getinfo)            \
+  X(curl_easy_strerror)           \
+  X(curl_slist_append)            \
+  X(curl_slist_free_all)
+// clang-format on
 
 struct CurlApi {
 #define MPSPACK_CURL_MEMBER(name) decltype(&::name) name = nullptr;

@@ -27,7 +27,8 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
+      value.remove_suffix(1);
     x->response->headers[name] = std::string(value);
   }
   return size * count;
@@ -74,8 +75,7 @@ int on_seek(void* user, curl_off_t offset, int origin) {
 
 // Options every request gets: where it goes, the callbacks, redirects, and the limits that keep a dead
 // connection from hanging the transfer.
-void set_common_options(const CurlApi* api, CURL* curl, const HttpRequest& request, Exchange& x,
-                        char* curl_error) {
+void set_common_options(const CurlApi* api, CURL* curl, const HttpRequest& request, Exchange& x, char* curl_error) {
   api->curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   api->curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
   api->curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);

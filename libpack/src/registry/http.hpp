@@ -1,5 +1,5 @@
-// One HTTP exchange through libcurl (opened at the first request: curl_api.hpp). TLS is verified by default; proxies and CA bundles come from curl's usual
-// environment (https_proxy, no_proxy, CURL_CA_BUNDLE, SSL_CERT_FILE).
+// One HTTP exchange through libcurl (opened at the first request: curl_api.hpp). TLS is verified by default; proxies
+// and CA bundles come from curl's usual environment (https_proxy, no_proxy, CURL_CA_BUNDLE, SSL_CERT_FILE).
 #pragma once
 
 #include "mpspack/result.hpp"
@@ -17,7 +17,7 @@ struct HttpRequest {
   std::string method = "GET";
   std::string url;
   std::vector<std::string> headers{};  // "Name: value"
-  std::span<const uint8_t> body{};   // sent as is (PUT, PATCH, POST)
+  std::span<const uint8_t> body{};     // sent as is (PUT, PATCH, POST)
   // Receives a successful (2xx) response body piece by piece; returning false aborts the transfer. Without it the
   // body is kept in HttpResponse::body.
   std::function<bool(const uint8_t*, size_t)> sink{};

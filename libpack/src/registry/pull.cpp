@@ -20,7 +20,8 @@ Result<std::vector<std::string>> signatures_by(Client& client, HttpSession& sess
   const std::string ref = client.reference().to_string();
   MPK_TRY(auto envelopes, fetch_signatures(client, session, digest));
   if (envelopes.empty())
-    return make_error(Error::Kind::Corrupt, "{}: no signature is attached to {} (push --sign attaches one)", ref, digest);
+    return make_error(Error::Kind::Corrupt, "{}: no signature is attached to {} (push --sign attaches one)", ref,
+                      digest);
   std::vector<std::string> mine;
   std::string others;
   for (auto& e : envelopes) {
@@ -51,8 +52,8 @@ Result<std::string> check_pulled(const AtomicWriter& writer, uint64_t file_size,
   MPK_TRY(format::Container c, format::Container::parse(std::move(file)));
   Error last;
   for (const auto& e : envelopes) {
-    auto v = sign::verify(c, std::span(reinterpret_cast<const uint8_t*>(e.data()), e.size()),
-                          ref + " (its signature)", key);
+    auto v =
+        sign::verify(c, std::span(reinterpret_cast<const uint8_t*>(e.data()), e.size()), ref + " (its signature)", key);
     if (v.ok()) return v->key_id;
     last = v.error();
   }
@@ -68,22 +69,18 @@ Result<PullReport> pull(const Reference& ref, const std::filesystem::path& outpu
   MPK_TRY(RemoteArtifact artifact, open_artifact(client, session));
   // The signatures before the layers: an unsigned container is refused before its bytes are fetched.
   std::vector<std::string> envelopes;
-  if (key) {
-    MPK_TRY(envelopes, signatures_by(client, session, artifact.manifest.digest, *key));
-  }
+  if (key) { MPK_TRY(envelopes, signatures_by(client, session, artifact.manifest.digest, *key)); }
   MPK_TRY(AtomicWriter writer, AtomicWriter::create(output));
   MPK_CHECK(writer.write_zeros(artifact.config.file_size));  // the gaps between layers are zero: holes
   MPK_TRY(uint64_t fetched,
-          fetch_layers(client, artifact.config.layers, options.parallel,
-                       [&](uint64_t at, const uint8_t* data, size_t n) { return writer.pwrite(at, data, n); },
-                       progress));
+          fetch_layers(
+              client, artifact.config.layers, options.parallel,
+              [&](uint64_t at, const uint8_t* data, size_t n) { return writer.pwrite(at, data, n); }, progress));
   std::string signed_by;
-  if (key) {
-    MPK_TRY(signed_by, check_pulled(writer, artifact.config.file_size, ref.to_string(), envelopes, *key));
-  }
+  if (key) { MPK_TRY(signed_by, check_pulled(writer, artifact.config.file_size, ref.to_string(), envelopes, *key)); }
   MPK_CHECK(writer.commit());
-  return PullReport{ref.to_string(), artifact.manifest.digest, artifact.config.file_size, artifact.config.layers,
-                    fetched, signed_by};
+  return PullReport{
+      ref.to_string(), artifact.manifest.digest, artifact.config.file_size, artifact.config.layers, fetched, signed_by};
 }
 
 }  // namespace mpspack::registry

@@ -1,9 +1,9 @@
 // push: upload the blobs the registry lacks, then the manifest that names them all.
 #include "referrers.hpp"
 #include "blobs.hpp"
-#include "manifest.hpp"
+#include "oci_manifest.hpp"
 #include "mpspack/format/hash.hpp"
-#include "parallel.hpp"
+#include "parallel_transfers.hpp"
 
 #include <map>
 #include <set>
@@ -20,8 +20,8 @@ struct Blob {
 
 // Each distinct blob once, the config first: identical constants in one container are one blob. `total` is
 // the bytes of the layer blobs, for the progress.
-std::vector<Blob> distinct_blobs(const format::Container& c, const std::vector<Layer>& layers,
-                                 const Descriptor& config, std::span<const uint8_t> config_bytes, uint64_t& total) {
+std::vector<Blob> distinct_blobs(const format::Container& c, const std::vector<Layer>& layers, const Descriptor& config,
+                                 std::span<const uint8_t> config_bytes, uint64_t& total) {
   std::vector<Blob> blobs{{config.digest, config_bytes}};
   std::set<std::string> seen{config.digest};
   total = 0;

@@ -55,7 +55,8 @@ Result<HttpResponse> get(Client& client, HttpSession& session, const std::string
 }
 
 // The referrers tag's index with `entry` added (a new index when the tag does not exist yet).
-Result<std::string> index_with(Client& client, HttpSession& session, const std::string& tag, const nlohmann::json& entry) {
+Result<std::string> index_with(Client& client, HttpSession& session, const std::string& tag,
+                               const nlohmann::json& entry) {
   MPK_TRY(HttpResponse r, get(client, session, client.repository_url() + "/manifests/" + tag, kIndexMediaType));
   nlohmann::json index{{"schemaVersion", 2}, {"mediaType", kIndexMediaType}, {"manifests", nlohmann::json::array()}};
   if (r.status == 200) {
@@ -90,8 +91,8 @@ Result<std::string> fetch_envelope(Client& client, HttpSession& session, const s
   auto j = nlohmann::json::parse(r.body, nullptr, false);
   if (!j.is_object() || !j.contains("layers") || !j["layers"].is_array() || j["layers"].size() != 1 ||
       !j["layers"][0].is_object() || j["layers"][0].value("mediaType", "") != sign::kEnvelopeMediaType ||
-      !j["layers"][0].contains("digest") || !j["layers"][0]["digest"].is_string() ||
-      !j["layers"][0].contains("size") || !j["layers"][0]["size"].is_number_unsigned())
+      !j["layers"][0].contains("digest") || !j["layers"][0]["digest"].is_string() || !j["layers"][0].contains("size") ||
+      !j["layers"][0]["size"].is_number_unsigned())
     return make_error(Error::Kind::Corrupt, "{}: signature manifest {} does not hold one DSSE envelope layer", ref,
                       digest);
   return fetch_small_blob(client, session, j["layers"][0]["digest"].get<std::string>(),
@@ -109,14 +110,17 @@ Result<std::string> attach_signature(Client& client, HttpSession& session, const
       {"mediaType", kManifestMediaType},
       {"artifactType", sign::kEnvelopeMediaType},
       {"config", {{"mediaType", kEmptyMediaType}, {"digest", digest_of(kEmptyConfig)}, {"size", kEmptyConfig.size()}}},
-      {"layers", {{{"mediaType", sign::kEnvelopeMediaType}, {"digest", digest_of(envelope)}, {"size", envelope.size()}}}},
+      {"layers",
+       {{{"mediaType", sign::kEnvelopeMediaType}, {"digest", digest_of(envelope)}, {"size", envelope.size()}}}},
       {"subject", {{"mediaType", subject.media_type}, {"digest", subject.digest}, {"size", subject.size}}},
   };
   const std::string body = manifest.dump(), digest = digest_of(body);
   MPK_TRY(HttpResponse r, put(client, session, digest, kManifestMediaType, body));
   // A registry with the referrers API says so with OCI-Subject; for the others the tag schema lists the manifest.
   if (r.headers.count("oci-subject")) return digest;
-  const nlohmann::json entry{{"mediaType", kManifestMediaType}, {"digest", digest}, {"size", body.size()},
+  const nlohmann::json entry{{"mediaType", kManifestMediaType},
+                             {"digest", digest},
+                             {"size", body.size()},
                              {"artifactType", sign::kEnvelopeMediaType}};
   const std::string tag = referrers_tag(subject.digest);
   MPK_TRY(std::string index, index_with(client, session, tag, entry));
@@ -128,8 +132,8 @@ Result<std::string> attach_signature(Client& client, HttpSession& session, const
 Result<std::vector<std::string>> fetch_signatures(Client& client, HttpSession& session,
                                                   const std::string& subject_digest) {
   const std::string filter = "?artifactType=application%2Fvnd.dsse.envelope.v1%2Bjson";
-  MPK_TRY(HttpResponse r, get(client, session, client.repository_url() + "/referrers/" + subject_digest + filter,
-                              kIndexMediaType));
+  MPK_TRY(HttpResponse r,
+          get(client, session, client.repository_url() + "/referrers/" + subject_digest + filter, kIndexMediaType));
   if (r.status == 404) {  // no referrers API: the tag schema
     MPK_TRY(r, get(client, session, client.repository_url() + "/manifests/" + referrers_tag(subject_digest),
                    kIndexMediaType));
@@ -137,8 +141,8 @@ Result<std::vector<std::string>> fetch_signatures(Client& client, HttpSession& s
   }
   if (r.status != 200) return client.http_error(r, "GET the referrers of " + subject_digest);
   if (r.body.size() > kMaxIndexBytes)
-    return make_error(Error::Kind::Corrupt, "{}: the referrers index is over {} bytes",
-                      client.reference().to_string(), kMaxIndexBytes);
+    return make_error(Error::Kind::Corrupt, "{}: the referrers index is over {} bytes", client.reference().to_string(),
+                      kMaxIndexBytes);
   std::vector<std::string> envelopes;
   for (const auto& digest : signature_digests(r.body)) {
     MPK_TRY(std::string e, fetch_envelope(client, session, digest));

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "client.hpp"
-#include "manifest.hpp"
+#include "oci_manifest.hpp"
 
 namespace mpspack::registry {
 

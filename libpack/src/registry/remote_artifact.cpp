@@ -1,6 +1,6 @@
 #include "remote_artifact.hpp"
 
-#include "parallel.hpp"
+#include "parallel_transfers.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -60,11 +60,14 @@ Result<format::Container> fetch_into_scratch(Client& client, const RemoteArtifac
                                              const std::vector<Layer>& layers, const std::filesystem::path& folder,
                                              unsigned parallel, const TransferProgress& progress) {
   MPK_TRY(int fd, scratch_file(folder, artifact.config.file_size));
-  auto fetched = fetch_layers(client, layers, parallel, [fd](uint64_t at, const uint8_t* data, size_t n) -> Status {
-    if (::pwrite(fd, data, n, off_t(at)) != ssize_t(n))
-      return make_error(Error::Kind::Io, "scratch file: write failed: {}", std::strerror(errno));
-    return {};
-  }, progress);
+  auto fetched = fetch_layers(
+      client, layers, parallel,
+      [fd](uint64_t at, const uint8_t* data, size_t n) -> Status {
+        if (::pwrite(fd, data, n, off_t(at)) != ssize_t(n))
+          return make_error(Error::Kind::Io, "scratch file: write failed: {}", std::strerror(errno));
+        return {};
+      },
+      progress);
   if (!fetched.ok()) {
     ::close(fd);
     return fetched.error();

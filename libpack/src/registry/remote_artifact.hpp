@@ -2,7 +2,7 @@
 #pragma once
 
 #include "blobs.hpp"
-#include "manifest.hpp"
+#include "oci_manifest.hpp"
 
 namespace mpspack::registry {
 

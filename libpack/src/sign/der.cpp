@@ -28,8 +28,7 @@ Result<Element> Reader::next(std::string_view field) {
     if (length < 0x80 || bytes_[pos_ - count] == 0) return bad("a length not in DER's minimal form");
   }
   if (!range_fits(pos_, length, bytes_.size()))
-    return bad(fmt::format("a value of {} bytes runs past the end of its {}-byte container", length,
-                           bytes_.size()));
+    return bad(fmt::format("a value of {} bytes runs past the end of its {}-byte container", length, bytes_.size()));
   Element e{tag, bytes_.subspan(pos_, length), base_ + start};
   pos_ += length;
   return e;
@@ -84,8 +83,7 @@ std::string oid_text(std::span<const uint8_t> value) {
 
 Result<std::vector<uint8_t>> unsigned_integer(const Element& e, const std::string& what, std::string_view field) {
   auto v = e.value;
-  if (e.tag != kInteger || v.empty())
-    return make_error(Error::Kind::Corrupt, "{}: {} is not an INTEGER", what, field);
+  if (e.tag != kInteger || v.empty()) return make_error(Error::Kind::Corrupt, "{}: {} is not an INTEGER", what, field);
   if (v[0] & 0x80) return make_error(Error::Kind::Corrupt, "{}: {} is negative", what, field);
   if (v.size() > 1 && v[0] == 0 && !(v[1] & 0x80))
     return make_error(Error::Kind::Corrupt, "{}: {} is not in DER's minimal form (a leading zero byte)", what, field);

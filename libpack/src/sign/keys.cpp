@@ -27,14 +27,14 @@ namespace {
 constexpr uint64_t kKeyFileBytes = 64 << 10;  // a PEM key is a few hundred bytes
 
 // The OIDs' DER values.
-constexpr std::array<uint8_t, 3> kOidEd25519 = {0x2b, 0x65, 0x70};                                  // 1.3.101.112
-constexpr std::array<uint8_t, 7> kOidEcPublicKey = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01};      // 1.2.840.10045.2.1
-constexpr std::array<uint8_t, 8> kOidP256 = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};       // 1.2.840.10045.3.1.7
+constexpr std::array<uint8_t, 3> kOidEd25519 = {0x2b, 0x65, 0x70};                              // 1.3.101.112
+constexpr std::array<uint8_t, 7> kOidEcPublicKey = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01};  // 1.2.840.10045.2.1
+constexpr std::array<uint8_t, 8> kOidP256 = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07};   // 1.2.840.10045.3.1.7
 
 // SubjectPublicKeyInfo up to the key bytes (the BIT STRING's unused-bits byte included): the key id is the SHA-256
 // of this prefix and the key.
-constexpr std::array<uint8_t, 12> kSpkiEd25519 = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b,
-                                                  0x65, 0x70, 0x03, 0x21, 0x00};
+constexpr std::array<uint8_t, 12> kSpkiEd25519 = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03,
+                                                  0x2b, 0x65, 0x70, 0x03, 0x21, 0x00};
 constexpr std::array<uint8_t, 26> kSpkiP256 = {0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48,
                                                0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a, 0x86, 0x48,
                                                0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00};
@@ -99,7 +99,8 @@ Result<std::vector<uint8_t>> read_pem(const std::filesystem::path& path, std::st
   const std::string label(text.substr(begin + 11, label_end - begin - 11));
   if (label != want) {
     std::string why = "a PEM \"" + label + "\" block";
-    if (label == "ENCRYPTED PRIVATE KEY") why = "an encrypted private key (decrypt it: openssl pkey -in KEY -out PLAIN)";
+    if (label == "ENCRYPTED PRIVATE KEY")
+      why = "an encrypted private key (decrypt it: openssl pkey -in KEY -out PLAIN)";
     else if (label == "PUBLIC KEY") why = "a public key";
     else if (label == "PRIVATE KEY") why = "a private key (give its public key: openssl pkey -in KEY -pubout)";
     else if (label == "EC PRIVATE KEY") why = "a SEC 1 EC key (convert it: openssl pkcs8 -topk8 -nocrypt -in KEY)";
@@ -190,7 +191,8 @@ Result<PublicKey> PublicKey::from_spki(std::span<const uint8_t> bytes, const std
     if (key.size() != 65 || key[0] != 0x04)
       return make_error(Error::Kind::Unsupported,
                         "{}: the P-256 public key is not an uncompressed point (65 bytes from 0x04; openssl pkey "
-                        "-pubout writes that form)", what);
+                        "-pubout writes that form)",
+                        what);
     Point p;
     if (!p.set(key)) return make_error(Error::Kind::Corrupt, "{}: the P-256 public key is not on the curve", what);
     k.key_id_ = key_id_of(kSpkiP256, key);
@@ -370,12 +372,13 @@ Result<std::vector<uint8_t>> base64_decode(std::string_view text, std::string_vi
   // Nettle's decoder skips whitespace and stops at the padding; DSSE's fields have neither inside, so both are
   // refused here before it runs.
   const size_t pad = text.size() >= 2 && text.substr(text.size() - 2) == "==" ? 2
-                     : !text.empty() && text.back() == '=' ? 1 : 0;
+                     : !text.empty() && text.back() == '='                    ? 1
+                                                                              : 0;
   bool alphabet = text.size() % 4 == 0;
   for (size_t i = 0; alphabet && i < text.size() - pad; ++i) {
     const char ch = text[i];
-    alphabet = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' ||
-               ch == '/';
+    alphabet =
+        (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '+' || ch == '/';
   }
   if (!alphabet) return make_error(Error::Kind::Corrupt, "{} is not base64", what);
   std::vector<uint8_t> out(BASE64_DECODE_LENGTH(text.size()));

@@ -62,8 +62,8 @@ class Xxh3Check {
     in_chunk_ = 0;
     const bool chunked = !segment_->chunk_xxh3.empty();
     const uint64_t k = at / format::kHashChunkBytes;
-    const uint64_t recorded = chunked ? (k < segment_->chunk_xxh3.size() ? segment_->chunk_xxh3[k] : ~computed)
-                                      : segment_->xxh3;
+    const uint64_t recorded =
+        chunked ? (k < segment_->chunk_xxh3.size() ? segment_->chunk_xxh3[k] : ~computed) : segment_->xxh3;
     if (computed == recorded || problem_) return;
     const std::string chunk = chunked ? fmt::format("chunk {} (bytes {:#x}-{:#x}) has ", k, at, at + length) : "";
     problem_ = make_error(Error::Kind::Corrupt,
@@ -148,18 +148,25 @@ Json predicate(const format::Container& c) {
   const Manifest& m = c.manifest();
   Json libraries = Json::array(), sources = Json::array();
   for (const auto& l : m.libraries)
-    libraries.push_back({{"name", l.name}, {"device", l.device}, {"machine", l.machine}, {"abi", l.abi},
-                         {"flavour", to_string(l.flavour)}, {"original_size", l.original_size},
+    libraries.push_back({{"name", l.name},
+                         {"device", l.device},
+                         {"machine", l.machine},
+                         {"abi", l.abi},
+                         {"flavour", to_string(l.flavour)},
+                         {"original_size", l.original_size},
                          {"original_sha256", l.original_sha256}});
   for (const auto& s : m.sources)
     sources.push_back({{"name", s.name}, {"kind", s.kind}, {"size", s.size}, {"sha256", s.sha256}});
-  return Json{{"serialization", {{"method", "mpspack-container"}, {"hash_type", "sha256"}, {"shard_size", kShardBytes}}},
-              {"container",
-               {{"format_version", fmt::format("{}.{}", c.header().version_major, c.header().version_minor)},
-                {"file_size", c.file().size()}, {"producer", m.producer}, {"producer_version", m.producer_version}}},
-              {"libraries", libraries},
-              {"sources", sources},
-              {"signer", {{"tool", "mpspack"}, {"version", version_string()}}}};
+  return Json{
+      {"serialization", {{"method", "mpspack-container"}, {"hash_type", "sha256"}, {"shard_size", kShardBytes}}},
+      {"container",
+       {{"format_version", fmt::format("{}.{}", c.header().version_major, c.header().version_minor)},
+        {"file_size", c.file().size()},
+        {"producer", m.producer},
+        {"producer_version", m.producer_version}}},
+      {"libraries", libraries},
+      {"sources", sources},
+      {"signer", {{"tool", "mpspack"}, {"version", version_string()}}}};
 }
 
 std::string statement(const format::Container& c, const std::vector<Subject>& subjects) {
@@ -188,7 +195,8 @@ Result<Envelope> parse_envelope(std::span<const uint8_t> bytes, const std::strin
   if (j.is_discarded() || !j.is_object()) return bad("not a JSON object (truncated or garbled?)");
   const auto type = j.find("payloadType"), payload = j.find("payload"), sigs = j.find("signatures");
   if (type == j.end() || !type->is_string()) return bad("no payloadType");
-  if (*type != kPayloadType) return bad(fmt::format("payloadType is '{}', not '{}'", type->get<std::string>(), kPayloadType));
+  if (*type != kPayloadType)
+    return bad(fmt::format("payloadType is '{}', not '{}'", type->get<std::string>(), kPayloadType));
   if (payload == j.end() || !payload->is_string()) return bad("no payload");
   if (sigs == j.end() || !sigs->is_array() || sigs->empty()) return bad("no signatures");
   Envelope e;
@@ -196,15 +204,16 @@ Result<Envelope> parse_envelope(std::span<const uint8_t> bytes, const std::strin
   for (const auto& s : *sigs) {
     if (!s.is_object() || !s.contains("sig") || !s["sig"].is_string()) return bad("a signature without 'sig'");
     const auto keyid = s.find("keyid");
-    e.signatures.push_back({keyid != s.end() && keyid->is_string() ? keyid->get<std::string>() : "",
-                            s["sig"].get<std::string>()});
+    e.signatures.push_back(
+        {keyid != s.end() && keyid->is_string() ? keyid->get<std::string>() : "", s["sig"].get<std::string>()});
   }
   return e;
 }
 
 // Which of the envelope's signatures is `key`'s over the PAE; an error naming the key and the envelope otherwise.
 Status check_signature(const Envelope& e, const std::string& name, const PublicKey& key) {
-  const std::string p = pae(kPayloadType, std::string_view(reinterpret_cast<const char*>(e.payload.data()), e.payload.size()));
+  const std::string p =
+      pae(kPayloadType, std::string_view(reinterpret_cast<const char*>(e.payload.data()), e.payload.size()));
   const std::span<const uint8_t> message(reinterpret_cast<const uint8_t*>(p.data()), p.size());
   std::vector<std::string> ids;
   std::optional<Error> failed;  // of a signature that was this key's to check
@@ -214,8 +223,10 @@ Status check_signature(const Envelope& e, const std::string& name, const PublicK
     auto sig = base64_decode(s.sig_b64, name + ": a signature");
     if (sig.ok() && key.verify(message, *sig)) return {};
     if (!failed)
-      failed = sig.ok() ? make_error(Error::Kind::Corrupt, "{}: the signature of key id {} does not verify (damaged, "
-                                     "or made over other content)", name, key.key_id())
+      failed = sig.ok() ? make_error(Error::Kind::Corrupt,
+                                     "{}: the signature of key id {} does not verify (damaged, "
+                                     "or made over other content)",
+                                     name, key.key_id())
                         : sig.error();
   }
   if (failed) return *failed;
@@ -332,12 +343,16 @@ Result<Verified> verify(const format::Container& c, std::span<const uint8_t> byt
   std::vector<Subject> subjects = plan_subjects(c);
   // The names fix every range (offsets come from the signed header): a different list is another container.
   if (signed_subjects.size() != subjects.size())
-    return make_error(Error::Kind::Corrupt, "{}: {} lists {} signed ranges, the container has {}: a signature of "
-                      "another container", c.name(), name, signed_subjects.size(), subjects.size());
+    return make_error(Error::Kind::Corrupt,
+                      "{}: {} lists {} signed ranges, the container has {}: a signature of "
+                      "another container",
+                      c.name(), name, signed_subjects.size(), subjects.size());
   for (size_t i = 0; i < subjects.size(); ++i)
     if (signed_subjects[i].first != subjects[i].name)
-      return make_error(Error::Kind::Corrupt, "{}: {} signs '{}' where the container has '{}': a signature of "
-                        "another container", c.name(), name, signed_subjects[i].first, subjects[i].name);
+      return make_error(Error::Kind::Corrupt,
+                        "{}: {} signs '{}' where the container has '{}': a signature of "
+                        "another container",
+                        c.name(), name, signed_subjects[i].first, subjects[i].name);
   MPK_CHECK(hash_subjects(c, subjects, threads, progress));
   Verified v{key.key_id(), subjects.size(), 0};
   for (size_t i = 0; i < subjects.size(); ++i) {
@@ -345,9 +360,10 @@ Result<Verified> verify(const format::Container& c, std::span<const uint8_t> byt
     v.bytes_hashed += s.size;
     if (s.sha256 == signed_subjects[i].second) continue;
     const char* hint = s.name == "header" ? " (a signature of another container, or a changed header)" : "";
-    return make_error(Error::Kind::Corrupt, "{}: {} ({} bytes at {:#x}) does not match the signature {}: SHA-256 {}, "
-                      "signed {}{}", c.name(), s.name, s.size, s.offset, name, s.sha256, signed_subjects[i].second,
-                      hint);
+    return make_error(Error::Kind::Corrupt,
+                      "{}: {} ({} bytes at {:#x}) does not match the signature {}: SHA-256 {}, "
+                      "signed {}{}",
+                      c.name(), s.name, s.size, s.offset, name, s.sha256, signed_subjects[i].second, hint);
   }
   if (auto p = padding_problem(c)) return *p;
   return v;

@@ -66,7 +66,6 @@ int64_t integer_element(const HostTensor& t, uint64_t i) {
   return 0;
 }
 
-
 std::vector<int64_t> unflatten(uint64_t flat, const std::vector<int64_t>& shape) {
   std::vector<int64_t> idx(shape.size(), 0);
   for (size_t d = shape.size(); d-- > 0;) {
@@ -80,8 +79,13 @@ std::vector<int64_t> unflatten(uint64_t flat, const std::vector<int64_t>& shape)
 // Whether element() reads `code` (complex and float8 types it does not).
 bool readable_element(int32_t code) {
   switch (code) {
-    case dtype::complex32: case dtype::complex64: case dtype::complex128: case dtype::float8_e5m2:
-    case dtype::float8_e4m3fn: case dtype::float8_e5m2fnuz: case dtype::float8_e4m3fnuz: return false;
+    case dtype::complex32:
+    case dtype::complex64:
+    case dtype::complex128:
+    case dtype::float8_e5m2:
+    case dtype::float8_e4m3fn:
+    case dtype::float8_e5m2fnuz:
+    case dtype::float8_e4m3fnuz: return false;
   }
   return find_dtype(code) != nullptr;
 }
@@ -144,8 +148,8 @@ Result<int32_t> npy_dtype(std::string_view value, const std::string& what) {
       bool one_byte = d.size == 1;
       if (order == '>' && !one_byte)
         return make_error(Kind::Unsupported,
-                          "{}: .npy data is big-endian ('{}'); save it little-endian (e.g. arr.astype('<{}'))",
-                          what, descr, kind);
+                          "{}: .npy data is big-endian ('{}'); save it little-endian (e.g. arr.astype('<{}'))", what,
+                          descr, kind);
       if (order == '<' || order == '|' || (order == '>' && one_byte) ||
           (order == '=' && std::endian::native == std::endian::little))
         return d.code;
@@ -271,8 +275,8 @@ Result<TensorSpec> parse_tensor_spec(std::string_view text) {
         return spec;
       }
       if (!dt.empty() && sh.find_first_not_of("0123456789x") == std::string_view::npos && !sh.empty())
-        return make_error(Kind::Invalid,
-                          "{}: unknown dtype '{}' (use f32 f16 bf16 f64 i64 i32 i16 i8 u8 bool)", text, dt);
+        return make_error(Kind::Invalid, "{}: unknown dtype '{}' (use f32 f16 bf16 f64 i64 i32 i16 i8 u8 bool)", text,
+                          dt);
     }
   }
   spec.path = std::string(text);
@@ -309,15 +313,16 @@ Result<HostTensor> parse_npy(ByteView bytes) {
   if (fortran->starts_with("True") && t.shape.size() > 1)
     return make_error(Kind::Unsupported,
                       "{}: .npy data is in Fortran (column-major) order; save it C-ordered "
-                      "(np.ascontiguousarray)", what);
+                      "(np.ascontiguousarray)",
+                      what);
   if (!fortran->starts_with("True") && !fortran->starts_with("False"))
     return make_error(Kind::Corrupt, "{}: .npy header 'fortran_order' is neither True nor False", what);
   auto need = tensor_bytes(t.dtype, t.shape);
   if (!need.ok()) return need.error().context(what);
   const uint64_t data_start = header_start + header_len;
   if (bytes.size() - data_start != *need)
-    return make_error(Kind::Corrupt, "{}: .npy header says {} {} ({} bytes of data), but the file holds {}",
-                      what, dtype_name(t.dtype), shape_string(t.shape), *need, bytes.size() - data_start);
+    return make_error(Kind::Corrupt, "{}: .npy header says {} {} ({} bytes of data), but the file holds {}", what,
+                      dtype_name(t.dtype), shape_string(t.shape), *need, bytes.size() - data_start);
   t.data.assign(bytes.data() + data_start, bytes.data() + bytes.size());
   return t;
 }
@@ -325,20 +330,19 @@ Result<HostTensor> parse_npy(ByteView bytes) {
 Result<HostTensor> read_tensor(const TensorSpec& spec, const std::optional<TensorHint>& hint) {
   const std::string name = spec.path.string();
   std::error_code ec;
-  if (!std::filesystem::exists(spec.path, ec))
-    return make_error(Kind::Io, "{}: no such file", name);
+  if (!std::filesystem::exists(spec.path, ec)) return make_error(Kind::Io, "{}: no such file", name);
   MPK_TRY(MappedFile file, MappedFile::open(spec.path));
   ByteView bytes(file.view().span(), name);
-  const bool is_npy = bytes.size() >= kNpyMagic.size() &&
-                      std::memcmp(bytes.data(), kNpyMagic.data(), kNpyMagic.size()) == 0;
+  const bool is_npy =
+      bytes.size() >= kNpyMagic.size() && std::memcmp(bytes.data(), kNpyMagic.data(), kNpyMagic.size()) == 0;
   if (is_npy) {
     MPK_TRY(HostTensor t, parse_npy(bytes));
     if (spec.dtype && *spec.dtype != t.dtype)
       return make_error(Kind::Invalid, "{}: the .npy file holds {}, not {} as given", name, dtype_name(t.dtype),
                         dtype_name(*spec.dtype));
     if (spec.shape && *spec.shape != t.shape)
-      return make_error(Kind::Invalid, "{}: the .npy file has shape {}, not {} as given", name,
-                        shape_string(t.shape), shape_string(*spec.shape));
+      return make_error(Kind::Invalid, "{}: the .npy file has shape {}, not {} as given", name, shape_string(t.shape),
+                        shape_string(*spec.shape));
     return t;
   }
   HostTensor t;
@@ -355,18 +359,16 @@ Result<HostTensor> read_tensor(const TensorSpec& spec, const std::optional<Tenso
   auto need = tensor_bytes(t.dtype, t.shape);
   if (!need.ok()) return need.error().context(name);
   if (bytes.size() != *need)
-    return make_error(Kind::Invalid, "{}: holds {} bytes, but {} {} needs {}", name, bytes.size(),
-                      dtype_name(t.dtype), shape_string(t.shape), *need);
+    return make_error(Kind::Invalid, "{}: holds {} bytes, but {} {} needs {}", name, bytes.size(), dtype_name(t.dtype),
+                      shape_string(t.shape), *need);
   t.data.assign(bytes.data(), bytes.data() + bytes.size());
   return t;
 }
 
 Result<std::vector<uint8_t>> encode_npy(const HostTensor& t) {
   std::string descr;
-  if (const DtypeInfo* d = find_dtype(t.dtype); d && *d->npy)
-    descr = std::string(d->size == 1 ? "|" : "<") + d->npy;
-  if (descr.empty())
-    return make_error(Kind::Unsupported, "{} has no NumPy dtype; write it raw", dtype_name(t.dtype));
+  if (const DtypeInfo* d = find_dtype(t.dtype); d && *d->npy) descr = std::string(d->size == 1 ? "|" : "<") + d->npy;
+  if (descr.empty()) return make_error(Kind::Unsupported, "{} has no NumPy dtype; write it raw", dtype_name(t.dtype));
   std::string shape = "(";
   for (size_t i = 0; i < t.shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(t.shape[i]);
   shape += t.shape.size() == 1 ? ",)" : ")";  // Python's one-element tuple
@@ -457,8 +459,7 @@ Comparison compare_tensors(const HostTensor& got, const HostTensor& want, Tolera
     c.max_abs_error = std::max(c.max_abs_error, abs_err);
     if (w != 0 && std::isfinite(abs_err) && std::isfinite(w))
       c.max_rel_error = std::max(c.max_rel_error, abs_err / std::abs(w));
-    else if (!std::isfinite(abs_err))
-      c.max_rel_error = INFINITY;
+    else if (!std::isfinite(abs_err)) c.max_rel_error = INFINITY;
     if (!ok) {
       if (!c.first_mismatch) {
         c.first_mismatch = i;

@@ -25,7 +25,8 @@ nlohmann::json replaced_strings(const nlohmann::json& j, const std::string& poin
   }
   if (j.is_array()) {
     nlohmann::json out = nlohmann::json::array();
-    for (size_t i = 0; i < j.size(); ++i) out.push_back(replaced_strings(j[i], pointer + "/" + std::to_string(i), invalid));
+    for (size_t i = 0; i < j.size(); ++i)
+      out.push_back(replaced_strings(j[i], pointer + "/" + std::to_string(i), invalid));
     return out;
   }
   if (j.is_object()) {
@@ -49,19 +50,25 @@ nlohmann::json utf8_json(const nlohmann::json& j) {
   return out;
 }
 
-
 std::string json_text(const nlohmann::json& j) { return utf8_json(j).dump(2) + "\n"; }
 
 nlohmann::json verify_json(const format::Container& c, const format::VerifyReport& report) {
   nlohmann::json segs = nlohmann::json::array();
   for (const auto& s : report.segments) {
     const auto& info = c.manifest().segments[s.index];
-    segs.push_back({{"index", s.index}, {"name", info.name}, {"ok", s.ok},
+    segs.push_back({{"index", s.index},
+                    {"name", info.name},
+                    {"ok", s.ok},
                     {"xxh3", fmt::format("{:016x}", info.xxh3)},
                     {"computed_xxh3", fmt::format("{:016x}", s.computed_xxh3)}});
   }
-  return {{"schema_version", 1}, {"file", c.name()}, {"ok", report.ok()}, {"header_checksum", true},
-          {"bytes_checked", report.bytes_checked}, {"segments", segs}, {"problems", report.problems}};
+  return {{"schema_version", 1},
+          {"file", c.name()},
+          {"ok", report.ok()},
+          {"header_checksum", true},
+          {"bytes_checked", report.bytes_checked},
+          {"segments", segs},
+          {"problems", report.problems}};
 }
 
 nlohmann::json verify_failure_json(const std::string& file, const std::string& problem) {

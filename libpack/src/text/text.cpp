@@ -50,7 +50,7 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
     cp = (cp << 6) | (at(k) & 0x3f);
   }
   if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff))) return 0;  // overlong, too large
-  if (cp >= 0xd800 && cp <= 0xdfff) return 0;                                                 // a surrogate
+  if (cp >= 0xd800 && cp <= 0xdfff) return 0;                                               // a surrogate
   return len;
 }
 

@@ -16,7 +16,9 @@ int main(int argc, char** argv) {
   std::printf("library %s weights %s\n", report->library.c_str(), mpspack::runtime::to_string(report->weights_mode));
   for (const auto& out : report->outputs)
     std::printf("output %zu %s\n", out.index,
-                !out.reference ? "unchecked" : out.reference->comparison.match ? "matches" : "differs");
+                !out.reference                    ? "unchecked"
+                : out.reference->comparison.match ? "matches"
+                                                  : "differs");
   if (!report->checked() || !report->ok()) return 1;
   std::printf("verified\n");
   return 0;

@@ -23,17 +23,17 @@ inline constexpr std::string_view kConstantsEnd = "_binary_constants_bin_end";
 inline constexpr uint64_t kMmapSelfAlignment = 16384;
 
 struct LibraryAnalysis {
-  std::string machine;              // "x86_64" | "aarch64"
-  std::string device;               // "cuda", "mps" or "cpu", from the imports
+  std::string machine;  // "x86_64" | "aarch64"
+  std::string device;   // "cuda", "mps" or "cpu", from the imports
   Flavour flavour = Flavour::Embedded;
-  std::vector<std::string> needed;  // DT_NEEDED, in order
-  std::vector<std::string> imports; // undefined dynamic symbols a host must provide (sorted, unique)
+  std::vector<std::string> needed;              // DT_NEEDED, in order
+  std::vector<std::string> imports;             // undefined dynamic symbols a host must provide (sorted, unique)
   std::vector<elf::VersionNeed> version_needs;  // DT_VERNEED: the symbol versions needed of each library
-  ConstantsRegion region;           // where _binary_constants_bin_start/_end are
-  uint64_t weights_offset = 0;      // file offset of the weights bytes inside this file
-  uint64_t weights_size = 0;        // Embedded: end - start; MmapSelf: appended weights; ExternalBlob: 0
-  uint64_t recorded_blob_size = 0;  // ExternalBlob: the blob size the library records
-  uint64_t mmap_magic = 0;          // MmapSelf: the build's magic (second u64 at start, last 8 bytes)
+  ConstantsRegion region;                       // where _binary_constants_bin_start/_end are
+  uint64_t weights_offset = 0;                  // file offset of the weights bytes inside this file
+  uint64_t weights_size = 0;                    // Embedded: end - start; MmapSelf: appended weights; ExternalBlob: 0
+  uint64_t recorded_blob_size = 0;              // ExternalBlob: the blob size the library records
+  uint64_t mmap_magic = 0;                      // MmapSelf: the build's magic (second u64 at start, last 8 bytes)
 };
 
 // Reads `so` (a mapped model.so) and classifies it. Errors: not ELF (NotThisFormat), not ELF64 LE or

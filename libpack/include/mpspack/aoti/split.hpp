@@ -28,16 +28,15 @@
 namespace mpspack::aoti {
 
 struct SplitLibrary {
-  std::vector<uint8_t> stored;              // the library to store
-  uint64_t removed_offset = 0;              // the cut, in ORIGINAL file coordinates
+  std::vector<uint8_t> stored;  // the library to store
+  uint64_t removed_offset = 0;  // the cut, in ORIGINAL file coordinates
   uint64_t removed_size = 0;
   std::vector<Patch> restore;               // original bytes of every byte that differs, sorted
   std::vector<std::string> dropped_needed;  // e.g. libtorch.so, libtorch_cpu.so
 };
 
 // `analysis` must be analyze_library(original).
-Result<SplitLibrary> split_library(ByteView original, const LibraryAnalysis& analysis,
-                                   bool drop_libtorch);
+Result<SplitLibrary> split_library(ByteView original, const LibraryAnalysis& analysis, bool drop_libtorch);
 
 using ByteSink = std::function<Status(const uint8_t*, uint64_t)>;
 
@@ -45,7 +44,7 @@ using ByteSink = std::function<Status(const uint8_t*, uint64_t)>;
 // stored[removed_offset, end), with `restore` patches applied. Streams: `removed` (possibly GBs,
 // mapped from a container) is passed to the sink in chunks, never copied whole. Patches must be
 // sorted, non-overlapping and inside the restored size.
-Status restore_library(ByteView stored, ByteView removed, uint64_t removed_offset,
-                       const std::vector<Patch>& restore, const ByteSink& sink);
+Status restore_library(ByteView stored, ByteView removed, uint64_t removed_offset, const std::vector<Patch>& restore,
+                       const ByteSink& sink);
 
 }  // namespace mpspack::aoti

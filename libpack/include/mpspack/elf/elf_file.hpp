@@ -32,7 +32,7 @@ inline constexpr uint64_t kDynSize = sizeof(Elf64_Dyn);    // 16
 inline constexpr uint64_t kRelaSize = sizeof(Elf64_Rela);  // 24
 
 struct ProgramHeader {
-  uint32_t index = 0;   // position in the program header table
+  uint32_t index = 0;         // position in the program header table
   uint64_t entry_offset = 0;  // file offset of this entry in the table
   uint32_t type = 0;
   uint32_t flags = 0;
@@ -93,7 +93,7 @@ struct Symbol {
 // (an index into .dynsym; 0 for none) and `addend` at vaddr `offset` of the loaded image.
 struct Relocation {
   uint64_t offset = 0;
-  uint32_t type = 0;    // R_X86_64_*, R_AARCH64_*
+  uint32_t type = 0;  // R_X86_64_*, R_AARCH64_*
   uint32_t symbol = 0;
   int64_t addend = 0;
 };

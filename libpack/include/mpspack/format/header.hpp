@@ -20,19 +20,19 @@ inline constexpr uint64_t kSegmentAlignment = 65536;    // every segment starts 
 
 // Field offsets, each derived from the one before it.
 namespace field {
-inline constexpr uint32_t magic = 0;                         // u8[8]
-inline constexpr uint32_t version_major = magic + 8;         // u16
-inline constexpr uint32_t version_minor = version_major + 2; // u16
-inline constexpr uint32_t header_size = version_minor + 2;   // u32
-inline constexpr uint32_t byte_order = header_size + 4;      // u32
-inline constexpr uint32_t flags = byte_order + 4;            // u32, 0 in v1
-inline constexpr uint32_t metadata_offset = flags + 4;       // u64
+inline constexpr uint32_t magic = 0;                          // u8[8]
+inline constexpr uint32_t version_major = magic + 8;          // u16
+inline constexpr uint32_t version_minor = version_major + 2;  // u16
+inline constexpr uint32_t header_size = version_minor + 2;    // u32
+inline constexpr uint32_t byte_order = header_size + 4;       // u32
+inline constexpr uint32_t flags = byte_order + 4;             // u32, 0 in v1
+inline constexpr uint32_t metadata_offset = flags + 4;        // u64
 inline constexpr uint32_t metadata_size = metadata_offset + 8;
 inline constexpr uint32_t data_offset = metadata_size + 8;
 inline constexpr uint32_t data_size = data_offset + 8;
 inline constexpr uint32_t file_size = data_size + 8;
-inline constexpr uint32_t checksum = file_size + 8;          // XXH3-64 of header (this field zeroed) + metadata
-inline constexpr uint32_t end = checksum + 8;                // 72; the rest up to header_size is zero
+inline constexpr uint32_t checksum = file_size + 8;  // XXH3-64 of header (this field zeroed) + metadata
+inline constexpr uint32_t end = checksum + 8;        // 72; the rest up to header_size is zero
 }  // namespace field
 
 struct Header {

@@ -25,9 +25,9 @@ inline constexpr uint64_t decoded_bytes = 64ull << 20;   // M4: decoded size of 
 inline constexpr uint64_t name_bytes = 4096;             // M5: any string
 
 // M4's decoded size: what each decoded object counts (about what it takes in memory).
-inline constexpr uint64_t table_cost = 128;   // per table (a source, a segment, a constant, ...)
-inline constexpr uint64_t string_cost = 32;   // per string, plus its length
-inline constexpr uint64_t integer_cost = 8;   // per integer in a list (shape, stride, cubins)
+inline constexpr uint64_t table_cost = 128;  // per table (a source, a segment, a constant, ...)
+inline constexpr uint64_t string_cost = 32;  // per string, plus its length
+inline constexpr uint64_t integer_cost = 8;  // per integer in a list (shape, stride, cubins)
 }  // namespace limits
 
 // Serializes deterministically: the same manifest gives the same bytes, and two manifests that

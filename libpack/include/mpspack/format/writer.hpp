@@ -28,12 +28,11 @@ struct PendingSegment {
 std::vector<SegmentInfo> lay_out(const std::vector<PendingSegment>& pending, uint64_t data_offset);
 
 // Writes `manifest` (its `segments` are filled in here from `pending`) and the segment bytes to
-// `path` atomically (fsynced first with Durability::disk). Returns the manifest as written. `complete`, when given, runs after the
-// segments are written and may fill in fields computed meanwhile (source hashes); it must not
-// change the size of the encoded metadata.
+// `path` atomically (fsynced first with Durability::disk). Returns the manifest as written. `complete`, when given,
+// runs after the segments are written and may fill in fields computed meanwhile (source hashes); it must not change the
+// size of the encoded metadata.
 Result<Manifest> write_container(const std::filesystem::path& path, Manifest manifest,
-                                 const std::vector<PendingSegment>& pending,
-                                 const Progress& progress = {},
+                                 const std::vector<PendingSegment>& pending, const Progress& progress = {},
                                  const std::function<Status(Manifest&)>& complete = {},
                                  Durability durability = Durability::page_cache);
 

@@ -15,7 +15,7 @@ struct BuildOptions {
   std::vector<std::filesystem::path> inputs;   // .so or .pt2, in order
   std::vector<std::filesystem::path> weights;  // external blobs, given to the external-blob libraries in order
   std::filesystem::path output;
-  bool drop_libtorch = true;                   // drop libtorch*.so from NEEDED when only the C shim is used
+  bool drop_libtorch = true;  // drop libtorch*.so from NEEDED when only the C shim is used
   // Reference tensors recorded as an example of the first library (`run` with no inputs checks
   // against them): FILE[:DTYPE:SHAPE] specs (tensor_io.hpp), inputs and outputs in model order.
   std::vector<std::string> example_inputs;

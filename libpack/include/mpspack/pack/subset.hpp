@@ -17,7 +17,7 @@ Result<uint32_t> find_library(const Manifest& m, std::string_view name, std::str
 std::set<uint32_t> library_segments(const Manifest& m, uint32_t library);
 
 // Writes the library at `library` of `c`, with what it needs, to `output` (atomically).
-Result<Manifest> write_library_subset(const format::Container& c, uint32_t library,
-                                      const std::filesystem::path& output, const format::Progress& progress = {});
+Result<Manifest> write_library_subset(const format::Container& c, uint32_t library, const std::filesystem::path& output,
+                                      const format::Progress& progress = {});
 
 }  // namespace mpspack::pack

@@ -40,10 +40,10 @@ struct Pt2Model {
 // One zip entry as the central directory declares it.
 struct Pt2Entry {
   std::string name;
-  uint64_t size = 0;             // uncompressed bytes
+  uint64_t size = 0;  // uncompressed bytes
   uint64_t compressed_size = 0;
   uint32_t crc32 = 0;
-  bool stored = true;            // false when compressed (deflate, ...)
+  bool stored = true;  // false when compressed (deflate, ...)
 };
 
 class Pt2Package {
@@ -61,8 +61,8 @@ class Pt2Package {
 
   const std::vector<Pt2Model>& models() const { return models_; }
   const std::vector<Pt2Entry>& entries() const { return entries_; }
-  const std::string& root() const { return root_; }      // "pkg" for "pkg/archive_format"
-  const std::string& name() const { return name_; }      // the path as given, for messages
+  const std::string& root() const { return root_; }  // "pkg" for "pkg/archive_format"
+  const std::string& name() const { return name_; }  // the path as given, for messages
   // The entry called `entry`, or nullptr.
   const Pt2Entry* find(const std::string& entry) const;
 

@@ -23,9 +23,9 @@ inline constexpr uint64_t kSmallConstantBytes = 4096;
 inline constexpr size_t kGroupConstantsAbove = 256;
 
 struct Layer {
-  std::string kind;      // "header" (header + metadata), "library", "constant", "constants" (a run of small
-                         // ones), "chunk" (a piece of a segment), "filler" (non-zero bytes outside the above)
-  uint64_t offset = 0;   // in the container file
+  std::string kind;     // "header" (header + metadata), "library", "constant", "constants" (a run of small
+                        // ones), "chunk" (a piece of a segment), "filler" (non-zero bytes outside the above)
+  uint64_t offset = 0;  // in the container file
   uint64_t size = 0;
   int64_t segment = -1;  // the segment it lies in; -1 for the header and filler
   std::string name;      // library, constant or segment name; empty for the header

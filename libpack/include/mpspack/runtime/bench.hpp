@@ -36,8 +36,8 @@ struct BenchOptions {
   std::optional<double> duration_s;  // instead of `iterations` (at least one run)
   bool cold = false;
   bool include_transfers = false;
-  bool cuda_graph = false;  // GPUs, without include_transfers: replay one captured run
-  uint64_t repetitions = 1;  // the warm-up and the timed runs, this many times over (at least 1)
+  bool cuda_graph = false;          // GPUs, without include_transfers: replay one captured run
+  uint64_t repetitions = 1;         // the warm-up and the timed runs, this many times over (at least 1)
   std::vector<double> percentiles;  // latency percentiles besides p50, p90 and p99, each in (0, 100)
   // The CPU team's size: the process's CPU affinity narrowed to the first `threads` CPUs it may use (which sizes
   // the shim's own pool and OpenMP's default team), OMP_NUM_THREADS set to it for an OpenMP runtime not yet
@@ -94,7 +94,7 @@ struct WeightsUpload {
 
 struct DeviceReport {
   DeviceFigures figures;
-  uint64_t h2d_copy_bytes = 0;                 // the size of the plain copies measured
+  uint64_t h2d_copy_bytes = 0;                  // the size of the plain copies measured
   std::optional<WeightsUpload> weights_upload;  // when mpspack uploaded the weights itself
 };
 
@@ -118,14 +118,14 @@ struct BenchReport {
   double time_to_first_result_ms = 0;  // from process start (ms_since_process_start())
   bool checked = false;                // there was a recorded example to check the first run against
   bool ok = true;                      // ... and the first run matched it
-  std::string inputs;  // where the inputs came from: "example", "files" (--input) or "seed" (generated)
-  std::optional<uint64_t> seed;  // with generated inputs
+  std::string inputs;                  // where the inputs came from: "example", "files" (--input) or "seed" (generated)
+  std::optional<uint64_t> seed;        // with generated inputs
   CpuThreads threads;
   uint64_t repetitions = 1;
-  uint64_t warmup_runs = 0;      // in all repetitions
-  std::vector<double> times_ms;  // each timed run, repetition after repetition
+  uint64_t warmup_runs = 0;                      // in all repetitions
+  std::vector<double> times_ms;                  // each timed run, repetition after repetition
   std::vector<LatencyStats> repetition_latency;  // each repetition's
-  double total_ms = 0;           // the timed runs of all repetitions
+  double total_ms = 0;                           // the timed runs of all repetitions
   std::vector<double> percentiles;  // the extra percentiles asked for (latency.percentiles holds their values)
   LatencyStats latency;             // each statistic's mean over the repetitions
   LatencyStats latency_stddev;      // ... and its standard deviation over them (zeros for one repetition)

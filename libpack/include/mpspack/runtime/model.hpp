@@ -67,35 +67,35 @@ struct DeviceFigures {
 
 // How the weights reached the model.
 enum class WeightsMode {
-  None,             // the library has no constants
-  EmbeddedCopied,   // put back into the library's constants region; Create copied them
-  EmbeddedMapped,   // Create's block for them is the weights segment mapped from the container (no copy)
-  BlobInPlace,      // external blob: tensors over the container's mapping (no copy)
-  EmbeddedUploaded, // GPU: Create's copies of them to the device made by mpspack's upload pipeline instead
-  BlobUploaded,     // external blob: uploaded by mpspack into the GPU memory the model reads them from
-  BlobCopied,       // external blob: AOTInductorModelUpdateConstantsFromBlob (one copy)
-  BlobMapped,       // external blob: UpdateConstantsFromBlob's block is the segment mapped from the container
-  MmapSelf,         // the self-mapped file rebuilt in memory; the library maps its weights itself
-  MmapSelfMapped,   // the library's mapping of its weights, and the block Create copies them into, are the
-                    // segment mapped from the container (no copy)
-  MmapSelfCopied,   // its mapping of them is the segment mapped from the container; Create copied them out of it
-  MmapSelfUploaded, // GPU: its copies of them to the device made by mpspack's upload pipeline instead
+  None,              // the library has no constants
+  EmbeddedCopied,    // put back into the library's constants region; Create copied them
+  EmbeddedMapped,    // Create's block for them is the weights segment mapped from the container (no copy)
+  BlobInPlace,       // external blob: tensors over the container's mapping (no copy)
+  EmbeddedUploaded,  // GPU: Create's copies of them to the device made by mpspack's upload pipeline instead
+  BlobUploaded,      // external blob: uploaded by mpspack into the GPU memory the model reads them from
+  BlobCopied,        // external blob: AOTInductorModelUpdateConstantsFromBlob (one copy)
+  BlobMapped,        // external blob: UpdateConstantsFromBlob's block is the segment mapped from the container
+  MmapSelf,          // the self-mapped file rebuilt in memory; the library maps its weights itself
+  MmapSelfMapped,    // the library's mapping of its weights, and the block Create copies them into, are the
+                     // segment mapped from the container (no copy)
+  MmapSelfCopied,    // its mapping of them is the segment mapped from the container; Create copied them out of it
+  MmapSelfUploaded,  // GPU: its copies of them to the device made by mpspack's upload pipeline instead
 };
 const char* to_string(WeightsMode m);
 
 // Milliseconds spent in each phase of load() and in the first run().
 struct PhaseTimings {
-  double open_ms = 0;       // Container::open (only when load() opened it)
-  double checks_ms = 0;     // device / machine / imports checks
-  double library_ms = 0;    // library segment -> memfd -> dlopen
-  double weights_ms = 0;    // weights ready for Create (embedded copy, mmap-self file)
-  double create_ms = 0;     // AOTInductorModelContainerCreateWithDevice
-  double constants_ms = 0;  // external blob: user-managed tensors or the blob copy (upload included)
-  uint64_t upload_bytes = 0; // external blob on a GPU: bytes mpspack uploaded itself
-  double upload_ms = 0;      // ... and the time that took (part of constants_ms)
-  double first_run_ms = -1; // the first run(), -1 until it happened (waiting for the weights' check included)
-  double verify_ms = -1;     // the weights' hash check, run beside the load and the first run; -1: not checked
-  double verify_wait_ms = 0; // the part of first_run_ms spent waiting for that check to finish
+  double open_ms = 0;         // Container::open (only when load() opened it)
+  double checks_ms = 0;       // device / machine / imports checks
+  double library_ms = 0;      // library segment -> memfd -> dlopen
+  double weights_ms = 0;      // weights ready for Create (embedded copy, mmap-self file)
+  double create_ms = 0;       // AOTInductorModelContainerCreateWithDevice
+  double constants_ms = 0;    // external blob: user-managed tensors or the blob copy (upload included)
+  uint64_t upload_bytes = 0;  // external blob on a GPU: bytes mpspack uploaded itself
+  double upload_ms = 0;       // ... and the time that took (part of constants_ms)
+  double first_run_ms = -1;   // the first run(), -1 until it happened (waiting for the weights' check included)
+  double verify_ms = -1;      // the weights' hash check, run beside the load and the first run; -1: not checked
+  double verify_wait_ms = 0;  // the part of first_run_ms spent waiting for that check to finish
 };
 
 // A constant as the model holds it after loading (read through ExtractConstantsMap).

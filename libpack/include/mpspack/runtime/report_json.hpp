@@ -1,6 +1,6 @@
-// The JSON reports of `mpspack run --json`, `run --bench --json` and `inspect --json` of a container, built in the runtime so that the CLI and the
-// C API (mpspack.h) give the same documents (docs/CLI.md, ## run, lists their keys). Needs nlohmann/json's header
-// where it is included; print them with json_text() (mpspack/json_report.hpp).
+// The JSON reports of `mpspack run --json`, `run --bench --json` and `inspect --json` of a container, built in the
+// runtime so that the CLI and the C API (mpspack.h) give the same documents (docs/CLI.md, ## run, lists their keys).
+// Needs nlohmann/json's header where it is included; print them with json_text() (mpspack/json_report.hpp).
 #pragma once
 
 #include "mpspack/elf/elf_file.hpp"
@@ -35,9 +35,9 @@ std::string percentile_key(double p);
 
 // The symbol-version families `inspect` reports the highest needed version of.
 struct VersionFamily {
-  const char* key;     // in JSON
-  const char* prefix;  // of the version names
-  const char* library; // in text
+  const char* key;      // in JSON
+  const char* prefix;   // of the version names
+  const char* library;  // in text
 };
 inline constexpr VersionFamily kVersionFamilies[] = {{"glibc", "GLIBC_", "glibc"},
                                                      {"glibcxx", "GLIBCXX_", "libstdc++"},

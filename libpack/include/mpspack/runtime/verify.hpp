@@ -31,9 +31,9 @@
 namespace mpspack::runtime {
 
 struct VerifyOptions {
-  std::string container;             // the .mpk file
-  std::string library;               // NAME or INDEX; "" = the only one
-  std::vector<std::string> inputs;   // FILE[:DTYPE:SHAPE], one per model input; none = the recorded example's
+  std::string container;            // the .mpk file
+  std::string library;              // NAME or INDEX; "" = the only one
+  std::vector<std::string> inputs;  // FILE[:DTYPE:SHAPE], one per model input; none = the recorded example's
   // Instead of files: inputs of the recorded example's dtypes and shapes, each value drawn from this seed within
   // the range of that input's recorded values (so indices stay in range). No reference but the expects.
   std::optional<uint64_t> seed;
@@ -61,9 +61,9 @@ struct OutputReference {
 
 struct OutputCheck {
   size_t index = 0;
-  HostTensor tensor;                          // what the model returned
-  std::string written;                        // the file it was written to, "" when none
-  std::optional<OutputReference> reference;   // absent: there was nothing to compare it with
+  HostTensor tensor;                         // what the model returned
+  std::string written;                       // the file it was written to, "" when none
+  std::optional<OutputReference> reference;  // absent: there was nothing to compare it with
 };
 
 struct VerifyReport {

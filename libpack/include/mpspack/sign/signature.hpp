@@ -64,9 +64,8 @@ struct Verified {
 // envelope's form, that one of its signatures is `key`'s over the PAE, the statement's type, predicate type and
 // subject names against the container's own, every subject's SHA-256, and the padding. The error is one line
 // naming the file and what failed (Kind::Corrupt for a signature or container that does not match).
-Result<Verified> verify(const format::Container& c, std::span<const uint8_t> envelope,
-                        const std::string& envelope_name, const PublicKey& key, unsigned threads = 0,
-                        const format::Progress& progress = {});
+Result<Verified> verify(const format::Container& c, std::span<const uint8_t> envelope, const std::string& envelope_name,
+                        const PublicKey& key, unsigned threads = 0, const format::Progress& progress = {});
 
 // What an envelope says without checking it (inspect): the key ids of its signatures and its predicate type.
 struct EnvelopeSummary {

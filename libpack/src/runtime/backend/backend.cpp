@@ -2,7 +2,7 @@
 // strided ones.
 #include "backend.hpp"
 
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -5,7 +5,7 @@
 // library's `device`.
 #pragma once
 
-#include "aoti_shim.h"
+#include "runtime/shim/aoti_shim.h"
 #include "import_route.hpp"
 #include "mpspack/bytes.hpp"
 #include "mpspack/result.hpp"
@@ -26,7 +26,7 @@ struct StagedWeights {
   uint8_t* base = nullptr;
   std::shared_ptr<void> owner;  // keeps the device allocation alive; empty when `base` is the mapping
   uint64_t bytes = 0;
-  double ms = 0;                // time to stage (0 when nothing moved)
+  double ms = 0;  // time to stage (0 when nothing moved)
 };
 
 class Backend {

@@ -6,7 +6,7 @@
 // rest of mpspack against the executable, which exports them.
 #include "plugin.hpp"
 
-#include "code_folder.hpp"
+#include "runtime/shim/code_folder.hpp"
 
 #include "mpspack/shared_library.hpp"
 
@@ -36,7 +36,8 @@ extern "C" __attribute__((weak)) void mpspack_make_backend_v1(int32_t index, Res
 
 Result<std::unique_ptr<Backend>> make_plugin_backend(std::string_view device, int32_t index) {
   if (mpspack_make_backend_v1 && device == "cuda") {
-    Result<std::unique_ptr<Backend>> made = make_error(Error::Kind::Runtime, "the built-in {} backend made none", device);
+    Result<std::unique_ptr<Backend>> made =
+        make_error(Error::Kind::Runtime, "the built-in {} backend made none", device);
     mpspack_make_backend_v1(index, &made);
     return made;
   }

@@ -1,7 +1,7 @@
 // The C API every AOTInductor model library exports (aoti-abi.md section 2), resolved with dlsym.
 #pragma once
 
-#include "aoti_shim.h"
+#include "runtime/shim/aoti_shim.h"
 #include "mpspack/result.hpp"
 
 #include <cstddef>

@@ -2,8 +2,8 @@
 // container's libraries a name or index chooses, and what the shim lacks for one (inspect).
 #include "model_impl.hpp"
 
-#include "blas.hpp"
-#include "provided.hpp"
+#include "runtime/shim/blas.hpp"
+#include "runtime/shim/provided.hpp"
 #include "system_versions.hpp"
 
 #include "mpspack/elf/elf_file.hpp"
@@ -52,9 +52,7 @@ namespace {
 
 // CUDA driver functions (cuModuleLoad, cuLaunchKernel: "cu" and a capital) come from libcuda.so.1, which
 // the library names as NEEDED itself; everything else it imports mpspack must provide.
-bool is_driver_import(std::string_view s) {
-  return s.size() > 2 && s.starts_with("cu") && s[2] >= 'A' && s[2] <= 'Z';
-}
+bool is_driver_import(std::string_view s) { return s.size() > 2 && s.starts_with("cu") && s[2] >= 'A' && s[2] <= 'Z'; }
 
 // The symbol versions the stored library needs (glibc, libstdc++, ...) against this system's, read from its ELF
 // tables: dlopen would fail on them too, but with "version `GLIBC_2.38' not found" and nothing about what to do.

@@ -42,8 +42,7 @@ void by_memcpy(uint8_t* dst, ByteView weights) { std::memcpy(dst, weights.data()
 // Whole pages mapped over the region (private, read-only: the model never sees the file change under it unless
 // someone rewrites the container in place); the partial first and last pages copied, so the library's own bytes
 // around the region stay as they were.
-Status by_mmap(const Model::Impl& m, uint8_t* dst, ByteView weights, int fd, uint64_t offset, int prot,
-               uint64_t page) {
+Status by_mmap(const Model::Impl& m, uint8_t* dst, ByteView weights, int fd, uint64_t offset, int prot, uint64_t page) {
   const uint64_t a = align_up(uint64_t(dst), page);
   const uint64_t b = (uint64_t(dst) + weights.size()) / page * page;
   if (b <= a) {
@@ -71,7 +70,8 @@ Result<int> region_protection(const Model::Impl& m, ByteView weights) {
   const uint64_t start = m.lib.region->start_vaddr, end = m.lib.region->end_vaddr;
   if (end - start != weights.size())
     return m.error(Kind::Corrupt, fmt::format("constants region {:#x}..{:#x} does not match the weights segment "
-                                              "({:#x} bytes)", start, end, weights.size()));
+                                              "({:#x} bytes)",
+                                              start, end, weights.size()));
   PhdrQuery q{m.base, start, end};
   ::dl_iterate_phdr(find_load, &q);
   if (!q.found)

@@ -48,7 +48,6 @@ std::string in_place_obstacle(Model::Impl& m, const WeightsInfo& w, ByteView blo
   return {};
 }
 
-
 Status blob_in_place(Model::Impl& m, const LoadOptions& o, const WeightsInfo& w, ByteView blob) {
   const SegmentInfo& seg = m.container->manifest().segments[w.segment];
   MPK_TRY(m.staged, m.backend->stage_weights(blob, m.container->file().fd(), seg.offset));
@@ -113,18 +112,18 @@ Status load_external_blob(Model::Impl& m, const LoadOptions& o) {
   if (!o.copy_weights && !offer && !m.copies_routed)
     spdlog::info("{}: weights copied into the model: {}", m.what(), obstacle);
   MPK_TRY(const bool uploaded, with_weight_copies_deferred(m, blob.data(), [&]() -> Status {
-    if (m.api.update_constants_from_blob(m.handle, blob.data()) != 0)
-      return m.error(Kind::Runtime, "AOTInductorModelUpdateConstantsFromBlob failed (see above)");
-    return {};
-  }));
+            if (m.api.update_constants_from_blob(m.handle, blob.data()) != 0)
+              return m.error(Kind::Runtime, "AOTInductorModelUpdateConstantsFromBlob failed (see above)");
+            return {};
+          }));
   if (uploaded) {
     m.mode = WeightsMode::BlobUploaded;
     return {};
   }
   const bool mapped = offer && offer->finish();
   if (offer && !mapped)
-    spdlog::info("{}: weights copied into the model: it did not allocate one block of {:#x} bytes for them",
-                 m.what(), block->block);
+    spdlog::info("{}: weights copied into the model: it did not allocate one block of {:#x} bytes for them", m.what(),
+                 block->block);
   m.mode = mapped ? WeightsMode::BlobMapped : WeightsMode::BlobCopied;
   return {};
 }

@@ -3,7 +3,7 @@
 // copies (large_blocks.hpp) and for the host-to-device copies of its weights (Backend::weight_copy_routes).
 #pragma once
 
-#include "import_route.hpp"
+#include "runtime/backend/import_route.hpp"
 #include "mpspack/elf/elf_file.hpp"
 
 #include <cstdint>

@@ -21,8 +21,8 @@ Status describe(Model::Impl& m) {
     break;
   }
   if (m.in_sig && m.in_sig->size() != m.n_in)
-    return m.error(Kind::Corrupt, fmt::format("the recorded example has {} inputs, the model takes {}",
-                                              m.in_sig->size(), m.n_in));
+    return m.error(Kind::Corrupt,
+                   fmt::format("the recorded example has {} inputs, the model takes {}", m.in_sig->size(), m.n_in));
   return {};
 }
 

@@ -3,7 +3,7 @@
 #include "large_blocks.hpp"
 
 #include "import_slots.hpp"
-#include "parallel.hpp"
+#include "runtime/shim/parallel.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
@@ -35,15 +35,15 @@ struct Block {
 };
 
 std::mutex g_mutex;
-std::vector<Block> g_blocks;     // the large blocks handed out, under g_mutex
-std::atomic<size_t> g_live{0};   // g_blocks.size(), read without the lock: free() of a small block stays lock-free
+std::vector<Block> g_blocks;      // the large blocks handed out, under g_mutex
+std::atomic<size_t> g_live{0};    // g_blocks.size(), read without the lock: free() of a small block stays lock-free
 std::atomic<size_t> g_copies{0};  // large copies made
 std::atomic<size_t> g_not_copied{0};
 std::atomic<size_t> g_copied_from_mirror{0};
 
 // The offer (offer_block): pending until malloc takes it, then the block it became, until withdraw_offer().
-OfferedBlock g_offer;                  // under g_mutex
-std::atomic<bool> g_offered{false};    // an offer is pending: malloc looks under the lock only then
+OfferedBlock g_offer;                          // under g_mutex
+std::atomic<bool> g_offered{false};            // an offer is pending: malloc looks under the lock only then
 std::atomic<uint8_t*> g_taken_block{nullptr};  // malloc took it (not null): copies into it are looked at
 std::atomic<const uint8_t*> g_taken_mirror{nullptr};
 std::atomic<size_t> g_taken_size{0};
@@ -249,7 +249,8 @@ bool route_large_blocks(const elf::ElfFile& lib, uintptr_t base, const char* wha
     return false;
   }
   spdlog::debug("{}: blocks of {} MiB or more it mallocs are faulted in up front, and copies that large made, "
-                "on {} threads", what, kLargeBlock >> 20, std::min(kLargeBlockThreads, shim::usable_cores()));
+                "on {} threads",
+                what, kLargeBlock >> 20, std::min(kLargeBlockThreads, shim::usable_cores()));
   return true;
 }
 

@@ -54,8 +54,8 @@ Status write_mmap_self(Model::Impl& m, ByteView stored) {
 // The Sleef_* functions torch's vectorized CPU kernels import come from libsleef, opened here into the global
 // scope the library binds to, rather than linked into mpspack, where every command paid ~1.3 ms to load it.
 Status provide_sleef(Model::Impl& m) {
-  const bool imports_sleef =
-      std::any_of(m.lib.imports.begin(), m.lib.imports.end(), [](const std::string& s) { return s.starts_with("Sleef_"); });
+  const bool imports_sleef = std::any_of(m.lib.imports.begin(), m.lib.imports.end(),
+                                         [](const std::string& s) { return s.starts_with("Sleef_"); });
   if (!imports_sleef) return {};
   auto sleef = open_shared_library(MPSPACK_SLEEF_SONAME, RTLD_GLOBAL);
   if (!sleef.ok()) return sleef.error().context(m.what());
@@ -97,8 +97,7 @@ Status library_to_memory(Model::Impl& m, bool private_shim) {
     return m.error(Kind::Runtime, fmt::format("dlopen failed: {}", why ? why : "unknown reason"));
   }
   struct link_map* lm = nullptr;
-  if (::dlinfo(m.dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
-    return m.error(Kind::Runtime, "dlinfo(RTLD_DI_LINKMAP) failed");
+  if (::dlinfo(m.dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm) return m.error(Kind::Runtime, "dlinfo(RTLD_DI_LINKMAP) failed");
   m.base = lm->l_addr;
   if (private_shim) MPK_CHECK(bind_shim_imports(m, stored));
   return {};

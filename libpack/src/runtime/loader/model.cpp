@@ -93,18 +93,19 @@ Status create(Model::Impl& m, const LoadOptions& options) {
   // mapping of its own file (AOTInductor's load_constants mallocs one block and copies every constant out of it).
   const void* region = m.lib.flavour == Flavour::Embedded && m.lib.region
                            ? reinterpret_cast<const void*>(m.base + m.lib.region->start_vaddr)
-                       : m.self_mapped ? m.self_weights->mapping() : nullptr;
+                       : m.self_mapped ? m.self_weights->mapping()
+                                       : nullptr;
   std::optional<WeightsOffer> offer;
   if (region && m.routed && may_map_weights(m)) offer.emplace(m, region, weights_segment(m).size);
   MPK_TRY(const bool uploaded, with_weight_copies_deferred(m, region, [&]() -> Status {
-    if (m.api.create(&m.handle, 1, device.c_str(), m.cubin_dir.empty() ? nullptr : m.cubin_dir.c_str()) != 0 ||
-        !m.handle) {
-      m.handle = nullptr;
-      return m.error(Kind::Runtime, "AOTInductorModelContainerCreateWithDevice failed: the model reported an "
-                                    "error (see above)");
-    }
-    return {};
-  }));
+            if (m.api.create(&m.handle, 1, device.c_str(), m.cubin_dir.empty() ? nullptr : m.cubin_dir.c_str()) != 0 ||
+                !m.handle) {
+              m.handle = nullptr;
+              return m.error(Kind::Runtime, "AOTInductorModelContainerCreateWithDevice failed: the model reported an "
+                                            "error (see above)");
+            }
+            return {};
+          }));
   const bool block_taken = offer && offer->finish();  // the taken block's pages filled as options ask
   if (uploaded) m.mode = m.self_mapped ? WeightsMode::MmapSelfUploaded : WeightsMode::EmbeddedUploaded;
   else if (m.self_mapped && m.self_weights->taken()) m.mode = mmap_self_mode(offer, block_taken);
@@ -176,13 +177,14 @@ namespace {
 
 // What run() refuses in input i before anything reaches the model: a size that does not fit its dtype and shape,
 // and (with a recorded example) another dtype or shape. Errors name the input.
-Status check_input(const Model::Impl& m, size_t i, int32_t dtype, std::span<const int64_t> shape_span, uint64_t nbytes) {
+Status check_input(const Model::Impl& m, size_t i, int32_t dtype, std::span<const int64_t> shape_span,
+                   uint64_t nbytes) {
   const std::vector<int64_t> shape(shape_span.begin(), shape_span.end());
   auto need = tensor_bytes(dtype, shape);
   if (!need.ok()) return m.error(Kind::Invalid, fmt::format("input {}: {}", i, need.error().message));
   if (*need != nbytes)
-    return m.error(Kind::Invalid, fmt::format("input {}: {} bytes given, {} {} needs {}", i, nbytes,
-                                              dtype_name(dtype), shape_string(shape), *need));
+    return m.error(Kind::Invalid, fmt::format("input {}: {} bytes given, {} {} needs {}", i, nbytes, dtype_name(dtype),
+                                              shape_string(shape), *need));
   if (!m.in_sig) return {};
   const TensorInfo& want = (*m.in_sig)[i];
   if (dtype != want.dtype)

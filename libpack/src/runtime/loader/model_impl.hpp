@@ -14,7 +14,7 @@
 #include "mpspack/runtime/model.hpp"
 
 #include "aoti_api.hpp"
-#include "backend.hpp"
+#include "runtime/backend/backend.hpp"
 #include "self_mapping.hpp"
 
 #include <dirent.h>
@@ -40,15 +40,15 @@ struct Model::Impl {
   std::unique_ptr<Backend> backend;
   int memfd = -1;
   std::unique_ptr<loader::SelfMappedWeights> self_weights;  // mmap-self: its file's weights (self_mapping.hpp)
-  bool self_mapped = false;  // ... offered mapped from the container to the library's routed mmap
-  bool routed = false;  // the library's malloc and memcpy go through large_blocks.hpp
+  bool self_mapped = false;    // ... offered mapped from the container to the library's routed mmap
+  bool routed = false;         // the library's malloc and memcpy go through large_blocks.hpp
   bool copies_routed = false;  // its copies of its weights to the device go through the backend
   void* dl = nullptr;
   uintptr_t base = 0;  // where dl's vaddr 0 lies in memory (its link map's l_addr)
   AotiApi api;
   AOTInductorModelContainerHandle handle = nullptr;
-  StagedWeights staged;          // external weights on the device (GPU), freed after the model
-  std::string cubin_dir;         // the library's kernel files written out for Create, removed with the model
+  StagedWeights staged;                    // external weights on the device (GPU), freed after the model
+  std::string cubin_dir;                   // the library's kernel files written out for Create, removed with the model
   std::vector<AtenTensorHandle> prepared;  // run_prepared()'s inputs
   bool captured = false;                   // run_prepared(graph = true) captured its graph
   // User-managed constant tensors (external blob in place): ours, deleted after the container.

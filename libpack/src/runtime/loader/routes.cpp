@@ -6,7 +6,7 @@
 
 #include "import_slots.hpp"
 #include "large_blocks.hpp"
-#include "parallel.hpp"
+#include "runtime/shim/parallel.hpp"
 #include "self_mapping.hpp"
 #include "runtime/tuning/tuning.hpp"
 #include "mpspack/elf/elf_file.hpp"

@@ -20,7 +20,9 @@ using Kind = Error::Kind;
 std::mutex g_mutex;
 std::vector<SelfMappedWeights*> g_offers;  // under g_mutex: the libraries' files whose mmap is answered here
 
-Error io_error(const char* what) { return make_error(Kind::Io, "mmap-self weights: {}: {}", what, std::strerror(errno)); }
+Error io_error(const char* what) {
+  return make_error(Kind::Io, "mmap-self weights: {}: {}", what, std::strerror(errno));
+}
 
 }  // namespace
 

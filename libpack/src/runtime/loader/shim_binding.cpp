@@ -64,8 +64,9 @@ void keep_constructor_arguments(int argc, char** argv, char** envp) {
   g_argv = argv;
   g_envp = envp;
 }
-[[gnu::used, gnu::section(".init_array")]] void (*keep_constructor_arguments_entry)(int, char**, char**) =
-    keep_constructor_arguments;
+[[gnu::used,
+  gnu::section(".init_array")]] void (*keep_constructor_arguments_entry)(int, char**,
+                                                                         char**) = keep_constructor_arguments;
 
 bool is_constructor_tag(int64_t tag) { return tag == DT_INIT || tag == DT_INIT_ARRAY || tag == DT_INIT_ARRAYSZ; }
 
@@ -138,8 +139,8 @@ Status bind_shim_imports(Model::Impl& m, ByteView stored) {
     if (e.tag == DT_INIT_ARRAYSZ) array_size = e.value;
   }
   if (array_size && (!array || !elf.load_containing(array, array_size)))
-    return m.error(Kind::Corrupt, fmt::format("its DT_INIT_ARRAY ({:#x} + {:#x}) lies in no loaded segment", array,
-                                              array_size));
+    return m.error(Kind::Corrupt,
+                   fmt::format("its DT_INIT_ARRAY ({:#x} + {:#x}) lies in no loaded segment", array, array_size));
   if (init) reinterpret_cast<Constructor>(m.base + init)(g_argc, g_argv, g_envp);
   for (uint64_t i = 0; i < array_size / sizeof(void*); ++i) {
     Constructor f = nullptr;

@@ -45,8 +45,8 @@ Result<SystemVersions> this_system(const std::vector<elf::VersionNeed>& needs) {
   bool listed = false;
   for (const elf::VersionNeed& n : needs) {
     // glibc's own libraries (libc.so.6, libm.so.6, ld-linux) are compared by glibc's version number.
-    const bool all_glibc = std::all_of(n.versions.begin(), n.versions.end(),
-                                       [](const std::string& v) { return v.starts_with(kGlibc); });
+    const bool all_glibc =
+        std::all_of(n.versions.begin(), n.versions.end(), [](const std::string& v) { return v.starts_with(kGlibc); });
     if (all_glibc || s.libraries.contains(n.file)) continue;
     if (!listed) loaded = loaded_objects(), listed = true;
     auto it = loaded.find(n.file);

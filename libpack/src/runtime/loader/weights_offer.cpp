@@ -33,9 +33,9 @@ void populate_weights(Model::Impl& m, std::span<const uint8_t> bytes) {
 WeightsOffer::WeightsOffer(Model::Impl& m, const void* mirror, uint64_t size) : m_(m) {
   const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
   const uint64_t offset = weights_segment(m).offset, skip = offset % page;  // an embedded segment is placed
-  mapped_ = align_up(skip + size, page);                                     // congruent to its region
-  void* p = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE, m.container->file().fd(),
-                   off_t(offset - skip));
+  mapped_ = align_up(skip + size, page);                                    // congruent to its region
+  void* p =
+      ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE, m.container->file().fd(), off_t(offset - skip));
   if (p == MAP_FAILED) {
     spdlog::debug("{}: weights not mapped for the model ({}): copied", m.what(), std::strerror(errno));
     return;

@@ -1,7 +1,7 @@
 // bench(): verify()'s first steps, then warm-up, timed runs and the measurements around them (bench.hpp).
 #include "mpspack/runtime/bench.hpp"
 
-#include "call_profile.hpp"
+#include "runtime/shim/call_profile.hpp"
 #include "measurements.hpp"
 #include "mpspack/version.hpp"
 #include "steps.hpp"

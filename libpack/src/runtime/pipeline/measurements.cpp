@@ -42,8 +42,7 @@ double exec_to_now_ms() {
   std::istringstream rest(s.substr(close + 2));
   std::string field;
   // After ')': field 3 (state) is the first; starttime is field 22.
-  for (int i = 3; i <= 22 && rest >> field; ++i) {
-  }
+  for (int i = 3; i <= 22 && rest >> field; ++i) {}
   const long tck = ::sysconf(_SC_CLK_TCK);
   if (field.empty() || tck <= 0) return 0;
   const double start_ms = std::stod(field) * 1e3 / double(tck);
@@ -102,7 +101,7 @@ std::string os_name(const utsname& u) {
 
 // The fraction of `fd`'s pages resident now, by mincore() of a fresh mapping; none when that fails.
 std::optional<double> resident_fraction(int fd) {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size <= 0) return std::nullopt;
   void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) return std::nullopt;
@@ -175,8 +174,7 @@ uint64_t peak_rss_bytes() {
   if (!line.empty()) {
     try {
       return uint64_t(std::stoull(line.substr(6))) * 1024;  // kB
-    } catch (...) {
-    }
+    } catch (...) {}
   }
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);

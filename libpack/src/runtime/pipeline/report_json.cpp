@@ -19,9 +19,14 @@ json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr
 
 // The load phases, by the names both reports give them.
 json phases_json(const PhaseTimings& t) {
-  return {{"open_ms", t.open_ms},       {"checks_ms", t.checks_ms}, {"library_ms", t.library_ms},
-          {"weights_ms", t.weights_ms}, {"create_ms", t.create_ms}, {"constants_ms", t.constants_ms},
-          {"first_run_ms", t.first_run_ms}, {"verify_ms", t.verify_ms < 0 ? json(nullptr) : json(t.verify_ms)},
+  return {{"open_ms", t.open_ms},
+          {"checks_ms", t.checks_ms},
+          {"library_ms", t.library_ms},
+          {"weights_ms", t.weights_ms},
+          {"create_ms", t.create_ms},
+          {"constants_ms", t.constants_ms},
+          {"first_run_ms", t.first_run_ms},
+          {"verify_ms", t.verify_ms < 0 ? json(nullptr) : json(t.verify_ms)},
           {"verify_wait_ms", t.verify_wait_ms}};
 }
 
@@ -76,8 +81,8 @@ json repetitions_json(const BenchReport& r) {
 }
 
 json machine_json(const MachineInfo& m) {
-  return {{"cpu", m.cpu},   {"cores", m.cores}, {"os", m.os}, {"kernel", m.kernel},
-          {"arch", m.arch}, {"blas_kernels", m.blas_kernels}};
+  return {{"cpu", m.cpu},       {"cores", m.cores}, {"os", m.os},
+          {"kernel", m.kernel}, {"arch", m.arch},   {"blas_kernels", m.blas_kernels}};
 }
 
 json cold_cache_json(const ColdCache& c) {
@@ -199,16 +204,24 @@ std::map<std::string, DtypeTotals> totals_by_dtype(const std::vector<ConstantInf
 }
 
 json region_json(const ConstantsRegion& r) {
-  return {{"section", r.section}, {"start_vaddr", r.start_vaddr}, {"end_vaddr", r.end_vaddr},
-          {"size", r.end_vaddr - r.start_vaddr}, {"file_offset", r.file_offset}, {"writable", r.writable}};
+  return {{"section", r.section},         {"start_vaddr", r.start_vaddr},
+          {"end_vaddr", r.end_vaddr},     {"size", r.end_vaddr - r.start_vaddr},
+          {"file_offset", r.file_offset}, {"writable", r.writable}};
 }
 
 json constants_json(const std::vector<ConstantInfo>& constants) {
   json cj = json::array();
   for (const auto& k : constants)
-    cj.push_back({{"name", k.name}, {"fqn", k.fqn}, {"dtype", dtype_name(k.dtype)}, {"shape", k.shape},
-                  {"stride", k.stride}, {"storage_offset", k.storage_offset}, {"offset", k.offset},
-                  {"size", k.size}, {"type", k.type}, {"from_folded", k.from_folded},
+    cj.push_back({{"name", k.name},
+                  {"fqn", k.fqn},
+                  {"dtype", dtype_name(k.dtype)},
+                  {"shape", k.shape},
+                  {"stride", k.stride},
+                  {"storage_offset", k.storage_offset},
+                  {"offset", k.offset},
+                  {"size", k.size},
+                  {"type", k.type},
+                  {"from_folded", k.from_folded},
                   {"aligned_64", k.offset % 64 == 0}});
   return cj;
 }
@@ -236,6 +249,47 @@ json version_needs_json(const std::vector<elf::VersionNeed>& needs) {
   return {{"highest", highest}, {"files", files}};
 }
 
+namespace {
+
+json library_json(const format::Container& c, const LibraryInfo& l, bool library_bytes) {
+  return {{"name", l.name},
+          {"device", l.device},
+          {"abi", l.abi},
+          {"machine", l.machine},
+          {"flavour", to_string(l.flavour)},
+          {"segment", l.segment},
+          {"needed", l.needed},
+          {"dropped_needed", l.dropped_needed},
+          {"imports", l.imports},
+          {"weights", l.weights < 0 ? json(nullptr) : json(l.weights)},
+          {"cubins", l.cubins},
+          {"original_size", l.original_size},
+          {"original_sha256", l.original_sha256},
+          {"constants_region", l.region ? region_json(*l.region) : json(nullptr)},
+          {"missing_shim_imports", missing_shim_imports(l)},
+          {"version_needs", stored_version_needs_json(c, l, library_bytes)}};
+}
+
+json weights_json(const WeightsInfo& w, const SegmentInfo& seg) {
+  return {{"segment", w.segment},
+          {"size", seg.size},
+          {"offset", seg.offset},
+          {"alignment", seg.alignment},
+          {"constants", constants_json(w.constants)},
+          {"totals_by_dtype", totals_json(w.constants)}};
+}
+
+json example_json(const ExampleInfo& e) {
+  auto tensors = [](const std::vector<TensorInfo>& ts) {
+    json a = json::array();
+    for (const auto& t : ts) a.push_back({{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"segment", t.segment}});
+    return a;
+  };
+  return {{"library", e.library}, {"inputs", tensors(e.inputs)}, {"outputs", tensors(e.outputs)}};
+}
+
+}  // namespace
+
 json container_json(const format::Container& c, bool library_bytes) {
   const auto& h = c.header();
   const auto& m = c.manifest();
@@ -244,49 +298,39 @@ json container_json(const format::Container& c, bool library_bytes) {
   j["file"] = c.name();
   j["kind"] = "container";
   j["format"] = {{"major", h.version_major}, {"minor", h.version_minor}};
-  j["header"] = {{"header_size", h.header_size}, {"metadata_offset", h.metadata_offset},
-                 {"metadata_size", h.metadata_size}, {"data_offset", h.data_offset},
-                 {"data_size", h.data_size}, {"file_size", h.file_size},
+  j["header"] = {{"header_size", h.header_size},
+                 {"metadata_offset", h.metadata_offset},
+                 {"metadata_size", h.metadata_size},
+                 {"data_offset", h.data_offset},
+                 {"data_size", h.data_size},
+                 {"file_size", h.file_size},
                  {"checksum", fmt::format("{:016x}", h.checksum)}};
   j["producer"] = {{"name", m.producer}, {"version", m.producer_version}};
   j["sources"] = json::array();
   for (const auto& s : m.sources)
-    j["sources"].push_back({{"name", s.name}, {"size", s.size}, {"sha256", s.sha256}, {"kind", s.kind},
-                            {"flavour", s.flavour}, {"mode", s.mode}});
+    j["sources"].push_back({{"name", s.name},
+                            {"size", s.size},
+                            {"sha256", s.sha256},
+                            {"kind", s.kind},
+                            {"flavour", s.flavour},
+                            {"mode", s.mode}});
   j["segments"] = json::array();
   for (size_t i = 0; i < m.segments.size(); ++i) {
     const auto& s = m.segments[i];
-    j["segments"].push_back({{"index", i}, {"kind", to_string(s.kind)}, {"name", s.name}, {"offset", s.offset},
-                             {"size", s.size}, {"alignment", s.alignment}, {"xxh3", fmt::format("{:016x}", s.xxh3)}});
+    j["segments"].push_back({{"index", i},
+                             {"kind", to_string(s.kind)},
+                             {"name", s.name},
+                             {"offset", s.offset},
+                             {"size", s.size},
+                             {"alignment", s.alignment},
+                             {"xxh3", fmt::format("{:016x}", s.xxh3)}});
   }
   j["libraries"] = json::array();
-  for (const auto& l : m.libraries) {
-    json lj = {{"name", l.name}, {"device", l.device}, {"abi", l.abi}, {"machine", l.machine},
-               {"flavour", to_string(l.flavour)}, {"segment", l.segment}, {"needed", l.needed},
-               {"dropped_needed", l.dropped_needed}, {"imports", l.imports},
-               {"weights", l.weights < 0 ? json(nullptr) : json(l.weights)}, {"cubins", l.cubins},
-               {"original_size", l.original_size}, {"original_sha256", l.original_sha256},
-               {"constants_region", l.region ? region_json(*l.region) : json(nullptr)},
-               {"missing_shim_imports", missing_shim_imports(l)},
-               {"version_needs", stored_version_needs_json(c, l, library_bytes)}};
-    j["libraries"].push_back(lj);
-  }
+  for (const auto& l : m.libraries) j["libraries"].push_back(library_json(c, l, library_bytes));
   j["weights"] = json::array();
-  for (const auto& w : m.weights) {
-    const auto& seg = m.segments[w.segment];
-    j["weights"].push_back({{"segment", w.segment}, {"size", seg.size}, {"offset", seg.offset},
-                            {"alignment", seg.alignment}, {"constants", constants_json(w.constants)},
-                            {"totals_by_dtype", totals_json(w.constants)}});
-  }
+  for (const auto& w : m.weights) j["weights"].push_back(weights_json(w, m.segments[w.segment]));
   j["examples"] = json::array();
-  for (const auto& e : m.examples) {
-    auto tensors = [](const std::vector<TensorInfo>& ts) {
-      json a = json::array();
-      for (const auto& t : ts) a.push_back({{"dtype", dtype_name(t.dtype)}, {"shape", t.shape}, {"segment", t.segment}});
-      return a;
-    };
-    j["examples"].push_back({{"library", e.library}, {"inputs", tensors(e.inputs)}, {"outputs", tensors(e.outputs)}});
-  }
+  for (const auto& e : m.examples) j["examples"].push_back(example_json(e));
   return j;
 }
 

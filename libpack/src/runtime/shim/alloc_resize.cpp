@@ -102,23 +102,23 @@ AOTITorchError aoti_torch_aten_full(const int64_t* size, int64_t size_len_, doub
   });
 }
 
-AOTITorchError aoti_torch_aten_new_empty(AtenTensorHandle self, const int64_t* size, int64_t size_len_,
-                                         int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
-                                         int32_t* pin_memory, AtenTensorHandle* ret0) {
+AOTITorchError aoti_torch_aten_new_empty(AtenTensorHandle self, const int64_t* size, int64_t size_len_, int32_t* dtype,
+                                         int32_t* layout, int32_t* device, int32_t device_index_, int32_t* pin_memory,
+                                         AtenTensorHandle* ret0) {
   (void)pin_memory;
   return guarded(__func__, [&] {
     const Tensor& t = deref(self, "self");
     require_ret(ret0, "new_empty");
-    set_result(ret0,
-               allocate(size_list(size, size_len_, "new_empty"), {dtype, layout, device, device_index_}, &t,
-                        "new_empty"),
-               "new_empty");
+    set_result(
+        ret0,
+        allocate(size_list(size, size_len_, "new_empty"), {dtype, layout, device, device_index_}, &t, "new_empty"),
+        "new_empty");
   });
 }
 
-AOTITorchError aoti_torch_aten_new_zeros(AtenTensorHandle self, const int64_t* size, int64_t size_len_,
-                                         int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
-                                         int32_t* pin_memory, AtenTensorHandle* ret0) {
+AOTITorchError aoti_torch_aten_new_zeros(AtenTensorHandle self, const int64_t* size, int64_t size_len_, int32_t* dtype,
+                                         int32_t* layout, int32_t* device, int32_t device_index_, int32_t* pin_memory,
+                                         AtenTensorHandle* ret0) {
   (void)pin_memory;
   return guarded(__func__, [&] {
     const Tensor& t = deref(self, "self");
@@ -147,13 +147,11 @@ AOTITorchError aoti_torch_cpu__efficientzerotensor(const int64_t* size, int64_t 
 
 AOTITorchError aoti_torch_cpu_resize_(AtenTensorHandle self, const int64_t* size, int64_t size_len_,
                                       int32_t* memory_format) {
-  return guarded(__func__, [&] {
-    resize(deref(self, "self"), size_list(size, size_len_, "resize_"), memory_format, "resize_");
-  });
+  return guarded(__func__,
+                 [&] { resize(deref(self, "self"), size_list(size, size_len_, "resize_"), memory_format, "resize_"); });
 }
 
-AOTITorchError aoti_torch_cpu_resize_as_(AtenTensorHandle self, AtenTensorHandle the_template,
-                                         int32_t* memory_format) {
+AOTITorchError aoti_torch_cpu_resize_as_(AtenTensorHandle self, AtenTensorHandle the_template, int32_t* memory_format) {
   return guarded(__func__, [&] {
     Tensor& t = deref(self, "self");
     const Tensor& like = deref(the_template, "the_template");

@@ -38,7 +38,6 @@ std::vector<bool> reduced_dims(const Tensor& self, std::span<const int64_t> dims
   return reduced;
 }
 
-
 // out (self's shape with reduced dims of size 1, contiguous) <- the maximum of each group.
 void reduce_max(const Tensor& self, const std::vector<bool>& reduced, Tensor& out) {
   std::vector<int64_t> out_strides(out.strides);

@@ -111,9 +111,7 @@ int32_t aoti_torch_dtype_uint64(void) { return mpspack::dtype::uint64; }
 size_t aoti_torch_dtype_element_size(int32_t dtype) {
   try {
     return element_size(dtype);
-  } catch (...) {
-    return 0;
-  }
+  } catch (...) { return 0; }
 }
 
 int32_t aoti_torch_layout_strided(void) { return kLayoutStrided; }
@@ -214,8 +212,7 @@ AOTITorchError aoti_torch_get_layout(AtenTensorHandle tensor, int32_t* ret_layou
   });
 }
 AOTITorchError aoti_torch_get_storage_offset(AtenTensorHandle tensor, int64_t* ret_storage_offset) {
-  return guarded(__func__,
-                 [&] { out_ref(ret_storage_offset, "ret_storage_offset") = deref(tensor).storage_offset; });
+  return guarded(__func__, [&] { out_ref(ret_storage_offset, "ret_storage_offset") = deref(tensor).storage_offset; });
 }
 AOTITorchError aoti_torch_is_contiguous(AtenTensorHandle tensor, bool* ret_is_contiguous) {
   return guarded(__func__, [&] { out_ref(ret_is_contiguous, "ret_is_contiguous") = deref(tensor).is_contiguous(); });
@@ -262,8 +259,8 @@ AOTITorchError aoti_torch_as_strided(AtenTensorHandle self, const int64_t* sizes
                                      AtenTensorHandle* ret) {
   return guarded(__func__, [&] {
     const Tensor& t = deref(self);
-    out_ref(ret, "ret") = view_of(t, t.dtype, arr(sizes_ptr, t.dim(), "sizes"), arr(strides_ptr, t.dim(), "strides"),
-                                  t.storage_offset);
+    out_ref(ret, "ret") =
+        view_of(t, t.dtype, arr(sizes_ptr, t.dim(), "sizes"), arr(strides_ptr, t.dim(), "strides"), t.storage_offset);
   });
 }
 
@@ -271,8 +268,8 @@ AOTITorchError aoti_torch_empty_strided(int64_t ndim, const int64_t* sizes_ptr, 
                                         int32_t dtype, int32_t device_type, int32_t device_index,
                                         AtenTensorHandle* ret_new_tensor) {
   return guarded(__func__, [&] {
-    out_ref(ret_new_tensor, "ret_new_tensor") = new_tensor_on(
-        device_type, device_index, arr(sizes_ptr, ndim, "sizes"), arr(strides_ptr, ndim, "strides"), dtype);
+    out_ref(ret_new_tensor, "ret_new_tensor") = new_tensor_on(device_type, device_index, arr(sizes_ptr, ndim, "sizes"),
+                                                              arr(strides_ptr, ndim, "strides"), dtype);
   });
 }
 
@@ -304,10 +301,10 @@ AOTITorchError aoti_torch_create_tensor_from_blob(void* data, int64_t ndim, cons
 }
 
 AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, const int64_t* sizes_ptr,
-                                                     const int64_t* strides_ptr, int64_t storage_offset,
-                                                     int32_t dtype, int32_t device_type, int32_t device_index,
-                                                     AtenTensorHandle* ret, int32_t layout,
-                                                     const uint8_t* opaque_metadata, int64_t opaque_metadata_size) {
+                                                     const int64_t* strides_ptr, int64_t storage_offset, int32_t dtype,
+                                                     int32_t device_type, int32_t device_index, AtenTensorHandle* ret,
+                                                     int32_t layout, const uint8_t* opaque_metadata,
+                                                     int64_t opaque_metadata_size) {
   if (layout != kLayoutStrided)
     return report_failure(__func__, ("layout " + std::to_string(layout) +
                                      " (mkldnn-packed constants) is not supported: only strided tensors")

@@ -122,10 +122,10 @@ Rows<T> rows_of(const Tensor& t) {
 // One block of query rows [i0, i0 + rows) of image b, head h: scores -> softmax -> output and logsumexp.
 // scores: rows x S, acc: rows x Ev scratch.
 template <class T>
-void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, const Rows<T>& q,
-                  const Rows<T>& k, const Rows<T>& v, T* scores, T* acc, Tensor& out, Tensor& lse) {
-  gemm<T>(false, true, rows, p.S, p.E, T(p.scale), q.head(b, h) + i0 * q.ld, q.ld, k.head(b, h / p.group), k.ld, T(0), scores,
-          p.S);
+void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t rows, const Rows<T>& q, const Rows<T>& k,
+                  const Rows<T>& v, T* scores, T* acc, Tensor& out, Tensor& lse) {
+  gemm<T>(false, true, rows, p.S, p.E, T(p.scale), q.head(b, h) + i0 * q.ld, q.ld, k.head(b, h / p.group), k.ld, T(0),
+          scores, p.S);
   const std::size_t oisz = out.itemsize(), lisz = lse.itemsize();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t i = i0 + r;
@@ -135,12 +135,12 @@ void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t ro
                       lse.dtype, lse_v);
   }
   char* out0 = out.data() + (b * out.strides[0] + h * out.strides[1] + i0 * out.strides[2]) * int64_t(oisz);
-  const bool same_layout = out.dtype == (std::is_same_v<T, float> ? static_cast<int32_t>(DType::f32)
-                                                                  : static_cast<int32_t>(DType::f64)) &&
-                           out.strides[3] == 1 && out.strides[2] >= p.Ev;
+  const bool same_layout =
+      out.dtype == (std::is_same_v<T, float> ? static_cast<int32_t>(DType::f32) : static_cast<int32_t>(DType::f64)) &&
+      out.strides[3] == 1 && out.strides[2] >= p.Ev;
   if (same_layout) {  // straight into the output's rows
-    gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h / p.group), v.ld, T(0), reinterpret_cast<T*>(out0),
-            out.strides[2]);
+    gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h / p.group), v.ld, T(0),
+            reinterpret_cast<T*>(out0), out.strides[2]);
     return;
   }
   gemm<T>(false, false, rows, p.Ev, p.S, T(1), scores, p.S, v.head(b, h / p.group), v.ld, T(0), acc, p.Ev);
@@ -151,9 +151,9 @@ void attend_block(const Problem& p, int64_t b, int64_t h, int64_t i0, int64_t ro
   }
 }
 
-// Query rows per block of attend<double>. Where there are fewer heads than threads, each head's rows are cut into as many blocks as
-// its share of the threads (threads / heads, rounded down), so that every block runs at once: bert's 4 heads of
-// 128 rows on 16 threads give 16 blocks of 32, vit_tiny's 3 heads of 197 give 15 of 40 (rounded up, 6 blocks a
+// Query rows per block of attend<double>. Where there are fewer heads than threads, each head's rows are cut into as
+// many blocks as its share of the threads (threads / heads, rounded down), so that every block runs at once: bert's 4
+// heads of 128 rows on 16 threads give 16 blocks of 32, vit_tiny's 3 heads of 197 give 15 of 40 (rounded up, 6 blocks a
 // head would leave 2 threads a second block each). Blocks have at least 32 rows (shorter ones make products too
 // short for the GEMM kernel to reach its speed) and at most as many as keep their two products under the size at
 // which the shim would split a product over threads itself (kSplitGemmMinMacs): the audio encoder's 1,500 rows
@@ -176,11 +176,12 @@ void attend(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v,
   const int64_t blocks_per_head = (p.L + rows - 1) / rows, tasks = p.B * p.H * blocks_per_head;
   std::atomic<int64_t> next{0};
   run_parts([&](unsigned, unsigned) {
-    std::vector<T> scores(std::size_t(rows * std::max<int64_t>(p.S, 1))), acc(std::size_t(rows * std::max<int64_t>(p.Ev, 1)));
+    std::vector<T> scores(std::size_t(rows * std::max<int64_t>(p.S, 1))),
+        acc(std::size_t(rows * std::max<int64_t>(p.Ev, 1)));
     for (int64_t task = next++; task < tasks; task = next++) {
       const int64_t bh = task / blocks_per_head, i0 = (task % blocks_per_head) * rows;
-      attend_block<T>(p, bh / p.H, bh % p.H, i0, std::min(rows, p.L - i0), qr, kr, vr, scores.data(), acc.data(),
-                      out, lse);
+      attend_block<T>(p, bh / p.H, bh % p.H, i0, std::min(rows, p.L - i0), qr, kr, vr, scores.data(), acc.data(), out,
+                      lse);
     }
   });
 }
@@ -211,8 +212,7 @@ Operand operand_of(const Tensor& t) {
 }
 
 // n rows of `width` elements of head (b, h) from row r0 into dst (rows ld apart) as float.
-void widen_rows(const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t width, float* dst,
-                int64_t ld) {
+void widen_rows(const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t width, float* dst, int64_t ld) {
   for (int64_t r = 0; r < n; ++r) {
     const char* src = o.at4(b, h, r0 + r);
     float* d = dst + r * ld;
@@ -478,8 +478,7 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
 
     // ret0: torch allocates empty_like(query) (the meta function does too), i.e. query's strides when it is dense.
     std::vector<int64_t> out_sizes{B, H, L, Ev};
-    std::vector<int64_t> out_strides =
-        Ev == E ? empty_like_strides(q) : contiguous_strides(out_sizes);
+    std::vector<int64_t> out_strides = Ev == E ? empty_like_strides(q) : contiguous_strides(out_sizes);
     TensorPtr out(new_tensor(out_sizes, out_strides, dt));
     // ret1: logsumexp [B,H,L], allocated as [B,L,H] contiguous and transposed; the op-math dtype.
     const int32_t lse_dt = f64 ? dt : static_cast<int32_t>(DType::f32);
@@ -489,8 +488,17 @@ extern "C" AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for
 
     View4 M{};
     if (mask) M = mask_view(*mask, B, H, L, S);
-    const Problem p{B, H, L, S, E, Ev, sc, is_causal != 0, mask ? &M : nullptr,
-                    mask && mask->dtype == static_cast<int32_t>(DType::boolean), Hk == 0 ? 1 : H / Hk};
+    const Problem p{B,
+                    H,
+                    L,
+                    S,
+                    E,
+                    Ev,
+                    sc,
+                    is_causal != 0,
+                    mask ? &M : nullptr,
+                    mask && mask->dtype == static_cast<int32_t>(DType::boolean),
+                    Hk == 0 ? 1 : H / Hk};
     if (B * H * L > 0) {
       if (f64) attend<double>(p, q, k, v, *out, *lse);
       else attend_f32(p, q, k, v, *out, *lse);

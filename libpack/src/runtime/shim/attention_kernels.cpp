@@ -108,9 +108,7 @@ struct V {
     const __m512i n = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(0x4b400000 - 127));
     return _mm512_castsi512_ps(_mm512_slli_epi32(n, 23));
   }
-  static F zero_below(F x, F lowest, F e) {
-    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lowest, _CMP_NLT_UQ), e);
-  }
+  static F zero_below(F x, F lowest, F e) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lowest, _CMP_NLT_UQ), e); }
   static float reduce_max(F v) { return _mm512_reduce_max_ps(v); }
   static float reduce_add(F v) { return _mm512_reduce_add_ps(v); }
 };

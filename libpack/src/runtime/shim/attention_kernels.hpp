@@ -18,8 +18,8 @@ struct Kernels {
                   const float* B, int64_t ldb, float* C, int64_t ldc);
   // C[m, n] = alpha * sum over k < K of A[m, k] * B[n, k], for m < M, n < N: a few query rows against keys
   // where they are, for blocks too short to pay for transposing the keys.
-  void (*dots)(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
-               int64_t ldb, float* C, int64_t ldc);
+  void (*dots)(int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B, int64_t ldb,
+               float* C, int64_t ldc);
   // The largest of s[0, n) (-inf for n == 0; NaN-free rows assumed, as after masking).
   float (*row_max)(const float* s, int64_t n);
   // s[j] <- exp(s[j] - shift) for j < n, shift finite and s[j] <= shift; returns their sum. Within 2 ulp of

@@ -97,12 +97,11 @@ std::string_view kernels_for_this_cpu() {
 std::string_view openblas_kernels() { return openblas_get_corename(); }
 
 template <class T>
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-          int64_t ldb, T beta, T* C, int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb,
+          T beta, T* C, int64_t ldc) {
   settle();
   if constexpr (std::is_same_v<T, float>)
-    if (product_for_onednn(M, N, K) && sgemm_onednn(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
-      return;
+    if (product_for_onednn(M, N, K) && sgemm_onednn(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   if (!g_split || double(M) * double(N) * double(K) < kSplitGemmMinMacs) {
     blas_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
@@ -113,17 +112,16 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
     const auto [begin, end] = part_of(by_columns ? N : M, t, parts);
     if (begin >= end) return;
     if (by_columns)  // op(B)[:, begin:end]: columns of a stored [K,N] B, rows of a stored [N,K] one
-      blas_gemm(ta, tb, M, end - begin, K, alpha, A, lda, tb ? B + begin * ldb : B + begin, ldb, beta, C + begin,
-                ldc);
+      blas_gemm(ta, tb, M, end - begin, K, alpha, A, lda, tb ? B + begin * ldb : B + begin, ldb, beta, C + begin, ldc);
     else  // op(A)[begin:end, :]: rows of a stored [M,K] A, columns of a stored [K,M] one
-      blas_gemm(ta, tb, end - begin, N, K, alpha, ta ? A + begin : A + begin * lda, lda, B, ldb, beta,
-                C + begin * ldc, ldc);
+      blas_gemm(ta, tb, end - begin, N, K, alpha, ta ? A + begin : A + begin * lda, lda, B, ldb, beta, C + begin * ldc,
+                ldc);
   });
 }
 
 template <class T>
-void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
-          T beta, T* y, int64_t incy) {
+void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx, T beta,
+          T* y, int64_t incy) {
   settle();
   // A transposed product would sum across the parts: it stays whole. MPSPACK_CPU_GEMV=blas: never split.
   if (!g_split || trans || double(rows) * double(cols) < kSplitGemvMinElements || gemv_mode() == "blas") {

@@ -44,8 +44,8 @@ inline constexpr double kSplitGemvMinElements = double(1 << 22);
 // C[M,N] = alpha * op(A)[M,K] @ op(B)[K,N] + beta * C, row-major, as cblas_sgemm/cblas_dgemm (T float or
 // double); ta/tb: op transposes. Sizes and leading dimensions must fit in an int.
 template <class T>
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-          int64_t ldb, T beta, T* C, int64_t ldc);
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B, int64_t ldb,
+          T beta, T* C, int64_t ldc);
 
 // The same products on the calling thread, never split: for callers that split the work over the threads
 // themselves.
@@ -59,7 +59,7 @@ void gemv_here(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int6
 // y = alpha * op(A)[rows or cols] @ x + beta * y, row-major A [rows, cols], as cblas_sgemv/cblas_dgemv: the
 // shape of a batch-1 Linear layer, bound by memory bandwidth, which one thread cannot use up.
 template <class T>
-void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
-          T beta, T* y, int64_t incy);
+void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx, T beta,
+          T* y, int64_t incy);
 
 }  // namespace mpspack::shim

@@ -61,9 +61,10 @@ void check_shapes(const Tensor& seq, const Tensor& values, const Tensor* sorter,
     for (int64_t d = 0; fits && d + 1 < seq.dim(); ++d) fits = values.sizes[d] == seq.sizes[d];
   }
   if (!fits)
-    fail(std::string(op) + ": boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor "
-         "and input value tensor must match, but we got boundaries tensor " + shape_text(seq.sizes) +
-         " and input value tensor " + shape_text(values.sizes));
+    fail(std::string(op) +
+         ": boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor "
+         "and input value tensor must match, but we got boundaries tensor " +
+         shape_text(seq.sizes) + " and input value tensor " + shape_text(values.sizes));
   for (const Tensor* t : {&seq, &values})
     if (is_complex(t->dtype) || t->dtype == mpspack::dtype::bool_)
       fail(std::string(op) + ": \"searchsorted_out_cpu\" not implemented for '" + dtype_name(t->dtype) + "'");
@@ -100,8 +101,7 @@ TensorPtr search(const Tensor& seq, const Tensor& values, bool out_int32, const 
 bool right_side(int32_t right, const char** side, const char* op) {
   if (side == nullptr || *side == nullptr) return right != 0;
   const std::string s(*side);
-  if (s != "left" && s != "right")
-    fail(std::string(op) + ": side can only be 'left' or 'right' but got " + s);
+  if (s != "left" && s != "right") fail(std::string(op) + ": side can only be 'left' or 'right' but got " + s);
   if (s == "left" && right != 0)
     fail(std::string(op) + ": side and right can't be set to opposites, got side of left while right was True");
   return s == "right";
@@ -134,7 +134,8 @@ AOTITorchError aoti_torch_cpu_searchsorted_Scalar(AtenTensorHandle sorted_sequen
     const Tensor& seq = deref(sorted_sequence, "sorted_sequence");
     if (seq.dim() != 1)
       fail("searchsorted: input value can be a scalar only when boundaries tensor dimension is 1, but we got "
-           "boundaries tensor dim(" + std::to_string(seq.dim()) + ") and input value's dim(0) numel(1)");
+           "boundaries tensor dim(" +
+           std::to_string(seq.dim()) + ") and input value's dim(0) numel(1)");
     TensorPtr value(new_tensor({}, {}, mpspack::dtype::float64));
     store_from_double(value->data(), mpspack::dtype::float64, self);
     const Search s{&seq, optional(sorter, "sorter"), right_side(right, side, "searchsorted")};

@@ -164,8 +164,8 @@ void check_pad_dim(PadMode mode, const Tensor& self, std::size_t d, int64_t befo
   }
   if (mode == PadMode::reflect && (before >= size || after >= size))
     fail("pad: Argument #4: Padding size should be less than the corresponding input dimension, but got: padding (" +
-         std::to_string(before) + ", " + std::to_string(after) + ") at dimension " + std::to_string(d) +
-         " of input " + shape_text(self.sizes));
+         std::to_string(before) + ", " + std::to_string(after) + ") at dimension " + std::to_string(d) + " of input " +
+         shape_text(self.sizes));
   if (out < 1)
     fail("pad: input (W: " + std::to_string(size) + ") is too small. Calculated output W: " + std::to_string(out));
 }
@@ -245,7 +245,8 @@ TensorPtr pad(const Tensor& self, std::span<const int64_t> pad, const char* mode
   if (k < 1 || k > 3 || (nd != k + 1 && nd != k + 2))
     fail("pad: Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
   const bool cpu_layout = self.device_type() == kCpu;
-  return via_host(self, [&](const Tensor& t) { return index_pad(t, pad, mode, cpu_layout); }, "pad");
+  return via_host(
+      self, [&](const Tensor& t) { return index_pad(t, pad, mode, cpu_layout); }, "pad");
 }
 
 AOTITorchError pad_entry(const char* func, AtenTensorHandle self, const int64_t* pad_list, int64_t pad_len,

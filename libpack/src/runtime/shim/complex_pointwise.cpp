@@ -41,7 +41,8 @@ TensorPtr unary_output(const Tensor& self, int32_t dtype) {
 
 // The magnitude of a complex element into a real one: computed in double, rounded once to the result dtype.
 void complex_to_real(Tensor& out, const Tensor& self, double (*f)(std::complex<double>)) {
-  each_pair(out, self, [&](char* o, const char* i) { store_from_double(o, out.dtype, f(load_complex(i, self.dtype))); });
+  each_pair(out, self,
+            [&](char* o, const char* i) { store_from_double(o, out.dtype, f(load_complex(i, self.dtype))); });
 }
 
 TensorPtr abs_op(const Tensor& self) {
@@ -114,10 +115,8 @@ TensorPtr polar_op(const Tensor& abs, const Tensor& angle) {
   const std::vector<int64_t> shape = broadcast_shape(abs, angle, "polar");
   const Tensor* inputs[] = {&abs, &angle};
   TensorPtr out(new_tensor(shape, elementwise_strides(shape, inputs), complex_of(abs.dtype)));
-  if (abs.dtype == mpspack::dtype::float32)
-    polar_loop<float>(*out, abs, angle);
-  else
-    polar_loop<double>(*out, abs, angle);
+  if (abs.dtype == mpspack::dtype::float32) polar_loop<float>(*out, abs, angle);
+  else polar_loop<double>(*out, abs, angle);
   return out;
 }
 
@@ -158,8 +157,8 @@ TensorPtr gcd_op(const Tensor& self, const Tensor& other) {
         if constexpr (std::is_signed_v<T>)
           po[offset_of(idx, out->strides)] = gcd_of<T>(pa[offset_of(idx, sa)], pb[offset_of(idx, sb)]);
         else
-          po[offset_of(idx, out->strides)] = static_cast<T>(
-              gcd_of<int32_t>(pa[offset_of(idx, sa)], pb[offset_of(idx, sb)]));  // uint8: exact in int32
+          po[offset_of(idx, out->strides)] =
+              static_cast<T>(gcd_of<int32_t>(pa[offset_of(idx, sa)], pb[offset_of(idx, sb)]));  // uint8: exact in int32
       });
     }
   });

@@ -26,8 +26,22 @@ Plane plane_of(const ConvShape& c, int32_t dtype) {
     fail("convolution: the built-in path has no kernel for " + std::string(dtype_name(dtype)) + " " + c.describe());
   const int h = c.spatial == 2 ? 0 : -1, w = c.spatial - 1;  // index of the H and W dims; -1: absent
   auto at = [](const std::array<int64_t, 3>& v, int i, int64_t absent) { return i < 0 ? absent : v[i]; };
-  return {c.N, c.C, at(c.in, h, 1), c.in[w], c.O, at(c.kernel, h, 1), c.kernel[w], at(c.out, h, 1), c.out[w],
-          c.groups, at(c.stride, h, 1), c.stride[w], at(c.pad, h, 0), c.pad[w], at(c.dilation, h, 1), c.dilation[w]};
+  return {c.N,
+          c.C,
+          at(c.in, h, 1),
+          c.in[w],
+          c.O,
+          at(c.kernel, h, 1),
+          c.kernel[w],
+          at(c.out, h, 1),
+          c.out[w],
+          c.groups,
+          at(c.stride, h, 1),
+          c.stride[w],
+          at(c.pad, h, 0),
+          c.pad[w],
+          at(c.dilation, h, 1),
+          c.dilation[w]};
 }
 
 // in: [N,C,H,W] contiguous, wt: [O,C/g,KH,KW] contiguous, bias: [O] or null, out: [N,O,OH,OW] contiguous.

@@ -26,8 +26,8 @@ std::string joined(const std::array<int64_t, 3>& v, int n) {
 }  // namespace
 
 std::string ConvShape::describe() const {
-  std::string s = std::string(transposed ? "conv_transpose" : "conv") + std::to_string(spatial) + "d N=" +
-                  std::to_string(N) + " C=" + std::to_string(C) + " O=" + std::to_string(O) +
+  std::string s = std::string(transposed ? "conv_transpose" : "conv") + std::to_string(spatial) +
+                  "d N=" + std::to_string(N) + " C=" + std::to_string(C) + " O=" + std::to_string(O) +
                   " in=" + joined(in, spatial) + " kernel=" + joined(kernel, spatial) +
                   " stride=" + joined(stride, spatial) + " padding=" + joined(pad, spatial) +
                   " dilation=" + joined(dilation, spatial) + " groups=" + std::to_string(groups);

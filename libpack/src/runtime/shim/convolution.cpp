@@ -30,11 +30,12 @@ bool use_onednn(const Tensor& x, const ConvShape& s) {
 
 }  // namespace
 
-extern "C" AOTITorchError aoti_torch_cpu_convolution(
-    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
-    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,
-    int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_, int64_t groups,
-    AtenTensorHandle* ret0) {
+extern "C" AOTITorchError aoti_torch_cpu_convolution(AtenTensorHandle input, AtenTensorHandle weight,
+                                                     AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
+                                                     const int64_t* padding, int64_t padding_len_,
+                                                     const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+                                                     const int64_t* output_padding, int64_t output_padding_len_,
+                                                     int64_t groups, AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
     const Tensor& x = deref(input, "input");
     const Tensor& w = deref(weight, "weight");
@@ -43,15 +44,13 @@ extern "C" AOTITorchError aoti_torch_cpu_convolution(
     require_cpu(x, "convolution");
     require_cpu(w, "convolution");
     if (b) require_cpu(*b, "convolution");
-    const ConvShape s = convolution_shape(x, w, b, stride, stride_len_, padding, padding_len_, dilation,
-                                          dilation_len_, transposed, output_padding, output_padding_len_, groups);
+    const ConvShape s = convolution_shape(x, w, b, stride, stride_len_, padding, padding_len_, dilation, dilation_len_,
+                                          transposed, output_padding, output_padding_len_, groups);
     TensorPtr out(new_tensor(s.out_sizes, s.out_strides, x.dtype));
     if (out->numel() > 0) {
       if (s.C == 0) fail("convolution: no input channels: " + s.describe());
-      if (use_onednn(x, s))
-        convolution_onednn(s, x, w, b, *out);
-      else
-        convolution_im2col(s, x, w, b, *out);
+      if (use_onednn(x, s)) convolution_onednn(s, x, w, b, *out);
+      else convolution_im2col(s, x, w, b, *out);
     }
     *ret0 = out.release();
   });

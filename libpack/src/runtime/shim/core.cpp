@@ -32,7 +32,11 @@ namespace {
 
 // c10::Layout and c10::DeviceType codes the other getters return.
 enum : int32_t {
-  kLayoutSparse = 1, kLayoutSparseCsr = 2, kLayoutSparseCsc = 4, kLayoutSparseBsr = 5, kLayoutSparseBsc = 6,
+  kLayoutSparse = 1,
+  kLayoutSparseCsr = 2,
+  kLayoutSparseCsc = 4,
+  kLayoutSparseBsr = 5,
+  kLayoutSparseBsc = 6,
   kLayoutJagged = 7,
 };
 enum : int32_t { kXpu = 12, kMeta = 14, kPrivateUse1 = 20 };
@@ -131,8 +135,12 @@ bool overflows(const Scalar& s, const Target& t) {
 
 const Target kHalf{"at::Half", -65504.0, 65504.0, true, false, 0};
 const Target kBFloat16{"at::BFloat16", -3.3895313892515355e38, 3.3895313892515355e38, true, false, 0};
-const Target kComplexFloat{"c10::complex<float>", double(std::numeric_limits<float>::lowest()),
-                           double(std::numeric_limits<float>::max()), true, true, 0};
+const Target kComplexFloat{"c10::complex<float>",
+                           double(std::numeric_limits<float>::lowest()),
+                           double(std::numeric_limits<float>::max()),
+                           true,
+                           true,
+                           0};
 const Target kU16{"uint16_t", 0, 65535.0, false, false, 0xFFFF};
 const Target kU32{"uint32_t", 0, 4294967295.0, false, false, 0xFFFFFFFF};
 const Target kU64{"uint64_t", 0, 18446744073709551615.0, false, false, ~uint64_t(0)};
@@ -141,8 +149,7 @@ const Target kU64{"uint64_t", 0, 18446744073709551615.0, false, false, ~uint64_t
 Scalar item_of(AtenTensorHandle h, const Target& t) {
   const Tensor& x = deref(h);
   require_cpu(x, "item");
-  if (x.numel() != 1)
-    fail("a Tensor with " + std::to_string(x.numel()) + " elements cannot be converted to Scalar");
+  if (x.numel() != 1) fail("a Tensor with " + std::to_string(x.numel()) + " elements cannot be converted to Scalar");
   const Scalar s = read_scalar(x.data(), x.dtype);
   if (overflows(s, t)) fail(std::string("value cannot be converted to type ") + t.name + " without overflow");
   return s;
@@ -253,8 +260,7 @@ void print_tensor(const Tensor& t, const char* msg) {
       lo = std::min(lo, re), hi = std::max(hi, re);
     });
     char buf[128];
-    if (complex)
-      std::snprintf(buf, sizeof buf, "Mean value: (%g,%g)\n", sum_re / double(n), sum_im / double(n));
+    if (complex) std::snprintf(buf, sizeof buf, "Mean value: (%g,%g)\n", sum_re / double(n), sum_im / double(n));
     else
       std::snprintf(buf, sizeof buf, "Mean value: %g\nMin value: %g\nMax value: %g\n", sum_re / double(n),
                     nan ? NAN : lo, nan ? NAN : hi);

@@ -78,10 +78,13 @@ void check_cdist(const Tensor& x1, const Tensor& x2, double p, int64_t mode) {
   if (x1.sizes.back() != x2.sizes.back())
     fail("cdist: X1 and X2 must have the same number of columns. X1: " + std::to_string(x1.sizes.back()) +
          " X2: " + std::to_string(x2.sizes.back()));
-  if (!is_f32_or_f64(x1.dtype)) fail(std::string("cdist only supports floating-point dtypes (float32, float64), X1 got: ") + dtype_name(x1.dtype));
-  if (!is_f32_or_f64(x2.dtype)) fail(std::string("cdist only supports floating-point dtypes (float32, float64), X2 got: ") + dtype_name(x2.dtype));
+  if (!is_f32_or_f64(x1.dtype))
+    fail(std::string("cdist only supports floating-point dtypes (float32, float64), X1 got: ") + dtype_name(x1.dtype));
+  if (!is_f32_or_f64(x2.dtype))
+    fail(std::string("cdist only supports floating-point dtypes (float32, float64), X2 got: ") + dtype_name(x2.dtype));
   if (x1.dtype != x2.dtype)
-    fail(std::string("cdist: X1 and X2 must have the same dtype, got ") + dtype_name(x1.dtype) + " and " + dtype_name(x2.dtype));
+    fail(std::string("cdist: X1 and X2 must have the same dtype, got ") + dtype_name(x1.dtype) + " and " +
+         dtype_name(x2.dtype));
   if (!(p >= 0)) fail("cdist only supports non-negative p values");
   if (mode < 0 || mode > 2) fail("cdist: possible modes: 0, 1, 2, but was: " + std::to_string(mode));
 }
@@ -119,7 +122,8 @@ TensorPtr pdist(const Tensor& x, double p) {
   require_cpu(x, "_pdist_forward");
   if (!x.is_contiguous()) fail("_pdist_forward requires contiguous input");
   if (x.dim() != 2) fail("pdist only supports 2D tensors, got: " + std::to_string(x.dim()) + "D");
-  if (!is_f32_or_f64(x.dtype)) fail(std::string("pdist only supports floating-point dtypes (float32, float64), got ") + dtype_name(x.dtype));
+  if (!is_f32_or_f64(x.dtype))
+    fail(std::string("pdist only supports floating-point dtypes (float32, float64), got ") + dtype_name(x.dtype));
   const int64_t n = x.sizes[0], c = x.sizes[1];
   const int64_t count[1] = {n <= 1 ? 0 : n * (n - 1) / 2};
   TensorPtr r(new_contiguous(count, x.dtype));

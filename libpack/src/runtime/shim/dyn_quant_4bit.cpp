@@ -117,7 +117,8 @@ void matmul_rows(const Tensor& inp, const Packed& p, int64_t N, int64_t K, int64
         acc = float(block_dot(r, wrow, 0, K)) * p.scales[n] * r.recip_scale;
       } else {
         acc = 0.0f;
-        for (int64_t b = 0; b < blocks; ++b) acc += float(block_dot(r, wrow, b * bl, (b + 1) * bl)) * p.scales[b + n * blocks];
+        for (int64_t b = 0; b < blocks; ++b)
+          acc += float(block_dot(r, wrow, b * bl, (b + 1) * bl)) * p.scales[b + n * blocks];
         acc = acc * r.recip_scale;
       }
       if (p.bias) acc += p.bias[n];
@@ -152,7 +153,8 @@ TensorPtr matmul(const Tensor& inp, const Tensor& packed, int64_t bl, int64_t K,
   Packed p{std::vector<uint8_t>(static_cast<std::size_t>(wsize)), pv + wsize, nullptr};
   for (int64_t i = 0; i < wsize; ++i) p.weights[std::size_t(i)] = static_cast<uint8_t>(pv[i]);
   if (packed.numel() > wsize + nscales) {
-    if (packed.numel() - wsize - nscales != N) fail(std::string(op) + ": Expected bias length to match output dimension");
+    if (packed.numel() - wsize - nscales != N)
+      fail(std::string(op) + ": Expected bias length to match output dimension");
     p.bias = pv + wsize + nscales;
   }
   const int64_t sizes[2] = {inp.sizes[0], N};

@@ -11,10 +11,17 @@
 
 namespace mpspack::shim::typed {
 
-struct Half { uint16_t x; };
-struct BF16 { uint16_t x; };
+struct Half {
+  uint16_t x;
+};
+struct BF16 {
+  uint16_t x;
+};
 
-template <class T> struct Tag { using type = T; };
+template <class T>
+struct Tag {
+  using type = T;
+};
 
 // Calls f(Tag<T>{}) with the C++ type T of `dtype`; fails for a dtype the shim does not handle.
 template <class F>
@@ -35,11 +42,21 @@ decltype(auto) visit_dtype(int32_t dtype, F&& f) {
 }
 
 // The value a stored element stands for, in a type that holds it exactly.
-template <class S> inline auto load(const S* p) { return *p; }
-template <> inline auto load<Half>(const Half* p) { return half_to_float(p->x); }
-template <> inline auto load<BF16>(const BF16* p) { return bf16_to_float(p->x); }
+template <class S>
+inline auto load(const S* p) {
+  return *p;
+}
+template <>
+inline auto load<Half>(const Half* p) {
+  return half_to_float(p->x);
+}
+template <>
+inline auto load<BF16>(const BF16* p) {
+  return bf16_to_float(p->x);
+}
 
-template <class D, class V> inline void store(D* p, V v) {
+template <class D, class V>
+inline void store(D* p, V v) {
   if constexpr (std::is_same_v<D, bool>) {
     *p = (v != V(0));
   } else if constexpr (std::is_same_v<V, bool>) {
@@ -48,8 +65,14 @@ template <class D, class V> inline void store(D* p, V v) {
     *p = static_cast<D>(v);
   }
 }
-template <class V> inline void store(Half* p, V v) { p->x = float_to_half(static_cast<float>(v)); }
-template <class V> inline void store(BF16* p, V v) { p->x = float_to_bf16(static_cast<float>(v)); }
+template <class V>
+inline void store(Half* p, V v) {
+  p->x = float_to_half(static_cast<float>(v));
+}
+template <class V>
+inline void store(BF16* p, V v) {
+  p->x = float_to_bf16(static_cast<float>(v));
+}
 
 // Whether a loaded value is NaN (never, for the integer types and bool).
 template <class V>

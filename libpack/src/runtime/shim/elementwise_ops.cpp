@@ -154,8 +154,8 @@ void binary_loop(Tensor& out, const Tensor& a, const Tensor& b, const Kernels& k
 }
 
 void require_kernel(const Kernels& k, int32_t dtype, const char* op, const char* kernel_name) {
-  const bool have = is_complex(dtype) ? k.complex != nullptr
-                    : is_floating(dtype) ? k.real != nullptr
+  const bool have = is_complex(dtype)                ? k.complex != nullptr
+                    : is_floating(dtype)             ? k.real != nullptr
                     : dtype == mpspack::dtype::bool_ ? k.boolean != nullptr
                                                      : k.integer != nullptr;
   if (!have) fail(std::string(op) + ": \"" + kernel_name + "\" not implemented for '" + dtype_name(dtype) + "'");
@@ -301,9 +301,11 @@ TensorPtr subtract_on_any_device(const Tensor& self, const Tensor& other, double
     return host;
   };
   if (self.device_type() != kCpu)
-    return via_host(self, [&](const Tensor& a) { return sub_op(a, *host_copy(other), alpha); }, "subtract");
+    return via_host(
+        self, [&](const Tensor& a) { return sub_op(a, *host_copy(other), alpha); }, "subtract");
   if (other.device_type() != kCpu)
-    return via_host(other, [&](const Tensor& b) { return sub_op(self, b, alpha); }, "subtract");
+    return via_host(
+        other, [&](const Tensor& b) { return sub_op(self, b, alpha); }, "subtract");
   return sub_op(self, other, alpha);
 }
 

@@ -71,7 +71,8 @@ void check_embedding_bag(const Tensor& weight, const Tensor& indices, const Tens
   if (dt != DType::f32 && dt != DType::f64 && dt != DType::f16 && dt != DType::bf16)
     fail(std::string("_embedding_bag: weight dtype ") + dtype_name(weight.dtype) + " is not supported");
   if (weight.dim() != 2) fail("_embedding_bag: weight must be 2-d");
-  if (mode != kSum && mode != kMean && mode != kMax) fail("_embedding_bag: mode " + std::to_string(mode) + " is unknown");
+  if (mode != kSum && mode != kMean && mode != kMax)
+    fail("_embedding_bag: mode " + std::to_string(mode) + " is unknown");
   if (!per_sample_weights) return;
   require_cpu(*per_sample_weights, "_embedding_bag");
   if (mode != kSum) fail("_embedding_bag: per_sample_weights only go with mode sum");
@@ -103,7 +104,8 @@ Outputs allocate_outputs(const Tensor& weight, const Tensor& offsets, int64_t mo
   const int64_t offset2bag_len = offset2bag_empty ? 0 : n_indices;
   o.offset2bag.reset(new_contiguous(std::span<const int64_t>(&offset2bag_len, 1), index_dtype));
   o.bag_size.reset(new_contiguous(bag_size_shape, index_dtype));
-  o.max_indices.reset(mode == kMax ? new_contiguous(max_sizes, index_dtype) : new_contiguous(bag_size_shape, index_dtype));
+  o.max_indices.reset(mode == kMax ? new_contiguous(max_sizes, index_dtype)
+                                   : new_contiguous(bag_size_shape, index_dtype));
   for (Tensor* t : {o.offset2bag.get(), o.bag_size.get(), o.max_indices.get()})
     std::fill_n(t->data(), static_cast<std::size_t>(t->numel()) * t->itemsize(), char(0));
   return o;
@@ -159,10 +161,11 @@ Outputs embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor&
         store_from_double(o.offset2bag->data() + i * static_cast<int64_t>(isz), idt, static_cast<double>(b));
       const int64_t row = bags.indices[static_cast<std::size_t>(i)];
       if (row == padding_idx) continue;
-      const double scale = per_sample_weights ? load_as_double(per_sample_weights->data() +
+      const double scale = per_sample_weights
+                               ? load_as_double(per_sample_weights->data() +
                                                     i * per_sample_weights->strides[0] * static_cast<int64_t>(wsz),
-                                                    weight.dtype)
-                                              : 1.0;
+                                                weight.dtype)
+                               : 1.0;
       for (int64_t d = 0; d < D; ++d) {
         double& a = acc[static_cast<std::size_t>(d)];
         const double v = w(row, d);
@@ -189,9 +192,8 @@ AOTITorchError embedding_bag_op(const char* func, AtenTensorHandle weight, AtenT
   return guarded(func, [&] {
     if (!ret0 || !ret1 || !ret2 || !ret3) fail("ret0..ret3 is null");
     const Tensor* psw = (per_sample_weights && *per_sample_weights) ? *per_sample_weights : nullptr;
-    Outputs o = embedding_bag(deref(weight, "weight"), deref(indices, "indices"), deref(offsets, "offsets"), mode,
-                              psw, include_last_offset != 0, padding_idx,
-                              std::string_view(func).ends_with("_forward_only"));
+    Outputs o = embedding_bag(deref(weight, "weight"), deref(indices, "indices"), deref(offsets, "offsets"), mode, psw,
+                              include_last_offset != 0, padding_idx, std::string_view(func).ends_with("_forward_only"));
     *ret0 = o.result.release();
     *ret1 = o.offset2bag.release();
     *ret2 = o.bag_size.release();
@@ -214,11 +216,13 @@ AOTITorchError aoti_torch_cpu__embedding_bag(AtenTensorHandle weight, AtenTensor
                           padding_idx, ret0, ret1, ret2, ret3);
 }
 
-AOTITorchError aoti_torch_cpu__embedding_bag_forward_only(
-    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
-    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
-    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
-    AtenTensorHandle* ret3) {
+AOTITorchError aoti_torch_cpu__embedding_bag_forward_only(AtenTensorHandle weight, AtenTensorHandle indices,
+                                                          AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+                                                          int64_t mode, int32_t sparse,
+                                                          AtenTensorHandle* per_sample_weights,
+                                                          int32_t include_last_offset, int64_t padding_idx,
+                                                          AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                                                          AtenTensorHandle* ret2, AtenTensorHandle* ret3) {
   (void)scale_grad_by_freq;
   (void)sparse;
   return embedding_bag_op(__func__, weight, indices, offsets, mode, per_sample_weights, include_last_offset,

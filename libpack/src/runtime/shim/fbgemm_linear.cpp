@@ -47,15 +47,14 @@ TensorPtr linear_fp16(const Tensor& input, const Tensor& packed, const Tensor* b
   require_cpu(input, op);
   require_cpu(packed, op);
   const auto f32 = static_cast<int32_t>(DType::f32);
-  if (input.dtype != f32)
-    fail(std::string(op) + ": expected scalar type Float but found " + dtype_name(input.dtype));
+  if (input.dtype != f32) fail(std::string(op) + ": expected scalar type Float but found " + dtype_name(input.dtype));
   if (packed.dim() != 2 || packed.dtype != static_cast<int32_t>(DType::f16))
     fail(std::string(op) + ": the weight is not one wrapped_fbgemm_pack_gemm_matrix_fp16 packed");
   if (input.dim() < 2) fail(std::string(op) + ": input must be at least 2-D, got " + std::to_string(input.dim()));
   const int64_t K = packed.sizes[1], N = packed.sizes[0];
   if (input.sizes.back() != K)
-    fail(std::string(op) + ": input's last size " + std::to_string(input.sizes.back()) +
-         " differs from the weight's " + std::to_string(K));
+    fail(std::string(op) + ": input's last size " + std::to_string(input.sizes.back()) + " differs from the weight's " +
+         std::to_string(K));
   std::vector<int64_t> out_sizes = input.sizes;
   out_sizes.back() = N;
   TensorPtr out(new_contiguous(out_sizes, f32));
@@ -92,8 +91,7 @@ constexpr char kQuantMagic[4] = {'M', 'P', 'Q', '8'};
 // The one value of a 0-d or one-element tensor (torch's .item()).
 double item(const Tensor& t, const char* op, const char* what) {
   require_cpu(t, op);
-  if (t.numel() != 1)
-    fail(std::string(op) + ": " + what + " must have one element, got " + std::to_string(t.numel()));
+  if (t.numel() != 1) fail(std::string(op) + ": " + what + " must have one element, got " + std::to_string(t.numel()));
   return load_as_double(t.data(), t.dtype);
 }
 
@@ -214,8 +212,8 @@ AOTITorchError aoti_torch_cpu_wrapped_fbgemm_linear_fp16_weight(AtenTensorHandle
 }
 
 AOTITorchError aoti_torch_cpu__wrapped_linear_prepack(AtenTensorHandle weight, AtenTensorHandle weight_scale,
-                                                     AtenTensorHandle weight_zero_point, AtenTensorHandle bias,
-                                                     AtenTensorHandle* out) {
+                                                      AtenTensorHandle weight_zero_point, AtenTensorHandle bias,
+                                                      AtenTensorHandle* out) {
   return guarded(__func__, [&] {
     if (out == nullptr) fail("out is null");
     const Tensor* b = bias != nullptr ? &deref(bias, "bias") : nullptr;
@@ -227,10 +225,10 @@ AOTITorchError aoti_torch_cpu__wrapped_linear_prepack(AtenTensorHandle weight, A
 
 // out_channel only gives torch's shape function the output's last size; the kernel takes it from the weight.
 AOTITorchError aoti_torch_cpu__wrapped_quantized_linear_prepacked(AtenTensorHandle input, AtenTensorHandle input_scale,
-                                                                 AtenTensorHandle input_zero_point,
-                                                                 AtenTensorHandle weight, AtenTensorHandle out_scale,
-                                                                 AtenTensorHandle out_zeropoint, int64_t out_channel,
-                                                                 AtenTensorHandle* out) {
+                                                                  AtenTensorHandle input_zero_point,
+                                                                  AtenTensorHandle weight, AtenTensorHandle out_scale,
+                                                                  AtenTensorHandle out_zeropoint, int64_t out_channel,
+                                                                  AtenTensorHandle* out) {
   return guarded(__func__, [&] {
     if (out == nullptr) fail("out is null");
     *out = quantized_linear(deref(input, "input"), deref(input_scale, "input_scale"),

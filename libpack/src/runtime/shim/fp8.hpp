@@ -80,7 +80,8 @@ inline uint8_t encode(float x, int32_t dtype) {
   int code = lo;
   if (below != a) {
     const int top_e = (max_code >> f.mbits) & ((1 << (7 - f.mbits)) - 1);
-    const double above = lo == max_code ? below + std::ldexp(1.0, top_e - f.bias - f.mbits) : magnitude(uint8_t(lo + 1), f);
+    const double above =
+        lo == max_code ? below + std::ldexp(1.0, top_e - f.bias - f.mbits) : magnitude(uint8_t(lo + 1), f);
     const double d_lo = a - below, d_hi = above - a;
     if (d_hi < d_lo || (d_hi == d_lo && (lo & 1) != 0)) code = lo + 1;
   }

@@ -39,7 +39,10 @@ std::string num(double v) {
 
 void require_floating(const Tensor& t, const char* op) {
   switch (static_cast<DType>(t.dtype)) {
-    case DType::f32: case DType::f64: case DType::f16: case DType::bf16: return;
+    case DType::f32:
+    case DType::f64:
+    case DType::f16:
+    case DType::bf16: return;
     default: fail(std::string(op) + ": not implemented for " + dtype_name(t.dtype));
   }
 }
@@ -99,8 +102,8 @@ void histogram_into(const HistJob& job, Tensor& hist, const std::vector<Tensor*>
   for (int64_t pt = 0; pt < job.m; ++pt) {
     int64_t at = 0;
     for (int64_t d = 0; d < job.n && at >= 0; ++d) {
-      const int64_t b = bin_of<T>(static_cast<V>(load(p + pt * job.n + d)), edges[static_cast<std::size_t>(d)],
-                                  job.local_search);
+      const int64_t b =
+          bin_of<T>(static_cast<V>(load(p + pt * job.n + d)), edges[static_cast<std::size_t>(d)], job.local_search);
       at = b < 0 ? -1 : at * job.bins[static_cast<std::size_t>(d)] + b;
     }
     if (at < 0) continue;
@@ -205,11 +208,12 @@ Inputs prepare_inputs(HistJob& job, const Tensor& self, AtenTensorHandle* weight
     require_cpu(w, op);
     if (w.dtype != self.dtype)
       fail(std::string("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should ") +
-           "have the same dtype, but got input(" + dtype_name(self.dtype) + "), and weight(" + dtype_name(w.dtype) + ")");
+           "have the same dtype, but got input(" + dtype_name(self.dtype) + "), and weight(" + dtype_name(w.dtype) +
+           ")");
     if (w.numel() != job.m)
       fail("torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
-           "excluding its innermost dimension, but got " + std::to_string(job.m) + " points and weight with " +
-           std::to_string(w.numel()) + " elements");
+           "excluding its innermost dimension, but got " +
+           std::to_string(job.m) + " points and weight with " + std::to_string(w.numel()) + " elements");
     in.weight = contiguous_as(w, w.dtype);
   }
   job.points = in.points.get();

@@ -80,7 +80,7 @@ std::vector<int64_t> integer_values(const Tensor& t) {
 
 // The indices as integer indices of the dims they address; a mask of k dims becomes k of them.
 std::vector<DimIndex> dim_indices(const Tensor& self, const AtenTensorHandle** indices, int64_t count,
-                                   const std::string& op) {
+                                  const std::string& op) {
   if (count < 0 || (count > 0 && indices == nullptr)) fail(op + ": indices is null");
   std::vector<DimIndex> out;
   int64_t dim = 0;
@@ -95,13 +95,15 @@ std::vector<DimIndex> dim_indices(const Tensor& self, const AtenTensorHandle** i
     const auto dt = static_cast<DType>(t.dtype);
     if (dt == DType::boolean || dt == DType::u8) {
       for (int64_t k = 0; k < t.dim(); ++k)
-        if (dim + k >= self.dim() || t.sizes[static_cast<std::size_t>(k)] != self.sizes[static_cast<std::size_t>(dim + k)])
+        if (dim + k >= self.dim() ||
+            t.sizes[static_cast<std::size_t>(k)] != self.sizes[static_cast<std::size_t>(dim + k)])
           fail(op + ": the mask of index " + std::to_string(i) + " does not match self's shape");
       if (t.dim() == 0) fail(op + ": a 0-d mask index is not supported");
       const Nonzero nz = nonzero_positions(t);
       for (int64_t k = 0; k < t.dim(); ++k) {
         DimIndex di{dim + k, {nz.count}, {}};
-        for (int64_t r = 0; r < nz.count; ++r) di.values.push_back(nz.coords[static_cast<std::size_t>(r * t.dim() + k)]);
+        for (int64_t r = 0; r < nz.count; ++r)
+          di.values.push_back(nz.coords[static_cast<std::size_t>(r * t.dim() + k)]);
         out.push_back(std::move(di));
       }
       dim += t.dim();
@@ -194,7 +196,6 @@ int64_t indexed_offset(std::span<const int64_t> pos, const IndexedShape& shape, 
   return at;
 }
 
-
 Tensor* index_put(const Tensor& self, const AtenTensorHandle** indices, int64_t count, const Tensor& values,
                   bool accumulate) {
   require_cpu(self, "index_put");
@@ -234,7 +235,6 @@ Tensor* index_put(const Tensor& self, const AtenTensorHandle** indices, int64_t 
   });
   return out.release();
 }
-
 
 // The strides torch's index gives its result: TensorIterator's over self restrided to the indexed shape (B dims
 // stride 0) and the indices (read contiguously over B, stride 0 elsewhere).
@@ -286,9 +286,8 @@ Tensor* index_gather(const Tensor& self, const AtenTensorHandle** indices, int64
 
 extern "C" {
 
-AOTITorchError aoti_torch_cpu_index_put(AtenTensorHandle self, const AtenTensorHandle** indices,
-                                        int64_t indices_len_, AtenTensorHandle values, int32_t accumulate,
-                                        AtenTensorHandle* ret0) {
+AOTITorchError aoti_torch_cpu_index_put(AtenTensorHandle self, const AtenTensorHandle** indices, int64_t indices_len_,
+                                        AtenTensorHandle values, int32_t accumulate, AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
     if (ret0 == nullptr) fail("ret0 is null");
     *ret0 = index_put(deref(self, "self"), indices, indices_len_, deref(values, "values"), accumulate != 0);

@@ -93,13 +93,13 @@ void check_int4pack(const Tensor& a, const Tensor& b, int64_t group, const Tenso
   if (!b.is_contiguous()) fail(op + " : expect B to be contiguous.");
   const int64_t K = a.sizes[1];
   if (b.dim() != 2 || b.sizes[1] != K / 2)
-    fail(op + " : expect B.size(1) to be K/2, got " + (b.dim() >= 2 ? std::to_string(b.sizes[1]) : "a " +
-         std::to_string(b.dim()) + "-d tensor"));
+    fail(op + " : expect B.size(1) to be K/2, got " +
+         (b.dim() >= 2 ? std::to_string(b.sizes[1]) : "a " + std::to_string(b.dim()) + "-d tensor"));
   if (group != 32 && group != 64 && group != 128 && group != 256)
     fail(op + ": expect qGroupSize to be 32, 64, 128 or 256, got " + std::to_string(group));
   if (K % group != 0)
-    fail(op + ": expect K to be divisible by qGroupSize, got K:" + std::to_string(K) + ", qGroupSize:" +
-         std::to_string(group));
+    fail(op + ": expect K to be divisible by qGroupSize, got K:" + std::to_string(K) +
+         ", qGroupSize:" + std::to_string(group));
   const int64_t N = b.sizes[0];
   if (sz.dim() != 3 || sz.sizes[1] != N || sz.sizes[2] != 2)
     fail(op + ": expect qScaleAndZeros to be 3d tensor with sizes [:, " + std::to_string(N) + ", 2]");
@@ -219,8 +219,7 @@ void span_product(const Product& p, int64_t b0, int64_t b1, int64_t m0, int64_t 
     for (int64_t blk = b0; blk < b1; ++blk) {
       const Block b = block_at(p, blk);
       block_table(p, b, tables);
-      kernels.rows(p.A + m0 * p.K, p.K, M, b.B, b.bb, b.split, tables.data(), p.group, p.K, p.C + m0 * p.N + b.n0,
-                   p.N);
+      kernels.rows(p.A + m0 * p.K, p.K, M, b.B, b.bb, b.split, tables.data(), p.group, p.K, p.C + m0 * p.N + b.n0, p.N);
     }
     return;
   }
@@ -239,8 +238,8 @@ void span_product(const Product& p, int64_t b0, int64_t b1, int64_t m0, int64_t 
       kernels.panel(b.B, b.bb, b.split, tables.data() + (blk - b0) * per_block, p.group, k, kc,
                     panel.data() + (b.n0 - n0), cols);
     }
-    gemm_here<float>(false, false, M, cols, kc, 1.0f, p.A + m0 * p.K + k, p.K, panel.data(), cols,
-                     k == 0 ? 0.0f : 1.0f, p.C + m0 * p.N + n0, p.N);
+    gemm_here<float>(false, false, M, cols, kc, 1.0f, p.A + m0 * p.K + k, p.K, panel.data(), cols, k == 0 ? 0.0f : 1.0f,
+                     p.C + m0 * p.N + n0, p.N);
   }
 }
 
@@ -306,21 +305,19 @@ Tensor* int4pack_mm(const Tensor& a, const Tensor& b, const Tensor& group_t, con
   auto* C = reinterpret_cast<float*>(out->data());
   if (K == 0) std::fill(C, C + M * N, 0.0f);
   if (M > 0 && N > 0 && K > 0)
-    multiply({reinterpret_cast<const float*>(af->data()), reinterpret_cast<const uint8_t*>(b.data()), &sz, C, M, N,
-              K, group, layout});
-  if (a.dtype == bf16)
-    out = f32_to_bf16(*out);
-  else if (a.dtype != f32)
-    out = contiguous_as(*out, a.dtype);
+    multiply({reinterpret_cast<const float*>(af->data()), reinterpret_cast<const uint8_t*>(b.data()), &sz, C, M, N, K,
+              group, layout});
+  if (a.dtype == bf16) out = f32_to_bf16(*out);
+  else if (a.dtype != f32) out = contiguous_as(*out, a.dtype);
   return out.release();
 }
 
 }  // namespace
 
 extern "C" AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X, AtenTensorHandle w,
-                                                                       AtenTensorHandle qGroupSize,
-                                                                       AtenTensorHandle qScaleAndZeros,
-                                                                       AtenTensorHandle* ret0) {
+                                                                        AtenTensorHandle qGroupSize,
+                                                                        AtenTensorHandle qScaleAndZeros,
+                                                                        AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
     if (ret0 == nullptr) fail("ret0 is null");
     *ret0 = int4pack_mm(deref(X, "X"), deref(w, "w"), deref(qGroupSize, "qGroupSize"),

@@ -30,10 +30,11 @@ void check_int8pack(const Tensor& a, const Tensor& b, const Tensor& scales) {
   if (b.dtype != static_cast<int32_t>(DType::i8))
     fail(std::string("_weight_int8pack_mm: mat2 must be int8, got ") + dtype_name(b.dtype));
   if (scales.dtype != a.dtype) fail("_weight_int8pack_mm: scales must have self's dtype");
-  if (a.dim() != 2 || b.dim() != 2 || scales.dim() != 1) fail("_weight_int8pack_mm: expects self [M, K], mat2 [N, K], scales [N]");
+  if (a.dim() != 2 || b.dim() != 2 || scales.dim() != 1)
+    fail("_weight_int8pack_mm: expects self [M, K], mat2 [N, K], scales [N]");
   if (a.sizes[1] != b.sizes[1] || scales.sizes[0] != b.sizes[0])
-    fail("_weight_int8pack_mm: self [" + std::to_string(a.sizes[0]) + ", " + std::to_string(a.sizes[1]) +
-         "], mat2 [" + std::to_string(b.sizes[0]) + ", " + std::to_string(b.sizes[1]) + "] and scales [" +
+    fail("_weight_int8pack_mm: self [" + std::to_string(a.sizes[0]) + ", " + std::to_string(a.sizes[1]) + "], mat2 [" +
+         std::to_string(b.sizes[0]) + ", " + std::to_string(b.sizes[1]) + "] and scales [" +
          std::to_string(scales.sizes[0]) + "] do not match");
 }
 
@@ -87,17 +88,15 @@ void panel_columns(const Product& p, int64_t n0, int64_t n1) {
     for (int64_t k = 0; k < p.K; k += depth) {
       const int64_t kc = std::min(depth, p.K - k);
       kernels.widen(p.B + n * p.ldb + k, p.ldb, p.S + n, cols, kc, panel.get(), kc);
-      gemm_here<float>(false, true, p.M, cols, kc, 1.0f, p.A + k, p.K, panel.get(), kc, k == 0 ? 0.0f : 1.0f,
-                       p.C + n, p.N);
+      gemm_here<float>(false, true, p.M, cols, kc, 1.0f, p.A + k, p.K, panel.get(), kc, k == 0 ? 0.0f : 1.0f, p.C + n,
+                       p.N);
     }
   }
 }
 
 void columns(const Product& p, bool panels, int64_t n0, int64_t n1) {
-  if (panels)
-    panel_columns(p, n0, n1);
-  else
-    int8mm::best_kernels().rows(p.A, p.K, p.B, p.ldb, p.S, p.C, p.N, p.M, n0, n1, p.K);
+  if (panels) panel_columns(p, n0, n1);
+  else int8mm::best_kernels().rows(p.A, p.K, p.B, p.ldb, p.S, p.C, p.N, p.M, n0, n1, p.K);
 }
 
 // The product over the threads: blocks of N (each thread streams its own weight rows), or, when A has more rows
@@ -144,7 +143,7 @@ Tensor* int8pack_mm(const Tensor& a, const Tensor& b, const Tensor& scales) {
 }  // namespace
 
 extern "C" AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTensorHandle mat2,
-                                                            AtenTensorHandle scales, AtenTensorHandle* ret0) {
+                                                             AtenTensorHandle scales, AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
     if (ret0 == nullptr) fail("ret0 is null");
     *ret0 = int8pack_mm(deref(self, "self"), deref(mat2, "mat2"), deref(scales, "scales"));

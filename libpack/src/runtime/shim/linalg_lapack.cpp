@@ -31,8 +31,8 @@ void sgeqrf_(const int*, const int*, float*, const int*, float*, float*, const i
 void dgeqrf_(const int*, const int*, double*, const int*, double*, double*, const int*, int*);
 void sorm2r_(const char*, const char*, const int*, const int*, const int*, const float*, const int*, const float*,
              float*, const int*, float*, int*, std::size_t, std::size_t);
-void dorm2r_(const char*, const char*, const int*, const int*, const int*, const double*, const int*,
-             const double*, double*, const int*, double*, int*, std::size_t, std::size_t);
+void dorm2r_(const char*, const char*, const int*, const int*, const int*, const double*, const int*, const double*,
+             double*, const int*, double*, int*, std::size_t, std::size_t);
 }
 
 using namespace mpspack::shim;
@@ -41,7 +41,8 @@ using namespace mpspack::shim::linalg;
 namespace {
 
 int as_int(int64_t v, const char* op) {
-  if (v < 0 || v > INT32_MAX) fail(std::string(op) + ": a matrix dimension of " + std::to_string(v) + " is too large for LAPACK");
+  if (v < 0 || v > INT32_MAX)
+    fail(std::string(op) + ": a matrix dimension of " + std::to_string(v) + " is too large for LAPACK");
   return static_cast<int>(v);
 }
 
@@ -59,8 +60,8 @@ void geqrf(int m, int n, float* a, float* tau, float* work, int lwork, int* info
 void geqrf(int m, int n, double* a, double* tau, double* work, int lwork, int* info) {
   dgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
 }
-void orm2r(char side, char trans, int m, int n, int k, const float* a, int lda, const float* tau, float* c,
-           float* work, int* info) {
+void orm2r(char side, char trans, int m, int n, int k, const float* a, int lda, const float* tau, float* c, float* work,
+           int* info) {
   sorm2r_(&side, &trans, &m, &n, &k, a, &lda, tau, c, &m, work, info, 1, 1);
 }
 void orm2r(char side, char trans, int m, int n, int k, const double* a, int lda, const double* tau, double* c,
@@ -92,8 +93,12 @@ std::string size_pair(const Tensor& t) {
 void check_solve_inputs(const Tensor& b, const Tensor& a, const char* name) {
   require_cpu(b, name);
   require_cpu(a, name);
-  if (b.dim() < 2) fail(std::string(name) + ": b should have at least 2 dimensions, but has " + std::to_string(b.dim()) + " dimensions instead");
-  if (a.dim() < 2) fail(std::string(name) + ": A should have at least 2 dimensions, but has " + std::to_string(a.dim()) + " dimensions instead");
+  if (b.dim() < 2)
+    fail(std::string(name) + ": b should have at least 2 dimensions, but has " + std::to_string(b.dim()) +
+         " dimensions instead");
+  if (a.dim() < 2)
+    fail(std::string(name) + ": A should have at least 2 dimensions, but has " + std::to_string(a.dim()) +
+         " dimensions instead");
   if (a.dtype != b.dtype)
     fail(std::string(name) + ": Expected b and A to have the same dtype, but found b of type " + dtype_name(b.dtype) +
          " and A of type " + dtype_name(a.dtype) + " instead.");
@@ -236,7 +241,8 @@ void check_ormqr(const Tensor& a, const Tensor& tau, const Tensor& c, bool left)
   if (c.dim() < 2) fail("torch.ormqr: other must have at least 2 dimensions.");
   const int64_t cond = left ? c.sizes[c.sizes.size() - 2] : c.sizes.back();
   const std::string which = left ? "-2" : "-1";
-  if (cond != a.sizes[a.sizes.size() - 2]) fail("torch.ormqr: other.shape[" + which + "] must be equal to input.shape[-2]");
+  if (cond != a.sizes[a.sizes.size() - 2])
+    fail("torch.ormqr: other.shape[" + which + "] must be equal to input.shape[-2]");
   if (tau.dim() == 0 || tau.sizes.back() != std::min(cond, a.sizes.back()))
     fail("torch.ormqr: tau.shape[-1] must be equal to min(other.shape[" + which + "], input.shape[-1])");
   if (a.dim() - tau.dim() != 1)
@@ -246,12 +252,14 @@ void check_ormqr(const Tensor& a, const Tensor& tau, const Tensor& c, bool left)
     fail("torch.ormqr: Expected other to have the same number of dimensions as input, but got other.ndim equal to " +
          std::to_string(c.dim()) + " and input.ndim is equal to " + std::to_string(a.dim()));
   if (batch_of(tau, 1) != batch_of(a, 2))
-    fail("torch.ormqr: Expected batch dimensions of tau to be equal to input.shape[:-2], but got " + shape_str(batch_of(tau, 1)));
+    fail("torch.ormqr: Expected batch dimensions of tau to be equal to input.shape[:-2], but got " +
+         shape_str(batch_of(tau, 1)));
   if (batch_of(c, 2) != batch_of(a, 2))
-    fail("torch.ormqr: Expected batch dimensions of other to be equal to input.shape[:-2], but got " + shape_str(batch_of(c, 2)));
+    fail("torch.ormqr: Expected batch dimensions of other to be equal to input.shape[:-2], but got " +
+         shape_str(batch_of(c, 2)));
   if (tau.dtype != a.dtype || c.dtype != a.dtype)
-    fail(std::string("torch.ormqr: Expected input, tau and other to have the same dtype, but got ") + dtype_name(a.dtype) +
-         ", " + dtype_name(tau.dtype) + " and " + dtype_name(c.dtype));
+    fail(std::string("torch.ormqr: Expected input, tau and other to have the same dtype, but got ") +
+         dtype_name(a.dtype) + ", " + dtype_name(tau.dtype) + " and " + dtype_name(c.dtype));
   require_lapack_dtype(a, "ormqr", "input");
 }
 
@@ -285,13 +293,14 @@ TensorPtr ormqr_op(const Tensor& a, const Tensor& tau, const Tensor& c, bool lef
 }
 
 // P, L and U of each LU matrix of the batch; each left out is an empty [0], as torch gives it.
-void lu_unpack_op(const Tensor& lu, const Tensor& piv, bool unpack_data, bool unpack_pivots, TensorPtr& P,
-                  TensorPtr& L, TensorPtr& U) {
+void lu_unpack_op(const Tensor& lu, const Tensor& piv, bool unpack_data, bool unpack_pivots, TensorPtr& P, TensorPtr& L,
+                  TensorPtr& U) {
   require_cpu(lu, "lu_unpack");
   require_cpu(piv, "lu_unpack");
   if (piv.dtype != static_cast<int32_t>(DType::i32) || !piv.is_contiguous())
     fail("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.");
-  if (lu.dim() < 2) fail("torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: " + shape_str(lu.sizes) + " instead");
+  if (lu.dim() < 2)
+    fail("torch.lu_unpack: Expected tensor with 2 or more dimensions. Got size: " + shape_str(lu.sizes) + " instead");
   if (!is_f32_or_f64(lu.dtype) && lu.dtype != static_cast<int32_t>(DType::f16) &&
       lu.dtype != static_cast<int32_t>(DType::bf16))
     fail(std::string("lu_unpack: LU_data must be a floating point tensor, got ") + dtype_name(lu.dtype));
@@ -300,7 +309,12 @@ void lu_unpack_op(const Tensor& lu, const Tensor& piv, bool unpack_data, bool un
   if (piv.dim() != lu.dim() - 1 || batch_of(piv, 1) != batch || piv.sizes.back() != k)
     fail("torch.lu_unpack: Expected LU_pivots of shape " + shape_str(batch) + " + [" + std::to_string(k) +
          "] for LU_data of shape " + shape_str(lu.sizes) + ", got " + shape_str(piv.sizes));
-  auto with = [&](int64_t r, int64_t c) { std::vector<int64_t> s = batch; s.push_back(r); s.push_back(c); return s; };
+  auto with = [&](int64_t r, int64_t c) {
+    std::vector<int64_t> s = batch;
+    s.push_back(r);
+    s.push_back(c);
+    return s;
+  };
   const int64_t empty[1] = {0};
   P.reset(unpack_pivots ? new_contiguous(with(m, m), lu.dtype) : new_contiguous(empty, lu.dtype));
   L.reset(unpack_data ? new_contiguous(with(m, k), lu.dtype) : new_contiguous(empty, lu.dtype));
@@ -331,7 +345,7 @@ void lu_unpack_op(const Tensor& lu, const Tensor& piv, bool unpack_data, bool un
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < k; ++j)
         store_from_double(L->data() + ((b * m + i) * k + j) * int64_t(L->itemsize()), L->dtype,
-                          i > j ? buf[std::size_t(i + j * m)] : i == j ? 1.0 : 0.0);
+                          i > j ? buf[std::size_t(i + j * m)] : double(i == j));  // unit diagonal
     for (int64_t i = 0; i < k; ++i)
       for (int64_t j = 0; j < n; ++j)
         store_from_double(U->data() + ((b * k + i) * n + j) * int64_t(U->itemsize()), U->dtype,
@@ -395,7 +409,8 @@ AOTITorchError aoti_torch_cpu_lu_unpack(AtenTensorHandle LU_data, AtenTensorHand
   return guarded(__func__, [&] {
     if (ret0 == nullptr || ret1 == nullptr || ret2 == nullptr) fail("lu_unpack: a result pointer is null");
     TensorPtr P, L, U;
-    lu_unpack_op(deref(LU_data, "LU_data"), deref(LU_pivots, "LU_pivots"), unpack_data != 0, unpack_pivots != 0, P, L, U);
+    lu_unpack_op(deref(LU_data, "LU_data"), deref(LU_pivots, "LU_pivots"), unpack_data != 0, unpack_pivots != 0, P, L,
+                 U);
     *ret0 = P.release();
     *ret1 = L.release();
     *ret2 = U.release();

@@ -1,7 +1,7 @@
 // Products built on the shim's addmm (matmul.cpp: OpenBLAS, oneDNN, loops for the other dtypes): addmv, addbmm
-// and _addmm_activation (addmm then ReLU or GELU, as torch's CPU kernel or, for the CUDA shim, its CUDA one); _int_mm (int8 x int8 summed in
-// int32, torch's CPU loop) and _trilinear (the sum of products bilinear layers lower to). Each result is
-// contiguous, as torch's. beta == 0 ignores self, NaNs included, as torch does.
+// and _addmm_activation (addmm then ReLU or GELU, as torch's CPU kernel or, for the CUDA shim, its CUDA one); _int_mm
+// (int8 x int8 summed in int32, torch's CPU loop) and _trilinear (the sum of products bilinear layers lower to). Each
+// result is contiguous, as torch's. beta == 0 ignores self, NaNs included, as torch does.
 #include "aoti_shim.h"
 #include "element.hpp"
 #include "linalg_util.hpp"
@@ -47,7 +47,8 @@ void beta_term(Tensor& r, const Tensor& self, double beta, const char* op) {
 // r (contiguous [M, N]) += alpha * a @ b through the shim's addmm; the shapes were checked by the caller.
 void accumulate_product(Tensor& r, const Tensor& a, const Tensor& b, double alpha) {
   if (r.numel() == 0 || a.sizes[1] == 0) return;
-  if (aoti_torch_cpu_addmm_out(&r, &r, const_cast<Tensor*>(&a), const_cast<Tensor*>(&b), 1.0, alpha) != AOTI_TORCH_SUCCESS)
+  if (aoti_torch_cpu_addmm_out(&r, &r, const_cast<Tensor*>(&a), const_cast<Tensor*>(&b), 1.0, alpha) !=
+      AOTI_TORCH_SUCCESS)
     fail("the product failed (the line above says why)");
 }
 
@@ -57,8 +58,9 @@ TensorPtr addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, double
     fail("addmv: vector + matrix @ vector expected, got " + std::to_string(self.dim()) + ", " +
          std::to_string(mat.dim()) + ", " + std::to_string(vec.dim()));
   if (mat.sizes[1] != vec.sizes[0] || (mat.sizes[0] != self.numel() && self.numel() != 1))
-    fail("addmv: size mismatch, got input (" + std::to_string(self.numel()) + "), mat (" + std::to_string(mat.sizes[0]) +
-         "x" + std::to_string(mat.sizes[1]) + "), vec (" + std::to_string(vec.sizes[0]) + ")");
+    fail("addmv: size mismatch, got input (" + std::to_string(self.numel()) + "), mat (" +
+         std::to_string(mat.sizes[0]) + "x" + std::to_string(mat.sizes[1]) + "), vec (" + std::to_string(vec.sizes[0]) +
+         ")");
   require_same_dtype(mat, vec, "addmv");
   require_same_dtype(self, mat, "addmv");
   if (mat.dtype == static_cast<int32_t>(DType::boolean)) fail("addmv: bool is not supported");
@@ -80,8 +82,8 @@ TensorPtr addbmm(const Tensor& self, const Tensor& b1, const Tensor& b2, double 
     fail("addbmm: batch1 and batch2 must have same number of batches, got " + std::to_string(b1.sizes[0]) + " and " +
          std::to_string(b2.sizes[0]));
   if (b1.sizes[2] != b2.sizes[1])
-    fail("addbmm: Incompatible matrix sizes for bmm (" + std::to_string(b1.sizes[1]) + "x" + std::to_string(b1.sizes[2]) +
-         " and " + std::to_string(b2.sizes[1]) + "x" + std::to_string(b2.sizes[2]) + ")");
+    fail("addbmm: Incompatible matrix sizes for bmm (" + std::to_string(b1.sizes[1]) + "x" +
+         std::to_string(b1.sizes[2]) + " and " + std::to_string(b2.sizes[1]) + "x" + std::to_string(b2.sizes[2]) + ")");
   require_same_dtype(b1, b2, "addbmm");
   require_same_dtype(self, b1, "addbmm");
   if (b1.dtype == static_cast<int32_t>(DType::boolean)) fail("addbmm: bool is not supported");
@@ -145,14 +147,20 @@ void int_mm_out(Tensor& out, const Tensor& a, const Tensor& b) {
   if (a.dim() != 2) fail(f + "Expected self to be of dimension 2 but got " + std::to_string(a.dim()));
   if (b.dim() != 2) fail(f + "Expected mat2 to be of dimension 2 but got " + std::to_string(b.dim()));
   if (a.sizes[1] != b.sizes[0])
-    fail(f + "self.size(1) needs to match mat2.size(0) but got " + std::to_string(a.sizes[1]) + " and " + std::to_string(b.sizes[0]));
+    fail(f + "self.size(1) needs to match mat2.size(0) but got " + std::to_string(a.sizes[1]) + " and " +
+         std::to_string(b.sizes[0]));
   const auto i8 = static_cast<int32_t>(DType::i8);
   if (a.dtype != i8) fail(f + "Expected self dtype to be of type int8 but got " + dtype_name(a.dtype));
   if (b.dtype != i8) fail(f + "Expected mat2 dtype to be of type int8 but got " + dtype_name(b.dtype));
-  if (out.dtype != static_cast<int32_t>(DType::i32)) fail(f + "Expected result dtype to be of type kInt but got " + dtype_name(out.dtype));
+  if (out.dtype != static_cast<int32_t>(DType::i32))
+    fail(f + "Expected result dtype to be of type kInt but got " + dtype_name(out.dtype));
   if (out.dim() != 2) fail(f + "Expected result to be of dimension 2 but got " + std::to_string(out.dim()));
-  if (out.sizes[0] != a.sizes[0]) fail(f + "Expected result.size(0) to be " + std::to_string(a.sizes[0]) + " but got " + std::to_string(out.sizes[0]));
-  if (out.sizes[1] != b.sizes[1]) fail(f + "Expected result.size(1) to be " + std::to_string(b.sizes[1]) + " but got " + std::to_string(out.sizes[1]));
+  if (out.sizes[0] != a.sizes[0])
+    fail(f + "Expected result.size(0) to be " + std::to_string(a.sizes[0]) + " but got " +
+         std::to_string(out.sizes[0]));
+  if (out.sizes[1] != b.sizes[1])
+    fail(f + "Expected result.size(1) to be " + std::to_string(b.sizes[1]) + " but got " +
+         std::to_string(out.sizes[1]));
   if (!out.is_contiguous()) fail(f + "Expected result to be contiguous.");
   const int64_t M = a.sizes[0], K = a.sizes[1], N = b.sizes[1];
   const auto* A = reinterpret_cast<const int8_t*>(a.data());
@@ -193,8 +201,10 @@ std::vector<bool> dim_bits(const int64_t* dims, int64_t n, int64_t total, const 
   std::vector<bool> bits(static_cast<std::size_t>(total), false);
   for (int64_t i = 0; i < n; ++i) {
     int64_t d = dims[i] < 0 ? dims[i] + total : dims[i];
-    if (d < 0 || d >= total) fail(std::string("_trilinear: ") + what + " dim " + std::to_string(dims[i]) + " is out of range");
-    if (bits[std::size_t(d)]) fail(std::string("_trilinear: dim ") + std::to_string(d) + " appears multiple times in " + what);
+    if (d < 0 || d >= total)
+      fail(std::string("_trilinear: ") + what + " dim " + std::to_string(dims[i]) + " is out of range");
+    if (bits[std::size_t(d)])
+      fail(std::string("_trilinear: dim ") + std::to_string(d) + " appears multiple times in " + what);
     bits[std::size_t(d)] = true;
   }
   return bits;
@@ -292,8 +302,9 @@ AOTITorchError aoti_torch_cpu__trilinear(AtenTensorHandle i1, AtenTensorHandle i
     if (b.dim() + expand2_len_ != total || c.dim() + expand3_len_ != total)
       fail("_trilinear: number of dimensions must match");
     if (unroll_dim < 0 || (unroll_dim >= total && total > 0)) fail("_trilinear: unroll_dim is out of range");
-    const TrilinearArgs args{dim_bits(expand1, expand1_len_, total, "expand1"), dim_bits(expand2, expand2_len_, total, "expand2"),
-                             dim_bits(expand3, expand3_len_, total, "expand3"), dim_bits(sumdim, sumdim_len_, total, "sumdim")};
+    const TrilinearArgs args{
+        dim_bits(expand1, expand1_len_, total, "expand1"), dim_bits(expand2, expand2_len_, total, "expand2"),
+        dim_bits(expand3, expand3_len_, total, "expand3"), dim_bits(sumdim, sumdim_len_, total, "sumdim")};
     *ret0 = trilinear(a, b, c, args).release();
   });
 }

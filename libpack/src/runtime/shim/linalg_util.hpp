@@ -29,9 +29,7 @@ inline std::string shape_str(std::span<const int64_t> s) {
 }
 
 // The leading dims of t before its last `keep` dims.
-inline std::vector<int64_t> batch_of(const Tensor& t, int64_t keep) {
-  return {t.sizes.begin(), t.sizes.end() - keep};
-}
+inline std::vector<int64_t> batch_of(const Tensor& t, int64_t keep) { return {t.sizes.begin(), t.sizes.end() - keep}; }
 
 // torch's broadcast of two batch shapes; throws ShimError with torch's wording when they do not broadcast.
 inline std::vector<int64_t> broadcast_batch(std::span<const int64_t> a, std::span<const int64_t> b) {

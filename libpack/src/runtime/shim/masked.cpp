@@ -27,8 +27,8 @@ std::vector<int64_t> broadcast_shape(const Tensor& a, const Tensor& b) {
     const int64_t sa = from_end < a.sizes.size() ? a.sizes[a.sizes.size() - 1 - from_end] : 1;
     const int64_t sb = from_end < b.sizes.size() ? b.sizes[b.sizes.size() - 1 - from_end] : 1;
     if (sa != sb && sa != 1 && sb != 1)
-      fail("The size of tensor a (" + std::to_string(sa) + ") must match the size of tensor b (" +
-           std::to_string(sb) + ") at non-singleton dimension " + std::to_string(i));
+      fail("The size of tensor a (" + std::to_string(sa) + ") must match the size of tensor b (" + std::to_string(sb) +
+           ") at non-singleton dimension " + std::to_string(i));
     out[i] = sa == 1 ? sb : sa;
   }
   return out;
@@ -77,8 +77,8 @@ Tensor* masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& sou
   require_cpu(source, "masked_scatter");
   require_mask(mask, "masked_scatter");
   if (source.dtype != self.dtype)
-    fail(std::string("masked_scatter: expected self and source to have same dtypes but got ") +
-         dtype_name(self.dtype) + " and " + dtype_name(source.dtype));
+    fail(std::string("masked_scatter: expected self and source to have same dtypes but got ") + dtype_name(self.dtype) +
+         " and " + dtype_name(source.dtype));
   const std::vector<int64_t> shape = broadcast_shape(self, mask);
   TensorPtr out = expanded(self, shape);
   const TensorPtr m = expanded(mask, shape);

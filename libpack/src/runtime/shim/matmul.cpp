@@ -53,7 +53,7 @@ void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T
   // which reads the matrix once (and which gemv() splits over threads): a batch-1 Linear of 1 GiB of weights took
   // 4x torch's time through GEMM (docs/PERFORMANCE.md, "CPU: external-blob weights from 1 MiB to 8 GiB").
   if ((M == 1 || N == 1) && K > 0) {  // K == 0 stays with GEMM, which still applies beta
-    const bool row = M == 1;  // C[1,N] = x[1,K] @ op(B): y = op(B)^T x; else C[M,1] = op(A) @ x: y = op(A) x
+    const bool row = M == 1;          // C[1,N] = x[1,K] @ op(B): y = op(B)^T x; else C[M,1] = op(A) @ x: y = op(A) x
     const T* mat = row ? B : A;
     const int64_t ld = row ? ldb : lda;
     // The stored matrix is row-major [K,N] (row, B as is), [N,K] (row, B transposed), [M,K] or [K,M] (column).
@@ -151,9 +151,7 @@ constexpr int64_t kParallelConvert = int64_t(1) << 16;
 template <class Rows>
 void over_rows(int64_t n_rows, int64_t n_elements, const Rows& rows) {
   if (n_elements < kParallelConvert) return rows(int64_t(0), n_rows);
-  run_parts([&](unsigned t, unsigned parts) {
-    rows(n_rows * t / parts, n_rows * (t + 1) / parts);
-  });
+  run_parts([&](unsigned t, unsigned parts) { rows(n_rows * t / parts, n_rows * (t + 1) / parts); });
 }
 
 // m (float16 or bfloat16, element type S) widened into `buf` as dense float, in the layout it is stored in: row-major,
@@ -224,8 +222,8 @@ void matmul_widened(const Mat& C, const Mat& A, const Mat& B, double alpha, bool
         gemv_here<float>(false, nb, K, float(alpha), wb.data(), K, reinterpret_cast<const float*>(wa.p), 1, beta,
                          wc.data(), 1);
       } else {
-        gemm_here<float>(oa.trans, true, M, nb, K, float(alpha), reinterpret_cast<const float*>(wa.p), oa.ld,
-                         wb.data(), K, beta, wc.data(), nb);
+        gemm_here<float>(oa.trans, true, M, nb, K, float(alpha), reinterpret_cast<const float*>(wa.p), oa.ld, wb.data(),
+                         K, beta, wc.data(), nb);
       }
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < nb; ++j) typed::store(c + i * C.s0 + (j0 + j) * C.s1, wc[i * nb + j]);
@@ -244,8 +242,8 @@ bool matmul16_on_onednn(const Mat& C, const Mat& A, const Mat& B, double alpha, 
   const int64_t M = C.rows, N = C.cols, K = A.cols;
   if (!product_for_onednn(M, N, K)) return false;
   std::vector<float> acc(static_cast<std::size_t>(M * N));
-  const OnednnMatmul16Call call{static_cast<int32_t>(DType::bf16), M, N, K, A.p, A.s0, A.s1, B.p, B.s0, B.s1,
-                                acc.data()};
+  const OnednnMatmul16Call call{
+      static_cast<int32_t>(DType::bf16), M, N, K, A.p, A.s0, A.s1, B.p, B.s0, B.s1, acc.data()};
   if (!matmul16_onednn(call)) return false;
   auto* c = reinterpret_cast<S*>(C.p);
   over_rows(M, M * N, [&](int64_t r0, int64_t r1) {
@@ -276,9 +274,9 @@ void check_mm(const Tensor& out, const Tensor& a, const Tensor& b, int64_t nd, c
   if (a.dtype == static_cast<int32_t>(DType::boolean)) fail(std::string(op) + ": bool is not supported");
   const int64_t o = nd - 2;
   if (a.sizes[o + 1] != b.sizes[o] || out.sizes[o] != a.sizes[o] || out.sizes[o + 1] != b.sizes[o + 1])
-    fail(std::string(op) + ": shapes do not match: [" + std::to_string(a.sizes[o]) + "x" + std::to_string(a.sizes[o + 1]) +
-         "] @ [" + std::to_string(b.sizes[o]) + "x" + std::to_string(b.sizes[o + 1]) + "] -> [" +
-         std::to_string(out.sizes[o]) + "x" + std::to_string(out.sizes[o + 1]) + "]");
+    fail(std::string(op) + ": shapes do not match: [" + std::to_string(a.sizes[o]) + "x" +
+         std::to_string(a.sizes[o + 1]) + "] @ [" + std::to_string(b.sizes[o]) + "x" + std::to_string(b.sizes[o + 1]) +
+         "] -> [" + std::to_string(out.sizes[o]) + "x" + std::to_string(out.sizes[o + 1]) + "]");
   if (nd == 3 && (a.sizes[0] != b.sizes[0] || out.sizes[0] != a.sizes[0]))
     fail(std::string(op) + ": batch sizes differ");
 }
@@ -287,21 +285,14 @@ void check_mm(const Tensor& out, const Tensor& a, const Tensor& b, int64_t nd, c
 void run_matmul(const Mat& C, const Mat& A, const Mat& B, int32_t dtype, double alpha, bool has_acc) {
   if (C.rows == 0 || C.cols == 0) return;
   switch (static_cast<DType>(dtype)) {
-    case DType::f32:
-      matmul_blas<float>(C, A, B, static_cast<float>(alpha), has_acc ? 1.0f : 0.0f);
-      break;
-    case DType::f64:
-      matmul_blas<double>(C, A, B, alpha, has_acc ? 1.0 : 0.0);
-      break;
-    case DType::f16:
-      matmul_widened<typed::Half>(C, A, B, alpha, has_acc);
-      break;
+    case DType::f32: matmul_blas<float>(C, A, B, static_cast<float>(alpha), has_acc ? 1.0f : 0.0f); break;
+    case DType::f64: matmul_blas<double>(C, A, B, alpha, has_acc ? 1.0 : 0.0); break;
+    case DType::f16: matmul_widened<typed::Half>(C, A, B, alpha, has_acc); break;
     case DType::bf16:
       if (!matmul16_on_onednn<typed::BF16>(C, A, B, alpha, has_acc))
         matmul_widened<typed::BF16>(C, A, B, alpha, has_acc);
       break;
-    default:
-      matmul_loop(C, A, B, dtype, alpha, has_acc ? 1.0 : 0.0);
+    default: matmul_loop(C, A, B, dtype, alpha, has_acc ? 1.0 : 0.0);
   }
 }
 
@@ -343,7 +334,7 @@ bool linear_on_onednn(Tensor& out, const Tensor* self, const Tensor& a, const Te
   const int64_t M = out.sizes[0], N = out.sizes[1], K = a.sizes[1];
   if (M < 2 || N < 2 || !product_for_onednn(M, N, K)) return false;  // one row or column: a GEMV (product())
   const Tensor& s = *self;
-  const bool bias_row = s.dim() == 1 ? s.sizes[0] == N && s.strides[0] == 1
+  const bool bias_row = s.dim() == 1   ? s.sizes[0] == N && s.strides[0] == 1
                         : s.dim() == 2 ? s.sizes[1] == N && s.strides[1] == 1 &&
                                              (s.sizes[0] == 1 || (s.sizes[0] == M && s.strides[0] == 0))
                                        : false;
@@ -377,7 +368,7 @@ void batched(Tensor& out, const Tensor& a, const Tensor& b, double alpha, bool h
 extern "C" {
 
 AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
-                                       AtenTensorHandle mat2, double beta, double alpha) {
+                                        AtenTensorHandle mat2, double beta, double alpha) {
   return guarded(__func__, [&] {
     Tensor& o = deref(out, "out");
     const Tensor& a = deref(mat1, "mat1");
@@ -410,7 +401,7 @@ AOTITorchError aoti_torch_cpu_bmm_out(AtenTensorHandle out, AtenTensorHandle sel
 }
 
 AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle batch1,
-                                         AtenTensorHandle batch2, double beta, double alpha) {
+                                          AtenTensorHandle batch2, double beta, double alpha) {
   return guarded(__func__, [&] {
     Tensor& o = deref(out, "out");
     const Tensor& a = deref(batch1, "batch1");

@@ -139,8 +139,8 @@ dnnl::primitive_desc make_primitive_desc(const ConvShape& s, const std::vector<i
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: concurrent calls share nothing
   const auto kind = dnnl::prop_kind::forward_inference;
   if (s.transposed) {
-    dnnl::deconvolution_forward::desc d(kind, dnnl::algorithm::deconvolution_direct, src, weights, bias, dst,
-                                        g.strides, g.dilates, g.pad_l, g.pad_r);
+    dnnl::deconvolution_forward::desc d(kind, dnnl::algorithm::deconvolution_direct, src, weights, bias, dst, g.strides,
+                                        g.dilates, g.pad_l, g.pad_r);
     return dnnl::deconvolution_forward::primitive_desc(d, attr, cpu_engine(), true);
   }
   dnnl::convolution_forward::desc d(kind, dnnl::algorithm::convolution_direct, src, weights, bias, dst, g.strides,
@@ -186,10 +186,8 @@ std::shared_ptr<const Plan> make_plan(const OnednnConvCall& c) {
     p->user_bias = user_desc(c.bias, user_type);
     p->bias_in = reorder_between(p->user_bias, p->bias);
   }
-  if (s.transposed)
-    p->conv = dnnl::deconvolution_forward(dnnl::deconvolution_forward::primitive_desc(pd.get()));
-  else
-    p->conv = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(pd.get()));
+  if (s.transposed) p->conv = dnnl::deconvolution_forward(dnnl::deconvolution_forward::primitive_desc(pd.get()));
+  else p->conv = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(pd.get()));
   p->implementation = pd.impl_info_str();
   return p;
 }
@@ -202,8 +200,7 @@ void append(std::vector<int64_t>& key, const std::vector<int64_t>& v) {
 // Everything a plan depends on: the shape, the dtype, the bias, every tensor's strides.
 std::vector<int64_t> plan_key(const OnednnConvCall& c) {
   const ConvShape& s = *c.shape;
-  std::vector<int64_t> key = {s.spatial, s.transposed, s.N, s.C, s.O, s.groups, c.input.dtype,
-                              c.bias.data != nullptr};
+  std::vector<int64_t> key = {s.spatial, s.transposed, s.N, s.C, s.O, s.groups, c.input.dtype, c.bias.data != nullptr};
   for (const auto* a : {&s.in, &s.kernel, &s.stride, &s.pad, &s.dilation, &s.out_pad})
     key.insert(key.end(), a->begin(), a->end());
   for (const auto* t : {&c.input, &c.weight, &c.bias, &c.output}) append(key, t->strides);
@@ -239,8 +236,7 @@ void run(const Plan& p, const OnednnConvCall& c) {
   memory user_dst(p.user_dst, e, c.output.data);
   std::unordered_map<int, memory> args;
   args[DNNL_ARG_SRC] = bring_in(p.src_in, p.src, memory(p.user_src, e, c.input.data), stream, buffers);
-  args[DNNL_ARG_WEIGHTS] =
-      bring_in(p.weights_in, p.weights, memory(p.user_weights, e, c.weight.data), stream, buffers);
+  args[DNNL_ARG_WEIGHTS] = bring_in(p.weights_in, p.weights, memory(p.user_weights, e, c.weight.data), stream, buffers);
   if (c.bias.data != nullptr)
     args[DNNL_ARG_BIAS] = bring_in(p.bias_in, p.bias, memory(p.user_bias, e, c.bias.data), stream, buffers);
   if (p.dst_out) buffers.emplace_back(p.dst.get_size());
@@ -284,6 +280,6 @@ extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_con
 
 extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_describe_v1() {
   const dnnl_version_t* v = dnnl_version();
-  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) +
-         ", " + isa_name(dnnl::get_effective_cpu_isa());
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + ", " +
+         isa_name(dnnl::get_effective_cpu_isa());
 }

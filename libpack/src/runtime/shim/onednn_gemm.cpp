@@ -98,9 +98,9 @@ std::shared_ptr<const SgemmPlan> make_sgemm_plan(const SgemmKey& k) {
     ops.append_sum(k.beta);
     attr.set_post_ops(ops);
   }
-  dnnl::matmul::primitive_desc pd(k.bias ? dnnl::matmul::desc(p->a, p->b, p->bias, p->c)
-                                         : dnnl::matmul::desc(p->a, p->b, p->c),
-                                  attr, cpu_engine(), true);
+  dnnl::matmul::primitive_desc pd(
+      k.bias ? dnnl::matmul::desc(p->a, p->b, p->bias, p->c) : dnnl::matmul::desc(p->a, p->b, p->c), attr, cpu_engine(),
+      true);
   if (!pd || std::string_view(pd.impl_info_str()).substr(0, 3) == "ref") return p;
   p->scratchpad = pd.scratchpad_desc();
   p->matmul = dnnl::matmul(pd);
@@ -167,13 +167,11 @@ extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sge
     if (problem != "-") return problem;  // "-": no plan (reference loops only, or too many shapes): sgemm below
   }
   if (bias) return kOnednnBiasNotFused;
-  const dnnl_status_t status =
-      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   return status == dnnl_success ? std::string() : "oneDNN's sgemm failed (status " + std::to_string(int(status)) + ")";
 }
 
-extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_matmul16_v1(
-    const OnednnMatmul16Call& c) {
+extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_matmul16_v1(const OnednnMatmul16Call& c) {
   return reporting_errors([&] {
     const auto plan = matmul16_plan(c);
     if (!plan->refused.empty()) return plan->refused;

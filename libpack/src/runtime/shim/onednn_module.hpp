@@ -33,9 +33,7 @@ template <class Work>
 std::string reporting_errors(Work work) {
   try {
     return work();
-  } catch (const dnnl::error& e) {
-    return std::string("oneDNN: ") + e.what();
-  } catch (const std::exception& e) {
+  } catch (const dnnl::error& e) { return std::string("oneDNN: ") + e.what(); } catch (const std::exception& e) {
     return e.what();
   }
 }

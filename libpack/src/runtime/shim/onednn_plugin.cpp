@@ -54,11 +54,10 @@ const Plugin& plugin() {
     made.sgemm = reinterpret_cast<OnednnSgemm>(::dlsym(handle, kOnednnSgemmEntry));
     made.matmul16 = reinterpret_cast<OnednnMatmul16>(::dlsym(handle, kOnednnMatmul16Entry));
     const auto tune = reinterpret_cast<OnednnTune>(::dlsym(handle, kOnednnTuneEntry));
-    if (made.convolution == nullptr || made.describe == nullptr || made.sgemm == nullptr ||
-        made.matmul16 == nullptr || tune == nullptr)
+    if (made.convolution == nullptr || made.describe == nullptr || made.sgemm == nullptr || made.matmul16 == nullptr ||
+        tune == nullptr)
       made.problem = path + " is not this mpspack's oneDNN plugin (no " + kOnednnConvolutionEntry + ")";
-    else
-      tune(OnednnTuning{.f32_on_sgemm = tuning().cpu_gemm == "sgemm"});
+    else tune(OnednnTuning{.f32_on_sgemm = tuning().cpu_gemm == "sgemm"});
     return made;
   }();
   return p;

@@ -25,7 +25,6 @@ using namespace mpspack::shim::typed;
 
 namespace {
 
-
 // a < b with NaN above every number and equal to itself.
 template <class V>
 bool less_nan_last(V a, V b) {
@@ -114,8 +113,7 @@ LineReduction prepare_line_reduction(const Tensor& self, int64_t dim, bool keepd
   LineReduction r;
   r.dim = wrap_scan_dim(self, dim, op);
   const int64_t n = self.dim() == 0 ? 1 : self.sizes[static_cast<std::size_t>(r.dim)];
-  if (n == 0)
-    fail(std::string(op) + ": Expected reduction dim " + std::to_string(r.dim) + " to have non-zero size.");
+  if (n == 0) fail(std::string(op) + ": Expected reduction dim " + std::to_string(r.dim) + " to have non-zero size.");
   r.in = contiguous_as(self, self.dtype);
   const std::vector<int64_t> sizes = reduced_sizes(self, r.dim, keepdim);
   r.values.reset(new_contiguous(sizes, self.dtype));
@@ -130,8 +128,8 @@ void kthvalue_op(const Tensor& self, int64_t k, int64_t dim, bool keepdim, AtenT
   LineReduction r = prepare_line_reduction(self, dim, keepdim, "kthvalue");
   const int64_t n = self.dim() == 0 ? 1 : self.sizes[static_cast<std::size_t>(r.dim)];
   if (k < 1 || k > n)
-    fail("kthvalue: selected number k " + std::to_string(k) + " out of range for dimension " +
-         std::to_string(r.dim) + " of size " + std::to_string(n));
+    fail("kthvalue: selected number k " + std::to_string(k) + " out of range for dimension " + std::to_string(r.dim) +
+         " of size " + std::to_string(n));
   visit_dtype(self.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using V = decltype(load(static_cast<const T*>(nullptr)));
@@ -167,8 +165,8 @@ void mode_op(const Tensor& self, int64_t dim, bool keepdim, AtenTensorHandle* re
       std::size_t best_end = 0, best_count = 0, run = 0;
       for (std::size_t q = 0; q < order.size(); ++q) {
         ++run;
-        const bool run_ends = q + 1 == order.size() ||
-                              !same_value(line[static_cast<std::size_t>(order[q])], line[static_cast<std::size_t>(order[q + 1])]);
+        const bool run_ends = q + 1 == order.size() || !same_value(line[static_cast<std::size_t>(order[q])],
+                                                                   line[static_cast<std::size_t>(order[q + 1])]);
         if (!run_ends) continue;
         if (run > best_count) best_count = run, best_end = q;  // strictly more: the smaller value wins a tie
         run = 0;

@@ -1,6 +1,6 @@
-// What the CPU pooling ops (pooling.cpp, pooling_fractional.cpp) share, defined in pooling.cpp: the input's planes and spatial sizes, the
-// per-dim windows each output position reads, output layouts as torch chooses them, and the loop over planes.
-// A 2-d pool is run as a 3-d one whose first spatial dim has size 1, so one kernel serves both.
+// What the CPU pooling ops (pooling.cpp, pooling_fractional.cpp) share, defined in pooling.cpp: the input's planes and
+// spatial sizes, the per-dim windows each output position reads, output layouts as torch chooses them, and the loop
+// over planes. A 2-d pool is run as a 3-d one whose first spatial dim has size 1, so one kernel serves both.
 #pragma once
 
 #include "element.hpp"
@@ -29,9 +29,9 @@ struct Geometry {
 
 // Which of the input's dims torch requires to be non-empty; it differs between the ops.
 enum class NonEmpty {
-  non_batch,   // every dim but a batched input's first (max_pool, avg_pool)
-  after_first, // every dim but the first, batched or not (adaptive_max_pool, adaptive_avg_pool3d, fractional, unpool)
-  spatial,     // the spatial dims only (adaptive_avg_pool2d)
+  non_batch,    // every dim but a batched input's first (max_pool, avg_pool)
+  after_first,  // every dim but the first, batched or not (adaptive_max_pool, adaptive_avg_pool3d, fractional, unpool)
+  spatial,      // the spatial dims only (adaptive_avg_pool2d)
 };
 // Checks x's rank (nd+1 or nd+2) and which dims are non-empty, naming `op`; throws ShimError.
 Geometry input_geometry(const Tensor& x, int nd, const char* op, NonEmpty rule);
@@ -81,8 +81,17 @@ void for_planes(int64_t planes, int64_t work_per_plane, const std::function<void
 void max_over_windows(const Tensor& x, const Geometry& g, const Windows& w, Tensor& out, Tensor& idx);
 
 // torch's CPU accumulator for pools: float for the half types, the type itself otherwise.
-template <class T> struct Acc { using type = T; };
-template <> struct Acc<typed::Half> { using type = float; };
-template <> struct Acc<typed::BF16> { using type = float; };
+template <class T>
+struct Acc {
+  using type = T;
+};
+template <>
+struct Acc<typed::Half> {
+  using type = float;
+};
+template <>
+struct Acc<typed::BF16> {
+  using type = float;
+};
 
 }  // namespace mpspack::shim::pool

@@ -42,11 +42,14 @@ Geometry input_geometry(const Tensor& x, int nd, const char* op, NonEmpty rule) 
   const std::size_t first = rule == NonEmpty::non_batch ? c : rule == NonEmpty::after_first ? 1 : c + 1;
   for (std::size_t d = first; d < x.sizes.size(); ++d)
     if (x.sizes[d] == 0)
-      fail(std::string(op) + ": Expected input to have non-zero size for non-batch dimensions, but input has a "
-                             "zero-size dim " + std::to_string(d) + " of " + std::to_string(x.dim()));
+      fail(std::string(op) +
+           ": Expected input to have non-zero size for non-batch dimensions, but input has a "
+           "zero-size dim " +
+           std::to_string(d) + " of " + std::to_string(x.dim()));
   g.N = g.batched ? x.sizes[0] : 1;
   g.C = x.sizes[c];
-  for (int i = 0; i < nd; ++i) g.in[static_cast<std::size_t>(3 - nd + i)] = x.sizes[c + 1 + static_cast<std::size_t>(i)];
+  for (int i = 0; i < nd; ++i)
+    g.in[static_cast<std::size_t>(3 - nd + i)] = x.sizes[c + 1 + static_cast<std::size_t>(i)];
   g.channels_last = g.batched && strides_like_channels_last(x);
   return g;
 }
@@ -78,8 +81,8 @@ PlaneView plane_view(const Tensor& t, const Geometry& g) {
 Dims expand_list(const char* op, const char* what, const int64_t* v, int64_t len, int nd, const Dims* fallback) {
   if (len == 0 && fallback != nullptr) return *fallback;
   if ((len != 1 && len != nd) || (len > 0 && v == nullptr))
-    fail(std::string(op) + ": " + what + " must either be " + (fallback ? "omitted, " : "") + "a single int, or a tuple of " +
-         count_word(nd) + " ints");
+    fail(std::string(op) + ": " + what + " must either be " + (fallback ? "omitted, " : "") +
+         "a single int, or a tuple of " + count_word(nd) + " ints");
   Dims d{1, 1, 1};
   for (int i = 0; i < nd; ++i) d[static_cast<std::size_t>(3 - nd + i)] = v[len == 1 ? 0 : i];
   return d;
@@ -126,7 +129,6 @@ void for_planes(int64_t planes, int64_t work_per_plane, const std::function<void
 // ---- max and mean over windows -----------------------------------------------------------------------------
 
 namespace {
-
 
 template <class V>
 V lowest() {
@@ -231,7 +233,8 @@ void mean_over_windows(const Tensor& x, const Geometry& g, const Windows& w, con
               const bool empty = win[0].count() == 0 || win[1].count() == 0 || win[2].count() == 0;
               const A r = empty ? A(0) : window_mean(src + xv.base(p), xv, win, div);
               store(dst + ov.base(p) + static_cast<int64_t>(a) * ov.s[0] + static_cast<int64_t>(b) * ov.s[1] +
-                        static_cast<int64_t>(c) * ov.s[2], r);
+                        static_cast<int64_t>(c) * ov.s[2],
+                    r);
             }
     });
   });
@@ -278,9 +281,7 @@ Dims pooled_dims(const char* op, const Geometry& g, const PoolParams& pp) {
     const auto j = static_cast<std::size_t>(i);
     try {
       out[j] = pooled_size(g.in[j], pp.k[j], pp.p[j], pp.s[j], pp.d[j], pp.ceil_mode);
-    } catch (const ShimError& e) {
-      fail(std::string(op) + ": " + e.what());
-    }
+    } catch (const ShimError& e) { fail(std::string(op) + ": " + e.what()); }
   }
   for (int i = 3 - g.nd; i < 3; ++i)
     if (out[static_cast<std::size_t>(i)] < 1)
@@ -346,8 +347,9 @@ void max_pool_op(int nd, const Tensor& x, ListArg k, ListArg s, ListArg p, ListA
       fail(op + ": pad should be smaller than or equal to half of kernel size, but got pad " + joined(pp.p, nd) +
            " and kernel " + joined(pp.k, nd));
   const Geometry g = input_geometry(x, nd, op.c_str(), NonEmpty::non_batch);
-  require_dtype(x, op.c_str(), {DType::f32, DType::f64, DType::f16, DType::bf16, DType::u8, DType::i8, DType::i16,
-                                DType::i32, DType::i64});
+  require_dtype(
+      x, op.c_str(),
+      {DType::f32, DType::f64, DType::f16, DType::bf16, DType::u8, DType::i8, DType::i16, DType::i32, DType::i64});
   const Dims out = pooled_dims(op.c_str(), g, pp);
   const auto sizes = out_sizes(g, out);
   const auto strides = out_strides(sizes, g.channels_last);
@@ -366,10 +368,8 @@ void avg_pool_op(int nd, const Tensor& x, ListArg k, ListArg s, ListArg p, bool 
   const PoolParams pp = pool_params(op.c_str(), nd, k, s, p, nullptr, ceil_mode);
   if (divisor_override != nullptr && *divisor_override == 0) fail(op + ": divisor must be not zero");
   const Geometry g = input_geometry(x, nd, op.c_str(), NonEmpty::non_batch);
-  if (nd == 2)
-    require_dtype(x, op.c_str(), {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i64});
-  else
-    require_dtype(x, op.c_str(), {DType::f32, DType::f64, DType::i64});
+  if (nd == 2) require_dtype(x, op.c_str(), {DType::f32, DType::f64, DType::f16, DType::bf16, DType::i64});
+  else require_dtype(x, op.c_str(), {DType::f32, DType::f64, DType::i64});
   // torch's pool3d_shape_check for avg_pool3d: the input may not be smaller than the kernel.
   if (nd == 3 && (g.in[0] < pp.k[0] || g.in[1] < pp.k[1] || g.in[2] < pp.k[2]))
     fail(op + ": input image (" + joined(g.in, 3) + ") smaller than kernel size (" + joined(pp.k, 3) + ")");
@@ -396,8 +396,7 @@ Dims adaptive_dims(const std::string& op, int nd, const int64_t* output_size, in
   return out;
 }
 
-void adaptive_pool_op(int nd, bool max, const Tensor& x, ListArg size, AtenTensorHandle* ret0,
-                      AtenTensorHandle* ret1) {
+void adaptive_pool_op(int nd, bool max, const Tensor& x, ListArg size, AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
   const std::string op = std::string(max ? "adaptive_max_pool" : "adaptive_avg_pool") + kArities[nd];
   require_cpu(x, op.c_str());
   if (ret0 == nullptr || (max && ret1 == nullptr)) fail(op + ": a result pointer is null");
@@ -424,25 +423,23 @@ extern "C" {
 
 AOTITorchError aoti_torch_cpu_max_pool2d_with_indices(AtenTensorHandle self, const int64_t* kernel_size,
                                                       int64_t kernel_size_len_, const int64_t* stride,
-                                                      int64_t stride_len_, const int64_t* padding,
-                                                      int64_t padding_len_, const int64_t* dilation,
-                                                      int64_t dilation_len_, int32_t ceil_mode,
+                                                      int64_t stride_len_, const int64_t* padding, int64_t padding_len_,
+                                                      const int64_t* dilation, int64_t dilation_len_, int32_t ceil_mode,
                                                       AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
   return guarded(__func__, [&] {
-    max_pool_op(2, deref(self, "self"), {kernel_size, kernel_size_len_}, {stride, stride_len_},
-                {padding, padding_len_}, {dilation, dilation_len_}, ceil_mode != 0, ret0, ret1);
+    max_pool_op(2, deref(self, "self"), {kernel_size, kernel_size_len_}, {stride, stride_len_}, {padding, padding_len_},
+                {dilation, dilation_len_}, ceil_mode != 0, ret0, ret1);
   });
 }
 
 AOTITorchError aoti_torch_cpu_max_pool3d_with_indices(AtenTensorHandle self, const int64_t* kernel_size,
                                                       int64_t kernel_size_len_, const int64_t* stride,
-                                                      int64_t stride_len_, const int64_t* padding,
-                                                      int64_t padding_len_, const int64_t* dilation,
-                                                      int64_t dilation_len_, int32_t ceil_mode,
+                                                      int64_t stride_len_, const int64_t* padding, int64_t padding_len_,
+                                                      const int64_t* dilation, int64_t dilation_len_, int32_t ceil_mode,
                                                       AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
   return guarded(__func__, [&] {
-    max_pool_op(3, deref(self, "self"), {kernel_size, kernel_size_len_}, {stride, stride_len_},
-                {padding, padding_len_}, {dilation, dilation_len_}, ceil_mode != 0, ret0, ret1);
+    max_pool_op(3, deref(self, "self"), {kernel_size, kernel_size_len_}, {stride, stride_len_}, {padding, padding_len_},
+                {dilation, dilation_len_}, ceil_mode != 0, ret0, ret1);
   });
 }
 
@@ -451,8 +448,8 @@ AOTITorchError aoti_torch_cpu_avg_pool2d(AtenTensorHandle self, const int64_t* k
                                          int64_t padding_len_, int32_t ceil_mode, int32_t count_include_pad,
                                          int64_t* divisor_override, AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
-    avg_pool_op(2, deref(self, "self"), {kernel_size, kernel_size_len_}, {stride, stride_len_},
-                {padding, padding_len_}, ceil_mode != 0, count_include_pad != 0, divisor_override, ret0);
+    avg_pool_op(2, deref(self, "self"), {kernel_size, kernel_size_len_}, {stride, stride_len_}, {padding, padding_len_},
+                ceil_mode != 0, count_include_pad != 0, divisor_override, ret0);
   });
 }
 
@@ -461,8 +458,8 @@ AOTITorchError aoti_torch_cpu_avg_pool3d(AtenTensorHandle self, const int64_t* k
                                          int64_t padding_len_, int32_t ceil_mode, int32_t count_include_pad,
                                          int64_t* divisor_override, AtenTensorHandle* ret0) {
   return guarded(__func__, [&] {
-    avg_pool_op(3, deref(self, "self"), {kernel_size, kernel_size_len_}, {stride, stride_len_},
-                {padding, padding_len_}, ceil_mode != 0, count_include_pad != 0, divisor_override, ret0);
+    avg_pool_op(3, deref(self, "self"), {kernel_size, kernel_size_len_}, {stride, stride_len_}, {padding, padding_len_},
+                ceil_mode != 0, count_include_pad != 0, divisor_override, ret0);
   });
 }
 

@@ -56,11 +56,8 @@ Windows plane_windows(const Geometry& g, const Tensor& samples, int64_t p, const
     try {
       if (samples.dtype == static_cast<int32_t>(DType::f64))
         w[j] = fractional_windows<double>(sample, g.in[j], out[j], k[j]);
-      else
-        w[j] = fractional_windows<float>(static_cast<float>(sample), g.in[j], out[j], k[j]);
-    } catch (const ShimError& e) {
-      fail(op + ": plane " + std::to_string(p) + ": " + e.what());
-    }
+      else w[j] = fractional_windows<float>(static_cast<float>(sample), g.in[j], out[j], k[j]);
+    } catch (const ShimError& e) { fail(op + ": plane " + std::to_string(p) + ": " + e.what()); }
     for (const Window& win : w[j])
       if (win.start < 0 || win.end > g.in[j])
         fail(op + ": random sample " + std::to_string(sample) + " of plane " + std::to_string(p) +
@@ -81,18 +78,18 @@ void check_samples(const std::string& op, const Geometry& g, const Tensor& x, co
 // Checks the sizes and returns the output's spatial sizes.
 Dims fractional_dims(const std::string& op, const Geometry& g, const Dims& k, const int64_t* output_size, int64_t len) {
   static const char* const kNames[] = {"time", "height", "width"};
-  if (len != g.nd || output_size == nullptr)
-    fail(op + ": output_size must either be a single Int or tuple of Ints");
+  if (len != g.nd || output_size == nullptr) fail(op + ": output_size must either be a single Int or tuple of Ints");
   Dims out{1, 1, 1};
   for (int i = 3 - g.nd; i < 3; ++i) {
     const auto j = static_cast<std::size_t>(i);
     out[j] = output_size[i - (3 - g.nd)];
-    if (k[j] < 0 || out[j] < 0) fail(op + ": kernel_size and output_size may not be negative, got " +
-                                      joined(k, g.nd) + " and " + joined(out, g.nd));
+    if (k[j] < 0 || out[j] < 0)
+      fail(op + ": kernel_size and output_size may not be negative, got " + joined(k, g.nd) + " and " +
+           joined(out, g.nd));
     // torch's bound is one tighter for 3-d pools than for 2-d ones.
     if (k[j] > g.in[j] || out[j] > g.in[j] + 1 || out[j] + k[j] - 1 > g.in[j] - (g.nd == 3 ? 1 : 0))
-      fail(op + ": pool " + kNames[i] + " " + std::to_string(k[j]) + " too large relative to input " + kNames[i] +
-           " " + std::to_string(g.in[j]));
+      fail(op + ": pool " + kNames[i] + " " + std::to_string(k[j]) + " too large relative to input " + kNames[i] + " " +
+           std::to_string(g.in[j]));
   }
   return out;
 }

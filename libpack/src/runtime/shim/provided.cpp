@@ -317,9 +317,8 @@ std::vector<std::string_view> mpspack_shim_provided_symbols() {
 }
 
 bool shim_provides(std::string_view name) {
-  return any_name_list([name](std::span<const std::string_view> list) {
-    return std::binary_search(list.begin(), list.end(), name);
-  });
+  return any_name_list(
+      [name](std::span<const std::string_view> list) { return std::binary_search(list.begin(), list.end(), name); });
 }
 
 }  // namespace mpspack::shim

@@ -1,8 +1,9 @@
 // Random ops of the CPU shim: rand, randn, randint, randperm, the functional normal/uniform/exponential,
-// bernoulli_ (a probability or a tensor of them) and native_dropout. They give values from the same distributions as torch, not the same values:
-// torch's generators (their state and the order in which its kernels draw) cannot be reproduced outside torch.
-// Every op draws from one per-process engine seeded from std::random_device, and generator arguments are accepted
-// and ignored (a model that passes one gets fresh values, as it would from an unseeded torch generator).
+// bernoulli_ (a probability or a tensor of them) and native_dropout. They give values from the same distributions as
+// torch, not the same values: torch's generators (their state and the order in which its kernels draw) cannot be
+// reproduced outside torch. Every op draws from one per-process engine seeded from std::random_device, and generator
+// arguments are accepted and ignored (a model that passes one gets fresh values, as it would from an unseeded torch
+// generator).
 #include "aoti_shim.h"
 #include "element.hpp"
 #include "factory.hpp"
@@ -201,7 +202,7 @@ TensorPtr like(const Tensor& self, const char* op) {
 
 TensorPtr uniform_op(const Tensor& self, double from, double to) {
   TensorPtr out = like(self, "uniform");
-  const double top = self.dtype == int32_t(DType::f64) ? std::numeric_limits<double>::max()
+  const double top = self.dtype == int32_t(DType::f64)   ? std::numeric_limits<double>::max()
                      : self.dtype == int32_t(DType::f16) ? 65504.0
                                                          : double(std::numeric_limits<float>::max());
   if (!(std::abs(from) <= top)) fail("uniform: from is out of bounds for " + std::string(dtype_name(self.dtype)));
@@ -223,8 +224,7 @@ TensorPtr normal_op(const Tensor& self, double mean, double std) {
 // Exp(lambda): -log(1 - u) / lambda for u uniform in [0, 1).
 TensorPtr exponential_op(const Tensor& self, double lambd) {
   TensorPtr out = like(self, "exponential");
-  if (!(lambd > 0.0))
-    fail("exponential: exponential_ expects lambda > 0.0, but found lambda=" + std::to_string(lambd));
+  if (!(lambd > 0.0)) fail("exponential: exponential_ expects lambda > 0.0, but found lambda=" + std::to_string(lambd));
   std::lock_guard lock(engine().mutex);
   auto& bits = engine().bits;
   fill_each(*out, [&] { return -std::log1p(-double(bits() >> 11) * 0x1p-53) / lambd; });
@@ -290,8 +290,8 @@ void native_dropout_op(const Tensor& input, double p, const int32_t* train, Aten
 void resize_out(Tensor& out, const std::vector<int64_t>& sizes) {
   if (out.sizes == sizes) return;
   std::vector<int64_t> strides = contiguous_strides(sizes);
-  const std::size_t need = storage_nbytes(sizes, strides, out.itemsize()) +
-                           static_cast<std::size_t>(out.storage_offset) * out.itemsize();
+  const std::size_t need =
+      storage_nbytes(sizes, strides, out.itemsize()) + static_cast<std::size_t>(out.storage_offset) * out.itemsize();
   if (need > out.storage->nbytes) {
     auto grown = Storage::allocate(need);
     if (out.storage->nbytes > 0) std::memcpy(grown->data, out.storage->data, out.storage->nbytes);
@@ -324,36 +324,32 @@ AOTITorchError aoti_torch_cpu_rand(const int64_t* size, int64_t size_len_, int32
                                    int32_t* device, int32_t device_index_, int32_t* pin_memory,
                                    AtenTensorHandle* ret0) {
   (void)device_index_, (void)pin_memory;
-  return guarded(__func__, [&] {
-    give(ret0, "rand", random_floats("rand", false, size, size_len_, dtype, layout, device));
-  });
+  return guarded(__func__,
+                 [&] { give(ret0, "rand", random_floats("rand", false, size, size_len_, dtype, layout, device)); });
 }
 
 AOTITorchError aoti_torch_cpu_rand_generator(const int64_t* size, int64_t size_len_, AtenGeneratorHandle* generator,
-                                             int32_t* dtype, int32_t* layout, int32_t* device,
-                                             int32_t device_index_, int32_t* pin_memory, AtenTensorHandle* ret0) {
+                                             int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+                                             int32_t* pin_memory, AtenTensorHandle* ret0) {
   (void)generator, (void)device_index_, (void)pin_memory;
-  return guarded(__func__, [&] {
-    give(ret0, "rand", random_floats("rand", false, size, size_len_, dtype, layout, device));
-  });
+  return guarded(__func__,
+                 [&] { give(ret0, "rand", random_floats("rand", false, size, size_len_, dtype, layout, device)); });
 }
 
 AOTITorchError aoti_torch_cpu_randn(const int64_t* size, int64_t size_len_, int32_t* dtype, int32_t* layout,
                                     int32_t* device, int32_t device_index_, int32_t* pin_memory,
                                     AtenTensorHandle* ret0) {
   (void)device_index_, (void)pin_memory;
-  return guarded(__func__, [&] {
-    give(ret0, "randn", random_floats("randn", true, size, size_len_, dtype, layout, device));
-  });
+  return guarded(__func__,
+                 [&] { give(ret0, "randn", random_floats("randn", true, size, size_len_, dtype, layout, device)); });
 }
 
 AOTITorchError aoti_torch_cpu_randn_generator(const int64_t* size, int64_t size_len_, AtenGeneratorHandle* generator,
-                                              int32_t* dtype, int32_t* layout, int32_t* device,
-                                              int32_t device_index_, int32_t* pin_memory, AtenTensorHandle* ret0) {
+                                              int32_t* dtype, int32_t* layout, int32_t* device, int32_t device_index_,
+                                              int32_t* pin_memory, AtenTensorHandle* ret0) {
   (void)generator, (void)device_index_, (void)pin_memory;
-  return guarded(__func__, [&] {
-    give(ret0, "randn", random_floats("randn", true, size, size_len_, dtype, layout, device));
-  });
+  return guarded(__func__,
+                 [&] { give(ret0, "randn", random_floats("randn", true, size, size_len_, dtype, layout, device)); });
 }
 
 AOTITorchError aoti_torch_cpu_randint(int64_t high, const int64_t* size, int64_t size_len_, int32_t* dtype,
@@ -447,8 +443,8 @@ AOTITorchError aoti_torch_cpu_bernoulli__Tensor(AtenTensorHandle self, AtenTenso
   });
 }
 
-AOTITorchError aoti_torch_cpu_native_dropout(AtenTensorHandle input, double p, int32_t* train,
-                                             AtenTensorHandle* ret0, AtenTensorHandle* ret1) {
+AOTITorchError aoti_torch_cpu_native_dropout(AtenTensorHandle input, double p, int32_t* train, AtenTensorHandle* ret0,
+                                             AtenTensorHandle* ret1) {
   return guarded(__func__, [&] { native_dropout_op(deref(input, "input"), p, train, ret0, ret1); });
 }
 

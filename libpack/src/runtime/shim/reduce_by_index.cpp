@@ -27,11 +27,11 @@ enum class Reduce { sum, prod, mean, max, min };
 template <class C>
 C combine(Reduce r, C acc, C v) {
   if constexpr (std::is_floating_point_v<C>) {
-    if ((r == Reduce::max || r == Reduce::min) && (std::isnan(acc) || std::isnan(v)))
-      return std::isnan(acc) ? acc : v;
+    if ((r == Reduce::max || r == Reduce::min) && (std::isnan(acc) || std::isnan(v))) return std::isnan(acc) ? acc : v;
   }
   switch (r) {
-    case Reduce::sum: case Reduce::mean:
+    case Reduce::sum:
+    case Reduce::mean:
       if constexpr (std::is_integral_v<C>) return static_cast<C>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v));
       else return acc + v;
     case Reduce::prod:
@@ -98,8 +98,8 @@ std::vector<int64_t> index_values(const Tensor& index, int64_t dim_size) {
 
 void check_index_reduce(const Tensor& self, int64_t dim, const Tensor& source, int64_t count) {
   if (source.dtype != self.dtype)
-    fail(std::string("index_reduce_(): self (") + dtype_name(self.dtype) + ") and source (" +
-         dtype_name(source.dtype) + ") must have the same scalar type");
+    fail(std::string("index_reduce_(): self (") + dtype_name(self.dtype) + ") and source (" + dtype_name(source.dtype) +
+         ") must have the same scalar type");
   if (count != size_at(source, dim))
     fail("index_reduce_(): Number of indices (" + std::to_string(count) + ") should be equal to source.size(dim): (" +
          std::to_string(size_at(source, dim)) + "), for dim: " + std::to_string(dim));
@@ -214,7 +214,8 @@ Segments segments_of(const Tensor& data, int64_t axis, const Tensor* lengths, co
     for (int64_t k = 0; k < s.count; ++k) {
       const int64_t start = end, len = offsets ? q[k + 1] - q[k] : q[k];
       end = start + len;
-      if (len < 0) fail(offsets ? "segment_reduce: offsets decrease" : "segment_reduce: lengths contains negative value!");
+      if (len < 0)
+        fail(offsets ? "segment_reduce: offsets decrease" : "segment_reduce: lengths contains negative value!");
       if (start < 0 || end > axis_size)
         fail("segment_reduce: segment [" + std::to_string(start) + ", " + std::to_string(end) +
              ") is outside data's axis of size " + std::to_string(axis_size));
@@ -222,7 +223,8 @@ Segments segments_of(const Tensor& data, int64_t axis, const Tensor* lengths, co
       s.length.push_back(len);
     }
     if (!offsets && !unsafe && end != axis_size)
-      fail("segment_reduce(): Expected all rows of lengths along axis to sum to data.size(lengths.dim()-1) when !unsafe.");
+      fail(
+          "segment_reduce(): Expected all rows of lengths along axis to sum to data.size(lengths.dim()-1) when !unsafe.");
   }
   return s;
 }
@@ -259,7 +261,10 @@ Tensor* segment_reduce(const Tensor& data, const char* reduce, AtenTensorHandle*
   if (lengths == nullptr && offsets == nullptr) fail("segment_reduce(): Either lengths or offsets must be defined.");
   const Reduce r = parse_segment_reduce(reduce);
   switch (static_cast<DType>(data.dtype)) {
-    case DType::f32: case DType::f64: case DType::f16: case DType::bf16: break;
+    case DType::f32:
+    case DType::f64:
+    case DType::f16:
+    case DType::bf16: break;
     default: fail(std::string("segment_reduce: not implemented for ") + dtype_name(data.dtype));
   }
   if (data.dim() == 0) fail("segment_reduce: data must have at least one dim");

@@ -38,8 +38,10 @@ void check_scaled_mm(const ScaledArgs& s, int32_t out_dtype) {
   if (s.scale_result && !is_scalar(*s.scale_result)) fail("_scaled_mm: scale_result must be a float scalar");
   if (s.bias && s.bias->numel() != b.sizes[1])
     fail("_scaled_mm: Bias must be size " + std::to_string(b.sizes[1]) + " but got " + std::to_string(s.bias->numel()));
-  if (!fp8::is_fp8(a.dtype)) fail(std::string("_scaled_mm: Expected mat1 to be Float8 matrix got ") + dtype_name(a.dtype));
-  if (!fp8::is_fp8(b.dtype)) fail(std::string("_scaled_mm: Expected mat2 to be Float8 matrix got ") + dtype_name(b.dtype));
+  if (!fp8::is_fp8(a.dtype))
+    fail(std::string("_scaled_mm: Expected mat1 to be Float8 matrix got ") + dtype_name(a.dtype));
+  if (!fp8::is_fp8(b.dtype))
+    fail(std::string("_scaled_mm: Expected mat2 to be Float8 matrix got ") + dtype_name(b.dtype));
   const auto od = static_cast<DType>(out_dtype);
   if (!fp8::is_fp8(out_dtype) && od != DType::f32 && od != DType::f16 && od != DType::bf16 && od != DType::f64)
     fail(std::string("_scaled_mm: out_dtype ") + dtype_name(out_dtype) + " is not supported");
@@ -54,7 +56,8 @@ std::vector<float> scaled_matrix(const Tensor& m, float scale) {
   std::vector<float> out(static_cast<std::size_t>(R * C));
   const auto* p = reinterpret_cast<const uint8_t*>(m.data());
   for (int64_t i = 0; i < R; ++i)
-    for (int64_t j = 0; j < C; ++j) out[std::size_t(i * C + j)] = fp8::decode(p[i * m.strides[0] + j * m.strides[1]], m.dtype) * scale;
+    for (int64_t j = 0; j < C; ++j)
+      out[std::size_t(i * C + j)] = fp8::decode(p[i * m.strides[0] + j * m.strides[1]], m.dtype) * scale;
   return out;
 }
 
@@ -63,7 +66,8 @@ void scaled_mm_into(Tensor& out, const ScaledArgs& s) {
   check_scaled_mm(s, out.dtype);
   const int64_t M = s.a->sizes[0], K = s.a->sizes[1], N = s.b->sizes[1];
   if (out.dim() != 2 || out.sizes[0] != M || out.sizes[1] != N)
-    fail("_scaled_mm: out has shape " + shape_str(out.sizes) + ", expected [" + std::to_string(M) + ", " + std::to_string(N) + "]");
+    fail("_scaled_mm: out has shape " + shape_str(out.sizes) + ", expected [" + std::to_string(M) + ", " +
+         std::to_string(N) + "]");
   if (M == 0 || N == 0) return;
   std::vector<float> c(static_cast<std::size_t>(M * N), 0.0f);
   if (K > 0) {
@@ -92,7 +96,10 @@ void scaled_mm_into(Tensor& out, const ScaledArgs& s) {
 
 ScaledArgs args_of(AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scale_a, AtenTensorHandle scale_b,
                    AtenTensorHandle* bias, AtenTensorHandle* scale_result) {
-  return {&deref(self, "self"), &deref(mat2, "mat2"), &deref(scale_a, "scale_a"), &deref(scale_b, "scale_b"),
+  return {&deref(self, "self"),
+          &deref(mat2, "mat2"),
+          &deref(scale_a, "scale_a"),
+          &deref(scale_b, "scale_b"),
           bias && *bias ? &deref(*bias, "bias") : nullptr,
           scale_result && *scale_result ? &deref(*scale_result, "scale_result") : nullptr};
 }
@@ -120,7 +127,8 @@ AOTITorchError aoti_torch_cpu__scaled_mm(AtenTensorHandle self, AtenTensorHandle
 
 AOTITorchError aoti_torch_cpu__scaled_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2,
                                              AtenTensorHandle scale_a, AtenTensorHandle scale_b, AtenTensorHandle* bias,
-                                             AtenTensorHandle* scale_result, int32_t* out_dtype, int32_t use_fast_accum) {
+                                             AtenTensorHandle* scale_result, int32_t* out_dtype,
+                                             int32_t use_fast_accum) {
   (void)use_fast_accum;
   return guarded(__func__, [&] {
     Tensor& o = deref(out, "out");

@@ -25,10 +25,13 @@ int32_t cumulative_result_dtype(int32_t input_dtype, const int32_t* dtype) {
     return *dtype;
   }
   switch (static_cast<DType>(input_dtype)) {
-    case DType::u8: case DType::i8: case DType::i16: case DType::i32: case DType::i64: case DType::boolean:
-      return static_cast<int32_t>(DType::i64);
-    default:
-      return input_dtype;
+    case DType::u8:
+    case DType::i8:
+    case DType::i16:
+    case DType::i32:
+    case DType::i64:
+    case DType::boolean: return static_cast<int32_t>(DType::i64);
+    default: return input_dtype;
   }
 }
 
@@ -56,17 +59,36 @@ namespace {
 using namespace mpspack::shim::typed;
 
 // torch's CPU accumulator type (at::acc_type<T, false>): integers and bool run in int64.
-template <class T> struct Accumulator { using type = int64_t; };
-template <> struct Accumulator<float> { using type = double; };
-template <> struct Accumulator<double> { using type = double; };
-template <> struct Accumulator<Half> { using type = float; };
-template <> struct Accumulator<BF16> { using type = float; };
+template <class T>
+struct Accumulator {
+  using type = int64_t;
+};
+template <>
+struct Accumulator<float> {
+  using type = double;
+};
+template <>
+struct Accumulator<double> {
+  using type = double;
+};
+template <>
+struct Accumulator<Half> {
+  using type = float;
+};
+template <>
+struct Accumulator<BF16> {
+  using type = float;
+};
 
 // Integer accumulators wrap around as torch's int64 arithmetic does (signed overflow is undefined in C++).
 struct Sum {
   static constexpr const char* name = "cumsum";
-  template <class A> static A identity() { return A(0); }
-  template <class A> static A apply(A acc, A v) {
+  template <class A>
+  static A identity() {
+    return A(0);
+  }
+  template <class A>
+  static A apply(A acc, A v) {
     if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v));
     else return acc + v;
   }
@@ -74,8 +96,12 @@ struct Sum {
 
 struct Product {
   static constexpr const char* name = "cumprod";
-  template <class A> static A identity() { return A(1); }
-  template <class A> static A apply(A acc, A v) {
+  template <class A>
+  static A identity() {
+    return A(1);
+  }
+  template <class A>
+  static A apply(A acc, A v) {
     if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v));
     else return acc * v;
   }
@@ -85,8 +111,12 @@ struct Product {
 // themselves (the formula would give NaN for +inf, +inf).
 struct LogAddExp {
   static constexpr const char* name = "logcumsumexp";
-  template <class A> static A identity() { return -std::numeric_limits<A>::infinity(); }
-  template <class A> static A apply(A acc, A x) {
+  template <class A>
+  static A identity() {
+    return -std::numeric_limits<A>::infinity();
+  }
+  template <class A>
+  static A apply(A acc, A x) {
     const A lo = std::isnan(acc) ? acc : std::min(x, acc);
     const A hi = std::isnan(acc) ? acc : std::max(x, acc);
     if (lo != hi || std::isfinite(lo)) return hi + std::log1p(std::exp(lo - hi));
@@ -132,7 +162,10 @@ Tensor* cumulative(const Tensor& self, int64_t dim, const int32_t* dtype) {
 Tensor* logcumsumexp(const Tensor& self, int64_t dim) {
   require_cpu(self, "logcumsumexp");
   switch (static_cast<DType>(self.dtype)) {
-    case DType::f32: case DType::f64: case DType::f16: case DType::bf16: break;
+    case DType::f32:
+    case DType::f64:
+    case DType::f16:
+    case DType::bf16: break;
     default: fail(std::string("logcumsumexp: not implemented for ") + dtype_name(self.dtype));
   }
   const int32_t same = self.dtype;

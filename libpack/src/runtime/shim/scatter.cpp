@@ -86,7 +86,8 @@ C combine(Reduce r, C acc, C v) {
       return std::numeric_limits<C>::quiet_NaN();
   }
   switch (r) {
-    case Reduce::sum: case Reduce::mean:
+    case Reduce::sum:
+    case Reduce::mean:
       if constexpr (std::is_integral_v<C>) return static_cast<C>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v));
       else return acc + v;
     case Reduce::prod:
@@ -125,7 +126,8 @@ void scatter_into(Tensor& out, int64_t dim, const Tensor& index, const Tensor* s
       return s ? static_cast<C>(load(s + offset_of(pos, src->strides))) : static_cast<C>(value);
     };
     if (r == Reduce::assign) {
-      for_each_target(out, dim, index, op, [&](int64_t at, std::span<const int64_t> pos) { store(o + at, source(pos)); });
+      for_each_target(out, dim, index, op,
+                      [&](int64_t at, std::span<const int64_t> pos) { store(o + at, source(pos)); });
       return;
     }
     if (!include_self)
@@ -155,8 +157,8 @@ void scatter_into(Tensor& out, int64_t dim, const Tensor& index, const Tensor* s
   });
 }
 
-void scatter_op(const char* op, AtenTensorHandle out_h, AtenTensorHandle self_h, int64_t dim,
-                AtenTensorHandle index_h, AtenTensorHandle src_h, double value, Reduce r, bool include_self) {
+void scatter_op(const char* op, AtenTensorHandle out_h, AtenTensorHandle self_h, int64_t dim, AtenTensorHandle index_h,
+                AtenTensorHandle src_h, double value, Reduce r, bool include_self) {
   Tensor& out_ref = deref(out_h, "out");
   const Tensor& self_ref = deref(self_h, "self");
   const Tensor& index_ref = deref(index_h, "index");
@@ -191,8 +193,8 @@ AOTITorchError aoti_torch_cpu_scatter_value_out(AtenTensorHandle out, AtenTensor
 }
 
 AOTITorchError aoti_torch_cpu_scatter_reduce_two_out(AtenTensorHandle out, AtenTensorHandle self, int64_t dim,
-                                                     AtenTensorHandle index, AtenTensorHandle src,
-                                                     const char* reduce, int32_t include_self) {
+                                                     AtenTensorHandle index, AtenTensorHandle src, const char* reduce,
+                                                     int32_t include_self) {
   return guarded(__func__, [&] {
     if (src == nullptr) fail("src handle is null");
     scatter_op("scatter_reduce", out, self, dim, index, src, 0.0, parse_reduce(reduce), include_self != 0);

@@ -20,8 +20,8 @@ TensorPtr repeat_interleave(const Tensor& repeats, const int64_t* output_size) {
   require_cpu(repeats, "repeat_interleave");
   if (repeats.dim() != 1) fail("repeat_interleave: repeat_interleave only accept 1D vector as repeat");
   if (repeats.dtype != mpspack::dtype::int64 && repeats.dtype != mpspack::dtype::int32)
-    fail(std::string("repeat_interleave: \"repeat_interleave_cpu\" not implemented for '") +
-         dtype_name(repeats.dtype) + "'");
+    fail(std::string("repeat_interleave: \"repeat_interleave_cpu\" not implemented for '") + dtype_name(repeats.dtype) +
+         "'");
   std::vector<int64_t> counts;
   const auto item = static_cast<int64_t>(repeats.itemsize());
   for (int64_t i = 0; i < repeats.sizes[0]; ++i) {

@@ -19,7 +19,6 @@ using namespace mpspack::shim::typed;
 
 namespace {
 
-
 // a before b when sorting in ascending (or descending) order, NaN counting as the largest value.
 template <class V>
 bool ordered_before(V a, V b, bool descending) {
@@ -42,7 +41,9 @@ void for_each_line(const Tensor& in, int64_t dim, const Tensor& values, const Te
   });
 }
 
-int64_t stride_along(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.strides[static_cast<std::size_t>(dim)]; }
+int64_t stride_along(const Tensor& t, int64_t dim) {
+  return t.dim() == 0 ? 1 : t.strides[static_cast<std::size_t>(dim)];
+}
 int64_t size_along(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.sizes[static_cast<std::size_t>(dim)]; }
 
 // Writes the first `keep` elements of each line of `in`, in sorted order, to `values` (same dtype) and their

@@ -23,8 +23,7 @@ const std::string& last_error_ref() { return t_last_error; }
 AOTITorchError report_failure(const char* func, const char* what) noexcept {
   try {
     t_last_error = std::string(func) + ": " + what;
-  } catch (...) {
-  }
+  } catch (...) {}
   std::fprintf(stderr, "Error: mpspack shim %s: %s\n", func, what);
   return AOTI_TORCH_FAILURE;
 }
@@ -186,8 +185,8 @@ bool strides_like_channels_last(const Tensor& t) {
   static constexpr std::size_t k4[] = {1, 3, 2, 0};
   static constexpr std::size_t k5[] = {1, 4, 3, 2, 0};
   if ((t.dim() != 4 && t.dim() != 5) || t.strides[1] == 0) return false;
-  const std::span<const std::size_t> order = t.dim() == 4 ? std::span<const std::size_t>(k4)
-                                                          : std::span<const std::size_t>(k5);
+  const std::span<const std::size_t> order =
+      t.dim() == 4 ? std::span<const std::size_t>(k4) : std::span<const std::size_t>(k5);
   int64_t min = 0;
   for (std::size_t d : order) {
     if (t.sizes[d] == 0 || t.strides[d] < min) return false;
@@ -376,8 +375,16 @@ namespace {
 // wider) are copied bit for bit.
 bool computed_dtype(int32_t dtype) {
   switch (static_cast<DType>(dtype)) {
-    case DType::u8: case DType::i8: case DType::i16: case DType::i32: case DType::i64: case DType::f16:
-    case DType::f32: case DType::f64: case DType::boolean: case DType::bf16: return true;
+    case DType::u8:
+    case DType::i8:
+    case DType::i16:
+    case DType::i32:
+    case DType::i64:
+    case DType::f16:
+    case DType::f32:
+    case DType::f64:
+    case DType::boolean:
+    case DType::bf16: return true;
   }
   return false;
 }
@@ -391,8 +398,8 @@ struct Bits {
 void copy_bits(Tensor& dst, const Tensor& src, const std::vector<int64_t>& sst) {
   const auto run = [&](auto tag) {
     using E = decltype(tag);
-    copy_loop(reinterpret_cast<E*>(dst.data()), dst.strides.data(), reinterpret_cast<const E*>(src.data()),
-              sst.data(), dst.sizes.data(), static_cast<int>(dst.dim()));
+    copy_loop(reinterpret_cast<E*>(dst.data()), dst.strides.data(), reinterpret_cast<const E*>(src.data()), sst.data(),
+              dst.sizes.data(), static_cast<int>(dst.dim()));
   };
   switch (dst.itemsize()) {
     case 1: return run(Bits<1>{});
@@ -416,10 +423,8 @@ void copy_into(Tensor& dst, const Tensor& src) {
   if (dst.dtype == src.dtype && dst.sizes == src.sizes && dst.is_contiguous() && src.is_contiguous()) {
     const std::size_t bytes = static_cast<std::size_t>(dst.numel()) * dst.itemsize();
     if (dst.data() == src.data()) return;
-    if (ranges_overlap(dst, src))
-      std::memmove(dst.data(), src.data(), bytes);
-    else
-      copy_bytes(dst.data(), src.data(), bytes);
+    if (ranges_overlap(dst, src)) std::memmove(dst.data(), src.data(), bytes);
+    else copy_bytes(dst.data(), src.data(), bytes);
     return;
   }
   // Overlapping source and destination: go through a temporary.
@@ -443,8 +448,7 @@ void copy_into(Tensor& dst, const Tensor& src) {
       const auto* s = reinterpret_cast<const S*>(src.data());
       if (nd > 0 && static_cast<std::size_t>(dst.numel()) * sizeof(D) >= kParallelCopyBytes)
         copy_split(d, dst.strides.data(), s, sst.data(), dst.sizes.data(), nd);
-      else
-        copy_loop(d, dst.strides.data(), s, sst.data(), dst.sizes.data(), nd);
+      else copy_loop(d, dst.strides.data(), s, sst.data(), dst.sizes.data(), nd);
     });
   });
 }

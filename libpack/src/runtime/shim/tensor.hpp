@@ -19,8 +19,16 @@ namespace mpspack::shim {
 
 // c10 codes, the ones the shim handles: those of mpspack/dtype.hpp's table.
 enum class DType : int32_t {
-  u8 = dtype::uint8, i8 = dtype::int8, i16 = dtype::int16, i32 = dtype::int32, i64 = dtype::int64,
-  f16 = dtype::float16, f32 = dtype::float32, f64 = dtype::float64, boolean = dtype::bool_, bf16 = dtype::bfloat16,
+  u8 = dtype::uint8,
+  i8 = dtype::int8,
+  i16 = dtype::int16,
+  i32 = dtype::int32,
+  i64 = dtype::int64,
+  f16 = dtype::float16,
+  f32 = dtype::float32,
+  f64 = dtype::float64,
+  boolean = dtype::bool_,
+  bf16 = dtype::bfloat16,
 };
 inline constexpr int32_t kCpu = 0, kCuda = 1, kMps = 13;
 inline constexpr int32_t kLayoutStrided = 0, kLayoutMkldnn = 3;  // c10::Layout
@@ -114,9 +122,7 @@ AOTITorchError guarded(const char* func, F&& body) noexcept {
       body();
     }
     return AOTI_TORCH_SUCCESS;
-  } catch (const std::exception& e) {
-    return report_failure(func, e.what());
-  } catch (...) {
+  } catch (const std::exception& e) { return report_failure(func, e.what()); } catch (...) {
     return report_failure(func, "unknown exception");
   }
 }

@@ -181,8 +181,8 @@ TensorPtr via_host(const Tensor& t, const std::function<TensorPtr(const Tensor&)
   TensorPtr host(new_tensor(t.sizes, empty_like_strides(t), t.dtype));
   copy_values(*host, t, name);
   const TensorPtr result = op(*host);
-  TensorPtr back(new_tensor_on(t.device_type(), t.storage->device_index, result->sizes, result->strides,
-                               result->dtype));
+  TensorPtr back(
+      new_tensor_on(t.device_type(), t.storage->device_index, result->sizes, result->strides, result->dtype));
   copy_values(*back, *result, name);
   return back;
 }

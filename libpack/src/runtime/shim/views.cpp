@@ -85,8 +85,8 @@ TensorPtr reshape(const Tensor& self, std::span<const int64_t> shape) {
   if (auto strides = view_strides(self.sizes, self.strides, sizes))
     return view_of(self, self.dtype, sizes, *strides, self.storage_offset);
   // torch: _unsafe_view(self.clone(contiguous_format), shape).
-  TensorPtr out(new_tensor_on(self.device_type(), self.storage->device_index, sizes, contiguous_strides(sizes),
-                              self.dtype));
+  TensorPtr out(
+      new_tensor_on(self.device_type(), self.storage->device_index, sizes, contiguous_strides(sizes), self.dtype));
   TensorPtr as_self = view_of(*out, self.dtype, self.sizes, contiguous_strides(self.sizes), 0);
   copy_values(*as_self, self, "reshape");
   return out;
@@ -95,8 +95,8 @@ TensorPtr reshape(const Tensor& self, std::span<const int64_t> shape) {
 TensorPtr permute(const Tensor& self, std::span<const int64_t> dims) {
   if (static_cast<int64_t>(dims.size()) != self.dim())
     fail("permute: number of dimensions in the tensor input does not match the length of the desired ordering of "
-         "dimensions i.e. input.dim() = " + std::to_string(self.dim()) + " is not equal to len(dims) = " +
-         std::to_string(dims.size()));
+         "dimensions i.e. input.dim() = " +
+         std::to_string(self.dim()) + " is not equal to len(dims) = " + std::to_string(dims.size()));
   std::vector<int64_t> sizes(dims.size()), strides(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -180,7 +180,8 @@ TensorPtr view_as_complex(const Tensor& self) {
   if (self.dtype != mpspack::dtype::float16 && self.dtype != mpspack::dtype::float32 &&
       self.dtype != mpspack::dtype::float64)
     fail(std::string("view_as_complex: view_as_complex is only supported for half, float and double tensors, but "
-                     "got a tensor of scalar type: ") + dtype_name(self.dtype));
+                     "got a tensor of scalar type: ") +
+         dtype_name(self.dtype));
   if (self.dim() == 0) fail("view_as_complex: Input tensor must have one or more dimensions");
   if (self.sizes.back() != 2) fail("view_as_complex: Tensor must have a last dimension of size 2");
   if (self.strides.back() != 1) fail("view_as_complex: Tensor must have a last dimension with stride 1");

@@ -6,7 +6,7 @@
 #ifndef MPSPACK_RUNTIME_SHIM_AOTI_SHIM_CUDA_H
 #define MPSPACK_RUNTIME_SHIM_AOTI_SHIM_CUDA_H
 
-#include "aoti_shim.h"
+#include "runtime/shim/aoti_shim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,8 +32,8 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_caching_allocator_raw_delete(
 
 /* Fallback ops. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_addmm_out(AtenTensorHandle out, AtenTensorHandle self,
-                                                             AtenTensorHandle mat1, AtenTensorHandle mat2,
-                                                             double beta, double alpha);
+                                                             AtenTensorHandle mat1, AtenTensorHandle mat2, double beta,
+                                                             double alpha);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_mm_out(AtenTensorHandle out, AtenTensorHandle self,
                                                           AtenTensorHandle mat2);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_mm_dtype_out(AtenTensorHandle out, AtenTensorHandle self,
@@ -44,10 +44,9 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_baddbmm_out(AtenTensorHandle 
                                                                AtenTensorHandle batch1, AtenTensorHandle batch2,
                                                                double beta, double alpha);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_convolution(
-    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride,
-    int64_t stride_len_, const int64_t* padding, int64_t padding_len_, const int64_t* dilation,
-    int64_t dilation_len_, int32_t transposed, const int64_t* output_padding, int64_t output_padding_len_,
-    int64_t groups, AtenTensorHandle* ret0);
+    AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
+    const int64_t* padding, int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+    const int64_t* output_padding, int64_t output_padding_len_, int64_t groups, AtenTensorHandle* ret0);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attention(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
     int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale, AtenTensorHandle* ret0,
@@ -94,21 +93,25 @@ MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__thnn_fused_lstm_cell(
     AtenTensorHandle* hidden_bias, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2);
 /* Embedding bags as aoti_torch_cpu__embedding_bag computes them, the backward-only outputs as torch's CUDA kernel
  * gives them. */
-MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__embedding_bag(
-    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
-    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
-    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__embedding_bag(AtenTensorHandle weight, AtenTensorHandle indices,
+                                                                  AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+                                                                  int64_t mode, int32_t sparse,
+                                                                  AtenTensorHandle* per_sample_weights,
+                                                                  int32_t include_last_offset, int64_t padding_idx,
+                                                                  AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                                                                  AtenTensorHandle* ret2, AtenTensorHandle* ret3);
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__embedding_bag_forward_only(
     AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
     int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
-    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3);
+    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3);
 /* aten::_addmm_activation as torch's CUDA kernel computes it (tanh GELU; no activation when mat1 has no columns). */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda__addmm_activation(AtenTensorHandle self, AtenTensorHandle mat1,
-                                                                    AtenTensorHandle mat2, double beta, double alpha,
-                                                                    int32_t use_gelu, AtenTensorHandle* ret0);
+                                                                     AtenTensorHandle mat2, double beta, double alpha,
+                                                                     int32_t use_gelu, AtenTensorHandle* ret0);
 /* Running sum along dim, as aoti_torch_cpu_cumsum (aoti_shim.h), on a cuda tensor. */
 MPSPACK_SHIM_EXPORT AOTITorchError aoti_torch_cuda_cumsum(AtenTensorHandle self, int64_t dim, int32_t* dtype,
-                                                         AtenTensorHandle* ret0);
+                                                          AtenTensorHandle* ret0);
 
 #ifdef __cplusplus
 }

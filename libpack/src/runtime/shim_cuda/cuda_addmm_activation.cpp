@@ -2,7 +2,7 @@
 // kernel's activation (linalg_util.hpp: tanh GELU, none when mat1 has no columns).
 #include "aoti_shim_cuda.h"
 #include "host_bridge.hpp"
-#include "linalg_util.hpp"
+#include "runtime/shim/linalg_util.hpp"
 
 using namespace mpspack::shim;
 using namespace mpspack::shim::cuda;
@@ -16,7 +16,8 @@ extern "C" AOTITorchError aoti_torch_cuda__addmm_activation(AtenTensorHandle sel
     const Tensor& s = deref(b.in(self), "self");
     const Tensor& a = deref(b.in(mat1), "mat1");
     const Tensor& m = deref(b.in(mat2), "mat2");
-    *b.result(ret0) = linalg::addmm_activation(s, a, m, beta, alpha, use_gelu != 0, linalg::ActivationKernel::cuda).release();
+    *b.result(ret0) =
+        linalg::addmm_activation(s, a, m, beta, alpha, use_gelu != 0, linalg::ActivationKernel::cuda).release();
     b.finish();
   });
 }

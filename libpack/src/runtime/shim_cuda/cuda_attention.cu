@@ -32,10 +32,20 @@ namespace {
 __device__ inline float to_float(float v) { return v; }
 __device__ inline float to_float(__half v) { return __half2float(v); }
 __device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class T> __device__ inline T from_float(float v);
-template <> __device__ inline float from_float<float>(float v) { return v; }
-template <> __device__ inline __half from_float<__half>(float v) { return __float2half(v); }
-template <> __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+template <class T>
+__device__ inline T from_float(float v);
+template <>
+__device__ inline float from_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ inline __half from_float<__half>(float v) {
+  return __float2half(v);
+}
+template <>
+__device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16(v);
+}
 
 struct Strides4 {
   int64_t b, h, l, e;
@@ -50,7 +60,7 @@ struct Problem {
   int64_t causal_offset;  // causal: key j is masked for query i when j > i + causal_offset (0: top-left aligned)
   bool windowed;          // a sliding window: key j is also masked for query i when j < i + window_lo
   int64_t window_lo;
-  float masked_lse;       // the logsumexp of a row whose keys are all masked: -inf, or +inf as flash attention has it
+  float masked_lse;  // the logsumexp of a row whose keys are all masked: -inf, or +inf as flash attention has it
 };
 
 // Whether key j is hidden from query i by the causal mask or the window.
@@ -118,8 +128,8 @@ void softmax_rows(Tensor& scores, Tensor& probs, const Tensor* bias, float* lse,
   check(cudaGetLastError(), "attention softmax kernel launch");
 }
 
-constexpr int kFusedRows = 8;        // query rows (warps) per thread block
-constexpr int kFusedKeys = 32;       // keys per tile: one per lane
+constexpr int kFusedRows = 8;   // query rows (warps) per thread block
+constexpr int kFusedKeys = 32;  // keys per tile: one per lane
 constexpr int64_t kFusedMaxHead = 128;
 
 __device__ inline float warp_max(float v) {
@@ -282,8 +292,8 @@ void attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bia
       const Tensor qb = view(q, {p.H, n, p.E}, {p.q.h, p.q.l, p.q.e}, q.storage_offset + b * p.q.b + l0 * p.q.l);
       const Tensor kt = view(k, {p.H, p.E, p.S}, {p.k.h, p.k.e, p.k.l}, k.storage_offset + b * p.k.b);
       const Tensor vb = view(v, {p.H, p.S, p.Ev}, {p.v.h, p.v.l, p.v.e}, v.storage_offset + b * p.v.b);
-      Tensor ob = view(out, {p.H, n, p.Ev}, {p.out.h, p.out.l, p.out.e},
-                       out.storage_offset + b * p.out.b + l0 * p.out.l);
+      Tensor ob =
+          view(out, {p.H, n, p.Ev}, {p.out.h, p.out.l, p.out.e}, out.storage_offset + b * p.out.b + l0 * p.out.l);
       gemm(s, qb, kt, p.scale, 0.0, "scaled_dot_product_efficient_attention");
       switch (static_cast<DType>(q.dtype)) {
         case DType::f32: softmax_rows<float>(s, pr, bias, lse, p, b, l0, n); break;
@@ -312,11 +322,11 @@ Strides4 bias_strides(const Tensor& t, const Problem& p) {
   for (int i = 0; i < nd; ++i) {
     const int d = 4 - nd + i;
     if (t.sizes[i] == want[d]) st[d] = t.strides[i];
-    else if (t.sizes[i] != 1) fail("scaled_dot_product_efficient_attention: attn_bias does not broadcast to [B, H, L, S]");
+    else if (t.sizes[i] != 1)
+      fail("scaled_dot_product_efficient_attention: attn_bias does not broadcast to [B, H, L, S]");
   }
   return {st[0], st[1], st[2], st[3]};
 }
-
 
 __global__ void fill_kernel(float* p, int64_t n, float value) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -408,7 +418,7 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attentio
     // torch's kernel leaves +inf in the rows' padding past L; attend writes the first L of each row.
     if (const int64_t n = p.B * p.H * lpad; n > 0)
       fill_kernel<<<unsigned(ceil_div(n, 256)), 256, 0, current_stream()>>>(reinterpret_cast<float*>(lse->data()), n,
-                                                                          INFINITY);
+                                                                            INFINITY);
     TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     if (p.B * p.H * p.L * p.Ev > 0)
@@ -436,8 +446,8 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
     if (return_debug_mask) fail(std::string(kCudnn) + ": the debug mask is not supported");
     Problem p = attention_problem(q, k, v, bias, dropout_p, is_causal, scale, kCudnn);
     const int32_t device = q.storage->device_index;
-    TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L, p.Ev}, matching_layout(q, p),
-                                q.dtype));
+    TensorPtr out(
+        new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L, p.Ev}, matching_layout(q, p), q.dtype));
     p.out = {out->strides[0], out->strides[1], out->strides[2], out->strides[3]};
     TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, p.H, p.L, 1},
                                 std::vector<int64_t>{p.H * p.L, p.L, 1, 1}, int32_t(DType::f32)));
@@ -474,8 +484,8 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
     if (return_debug_mask) fail(std::string(kFlash) + ": the debug mask is not supported");
     // Grouped-query attention (key and value with fewer heads, dividing the query's, as torch's flash kernel takes
     // them): one call per key/value head, on its group of query heads, which read it with a head stride of 0.
-    const bool grouped = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 && k.sizes[1] > 0 &&
-                         k.sizes[1] < q.sizes[1] && q.sizes[1] % k.sizes[1] == 0 && v.sizes[1] == k.sizes[1];
+    const bool grouped = q.dim() == 4 && k.dim() == 4 && v.dim() == 4 && k.sizes[1] > 0 && k.sizes[1] < q.sizes[1] &&
+                         q.sizes[1] % k.sizes[1] == 0 && v.sizes[1] == k.sizes[1];
     const int64_t group = grouped ? q.sizes[1] / k.sizes[1] : 1;
     auto part = [&](const Tensor& t, int64_t first, bool shared) -> Tensor {
       if (!grouped) return t;
@@ -495,8 +505,8 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
         same_layout ? q.strides : std::vector<int64_t>{p.L * H * p.Ev, p.Ev, H * p.Ev, 1};
     TensorPtr out(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, H, p.L, p.Ev}, strides, q.dtype));
     p.out = {out->strides[0], out->strides[1], out->strides[2], out->strides[3]};
-    TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, H, p.L},
-                                std::vector<int64_t>{H * p.L, p.L, 1}, int32_t(DType::f32)));
+    TensorPtr lse(new_tensor_on(kCuda, device, std::vector<int64_t>{p.B, H, p.L}, std::vector<int64_t>{H * p.L, p.L, 1},
+                                int32_t(DType::f32)));
     p.lse_b = H * p.L, p.lse_h = p.L;
     TensorPtr seed(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
     TensorPtr offset(new_tensor_on(kCuda, device, {}, {}, int32_t(DType::i64)));
@@ -537,9 +547,7 @@ Strides4 bshe(const Tensor& t, int64_t batch) {
 }
 
 // The same tensor with its storage offset moved by `elements` (a sequence of a packed batch).
-Tensor shifted(const Tensor& t, int64_t elements) {
-  return view(t, t.sizes, t.strides, t.storage_offset + elements);
-}
+Tensor shifted(const Tensor& t, int64_t elements) { return view(t, t.sizes, t.strides, t.storage_offset + elements); }
 
 void check_operands(const Tensor& q, const Tensor& k, const Tensor& v, const std::string& op) {
   for (const Tensor* t : {&q, &k, &v}) require_cuda(*t, op.c_str());
@@ -550,8 +558,7 @@ void check_operands(const Tensor& q, const Tensor& k, const Tensor& v, const std
 
 void fill(Tensor& t, float value) {
   if (const int64_t n = t.numel(); n > 0)
-    fill_kernel<<<unsigned(ceil_div(n, 256)), 256, 0, current_stream()>>>(reinterpret_cast<float*>(t.data()), n,
-                                                                          value);
+    fill_kernel<<<unsigned(ceil_div(n, 256)), 256, 0, current_stream()>>>(reinterpret_cast<float*>(t.data()), n, value);
   check(cudaGetLastError(), "attention fill kernel launch");
 }
 

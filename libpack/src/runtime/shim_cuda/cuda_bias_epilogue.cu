@@ -17,8 +17,8 @@ __global__ void add_bias_rounded(T* out, const float* acc, const T* bias, int64_
 
 }  // namespace
 
-void launch_add_bias_rounded(void* out, const float* acc, const void* bias, int64_t rows, int64_t cols,
-                             int32_t dtype, cudaStream_t stream) {
+void launch_add_bias_rounded(void* out, const float* acc, const void* bias, int64_t rows, int64_t cols, int32_t dtype,
+                             cudaStream_t stream) {
   const int64_t n = rows * cols;
   if (n == 0) return;
   const int threads = 256;
@@ -29,8 +29,7 @@ void launch_add_bias_rounded(void* out, const float* acc, const void* bias, int6
   else if (dtype == int32_t(DType::f16))
     add_bias_rounded<<<blocks, threads, 0, stream>>>(static_cast<__half*>(out), acc, static_cast<const __half*>(bias),
                                                      rows, cols);
-  else
-    fail(std::string("bias epilogue for ") + dtype_name(dtype) + ": only float16 and bfloat16");
+  else fail(std::string("bias epilogue for ") + dtype_name(dtype) + ": only float16 and bfloat16");
   check(cudaGetLastError(), "bias epilogue");
 }
 

@@ -40,8 +40,8 @@ Cublas& cublas() {
   std::call_once(once, [] {
     std::vector<std::string> names;
     if (!tuning().cublas.empty()) names.push_back(tuning().cublas);
-    names.insert(names.end(), {"libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "libcublas.so.12",
-                               "libcublas.so"});
+    names.insert(names.end(),
+                 {"libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.13", "libcublas.so.12", "libcublas.so"});
     void* h = nullptr;
     for (const auto& n : names)
       if ((h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
@@ -72,9 +72,7 @@ cublasHandle_t handle_for(int device) {
   std::lock_guard lock(mutex);
   if (lib.handles.size() <= std::size_t(device)) lib.handles.resize(std::size_t(device) + 1, nullptr);
   cublasHandle_t& h = lib.handles[std::size_t(device)];
-  if (!h) {
-    check_blas(lib.create(&h), "cublasCreate");
-  }
+  if (!h) { check_blas(lib.create(&h), "cublasCreate"); }
   return h;
 }
 
@@ -144,7 +142,8 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
   require_cuda(a, op);
   require_cuda(b, op);
   // One dtype throughout, or half-precision operands into a float32 result (accumulated in float32 either way).
-  const bool widened = c.dtype == int32_t(DType::f32) && (a.dtype == int32_t(DType::f16) || a.dtype == int32_t(DType::bf16));
+  const bool widened =
+      c.dtype == int32_t(DType::f32) && (a.dtype == int32_t(DType::f16) || a.dtype == int32_t(DType::bf16));
   if (a.dtype != b.dtype || (a.dtype != c.dtype && !widened))
     fail(std::string(op) + ": operands differ in dtype (" + dtype_name(a.dtype) + ", " + dtype_name(b.dtype) +
          ", out " + dtype_name(c.dtype) + ")");
@@ -180,11 +179,11 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
   const void* pal = ty.dbl ? static_cast<const void*>(&alpha) : &falpha;
   const void* pbe = ty.dbl ? static_cast<const void*>(&beta) : &fbeta;
   // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's "A" is our b, its "B" our a.
-  check_blas(cublas().gemm(h, mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           int(N), int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), sb, ma.ptr, in_ty.data,
-                           int(ma.ld), sa, pbe, pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute,
-                           CUBLAS_GEMM_DEFAULT),
-             op);
+  check_blas(
+      cublas().gemm(h, mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, int(N),
+                    int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), sb, ma.ptr, in_ty.data, int(ma.ld), sa, pbe,
+                    pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute, CUBLAS_GEMM_DEFAULT),
+      op);
   if (pc != &c) copy_any(c, *pc);
 }
 
@@ -197,9 +196,9 @@ namespace {
 // (bench/device/bf16_blas.py, docs/PERFORMANCE.md).
 bool torch_takes_bias_epilogue(const Tensor& out, const Tensor& self, const Tensor& a, double beta) {
   const bool half = out.dtype == int32_t(DType::bf16) || out.dtype == int32_t(DType::f16);
-  return half && a.dtype == out.dtype && self.dtype == out.dtype && beta == 1.0 && self.dim() == 1 &&
-         out.dim() == 2 && a.dim() == 2 && self.is_contiguous() && out.is_contiguous() &&
-         self.sizes[0] == out.sizes[1] && out.sizes[0] > 1 && out.sizes[1] > 1 && a.sizes[1] > 1;
+  return half && a.dtype == out.dtype && self.dtype == out.dtype && beta == 1.0 && self.dim() == 1 && out.dim() == 2 &&
+         a.dim() == 2 && self.is_contiguous() && out.is_contiguous() && self.sizes[0] == out.sizes[1] &&
+         out.sizes[0] > 1 && out.sizes[1] > 1 && a.sizes[1] > 1;
 }
 
 // out <- beta * self (broadcast) + alpha * a @ b
@@ -230,8 +229,7 @@ extern "C" {
 AOTITorchError aoti_torch_cuda_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
                                          AtenTensorHandle mat2, double beta, double alpha) {
   return guarded(__func__, [&] {
-    add_product(deref(out, "out"), deref(self, "self"), deref(mat1, "mat1"), deref(mat2, "mat2"), beta, alpha,
-                "addmm");
+    add_product(deref(out, "out"), deref(self, "self"), deref(mat1, "mat1"), deref(mat2, "mat2"), beta, alpha, "addmm");
   });
 }
 

@@ -1,7 +1,7 @@
 // What the CUDA shim's files share: error checks, this thread's current stream, device-side copies.
 #pragma once
 
-#include "tensor.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -44,8 +44,8 @@ void open_blas(int device);
 
 // out[i, j] <- acc[i, j] + bias[j], rounded once to out's dtype (float16 or bfloat16); out and acc dense
 // [rows, cols], bias dense [cols] in out's dtype (cuda_bias_epilogue.cu).
-void launch_add_bias_rounded(void* out, const float* acc, const void* bias, int64_t rows, int64_t cols,
-                             int32_t dtype, cudaStream_t stream);
+void launch_add_bias_rounded(void* out, const float* acc, const void* bias, int64_t rows, int64_t cols, int32_t dtype,
+                             cudaStream_t stream);
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

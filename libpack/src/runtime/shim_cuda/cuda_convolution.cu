@@ -1,9 +1,10 @@
 // aoti_torch_cuda_convolution on cuDNN (cudnn_conv_plan.hpp): 1-, 2- and 3-D, plain and transposed, any groups,
-// f32/f16/bf16/f64; contiguous depthwise 3-D ones on a kernel of its own (cuda_depthwise3d.hpp), as torch does. As torch's cuDNN path does it: the input and the weight are made dense in one layout
-// (channels-last when either is, else contiguous; conv_shape.hpp), the output is made in that layout, and the
-// bias is added afterwards (so a bf16/f16 result is rounded after the convolution and again after the bias).
+// f32/f16/bf16/f64; contiguous depthwise 3-D ones on a kernel of its own (cuda_depthwise3d.hpp), as torch does. As
+// torch's cuDNN path does it: the input and the weight are made dense in one layout (channels-last when either is, else
+// contiguous; conv_shape.hpp), the output is made in that layout, and the bias is added afterwards (so a bf16/f16
+// result is rounded after the convolution and again after the bias).
 #include "aoti_shim_cuda.h"
-#include "conv_shape.hpp"
+#include "runtime/shim/conv_shape.hpp"
 #include "cuda_common.hpp"
 #include "cuda_depthwise3d.hpp"
 #include "cudnn_conv_plan.hpp"

@@ -14,8 +14,8 @@ namespace mpspack::shim::cuda {
 namespace {
 
 struct Geometry {
-  int64_t n_out;                  // N * O * OD * OH * OW
-  int64_t C, O, per_channel;      // per_channel: output channels per input channel (O / C)
+  int64_t n_out;              // N * O * OD * OH * OW
+  int64_t C, O, per_channel;  // per_channel: output channels per input channel (O / C)
   int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
 };
 
@@ -25,9 +25,12 @@ __global__ void depthwise3d_kernel(const T* __restrict__ x, const T* __restrict_
   const int64_t KD = g.k[0], KH = g.k[1], KW = g.k[2];
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < g.n_out; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t t = i;
-    const int64_t ow = t % OW; t /= OW;
-    const int64_t oh = t % OH; t /= OH;
-    const int64_t od = t % OD; t /= OD;
+    const int64_t ow = t % OW;
+    t /= OW;
+    const int64_t oh = t % OH;
+    t /= OH;
+    const int64_t od = t % OD;
+    t /= OD;
     const int64_t o = t % g.O, n = t / g.O;
     const T* xc = x + (n * g.C + o / g.per_channel) * ID * IH * IW;
     const T* wo = w + o * KD * KH * KW;

@@ -4,8 +4,8 @@
 // taken here.
 #pragma once
 
-#include "conv_shape.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/conv_shape.hpp"
+#include "runtime/shim/tensor.hpp"
 
 namespace mpspack::shim::cuda {
 

@@ -15,7 +15,9 @@ namespace {
 
 constexpr int64_t kMean = 1, kMax = 2;
 
-double at(const Tensor& t, int64_t i) { return load_as_double(t.data() + i * t.strides[0] * int64_t(t.itemsize()), t.dtype); }
+double at(const Tensor& t, int64_t i) {
+  return load_as_double(t.data() + i * t.strides[0] * int64_t(t.itemsize()), t.dtype);
+}
 
 // Bag of each of `n` indices: the last bag whose offset is at most its position.
 TensorPtr offset2bag_of(const Tensor& offsets, int64_t n, int64_t bags, int32_t dtype) {
@@ -32,8 +34,7 @@ TensorPtr offset2bag_of(const Tensor& offsets, int64_t n, int64_t bags, int32_t 
 
 // Each bag's count of indices other than padding_idx, for every offset: torch's CUDA kernel sizes bag_size by the
 // offsets, so with include_last_offset it has one entry more than there are bags (torch leaves it unwritten; 0).
-TensorPtr bag_sizes_of(const Tensor& indices, const Tensor& offsets, int64_t bags, int64_t padding_idx,
-                       int32_t dtype) {
+TensorPtr bag_sizes_of(const Tensor& indices, const Tensor& offsets, int64_t bags, int64_t padding_idx, int32_t dtype) {
   const int64_t entries = offsets.sizes[0], n = indices.numel();
   TensorPtr out(new_contiguous(std::span<const int64_t>(&entries, 1), dtype));
   for (int64_t b = 0; b < entries; ++b) {
@@ -49,8 +50,8 @@ TensorPtr bag_sizes_of(const Tensor& indices, const Tensor& offsets, int64_t bag
 }
 
 // The CPU shim's outputs (host tensors) made torch's CUDA ones.
-void to_cuda_semantics(Tensor* outs[4], const Tensor& indices, const Tensor& offsets, int64_t mode,
-                       int64_t padding_idx, TensorPtr (&fixed)[4]) {
+void to_cuda_semantics(Tensor* outs[4], const Tensor& indices, const Tensor& offsets, int64_t mode, int64_t padding_idx,
+                       TensorPtr (&fixed)[4]) {
   const int64_t bags = outs[0]->sizes[0];
   if (outs[1]->numel() == 0 && indices.numel() > 0)
     fixed[1] = offset2bag_of(offsets, indices.numel(), bags, outs[1]->dtype);
@@ -116,11 +117,13 @@ AOTITorchError aoti_torch_cuda__embedding_bag(AtenTensorHandle weight, AtenTenso
                      sparse, per_sample_weights, include_last_offset, padding_idx, rets);
 }
 
-AOTITorchError aoti_torch_cuda__embedding_bag_forward_only(
-    AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets, int32_t scale_grad_by_freq,
-    int64_t mode, int32_t sparse, AtenTensorHandle* per_sample_weights, int32_t include_last_offset,
-    int64_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
-    AtenTensorHandle* ret3) {
+AOTITorchError aoti_torch_cuda__embedding_bag_forward_only(AtenTensorHandle weight, AtenTensorHandle indices,
+                                                           AtenTensorHandle offsets, int32_t scale_grad_by_freq,
+                                                           int64_t mode, int32_t sparse,
+                                                           AtenTensorHandle* per_sample_weights,
+                                                           int32_t include_last_offset, int64_t padding_idx,
+                                                           AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                                                           AtenTensorHandle* ret2, AtenTensorHandle* ret3) {
   AtenTensorHandle* rets[4] = {ret0, ret1, ret2, ret3};
   return bag_on_host(__func__, &aoti_torch_cpu__embedding_bag_forward_only, weight, indices, offsets,
                      scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx, rets);

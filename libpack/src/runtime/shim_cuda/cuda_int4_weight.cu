@@ -22,11 +22,11 @@ namespace {
 __device__ int unpack_int4(const int32_t* packed, int64_t k_outer_tiles, int inner_k_tiles, int64_t n, int64_t k) {
   const int64_t n_tile = n / 8, super = int64_t(inner_k_tiles) * 16;
   const int64_t k_outer = k / super;
-  const int kt = int((k % super) / 16);   // k-tile within the super tile
-  const int r = int(k % 16);              // k within the tile
-  const int j = r / 2;                    // byte within the tile's 8
+  const int kt = int((k % super) / 16);  // k-tile within the super tile
+  const int r = int(k % 16);             // k within the tile
+  const int j = r / 2;                   // byte within the tile's 8
   const int lane = 4 * int(n % 8) + (j % 4);
-  const int i = (kt % 2) * 2 + j / 4;     // which of the lane's four bytes
+  const int i = (kt % 2) * 2 + j / 4;  // which of the lane's four bytes
   const int shift = (r % 2 == 0 ? 0 : 16) + 4 * i;
   const int64_t word = ((n_tile * k_outer_tiles + k_outer) * 32 + lane) * (inner_k_tiles / 2) + kt / 2;
   return int((uint32_t(packed[word]) >> shift) & 0xF);
@@ -53,7 +53,8 @@ void check_operands(const Tensor& a, const Tensor& b, int64_t group_size, const 
     fail(op + ": mat2 must be a contiguous int32 [n / 8, k / (inner_k_tiles * 16), 32, inner_k_tiles / 2] tensor");
   const int64_t inner = b.sizes[3] * 2, k = a.sizes[1];
   if (inner != 2 && inner != 4 && inner != 8) fail(op + ": inner_k_tiles must be 2, 4 or 8");
-  if (b.sizes[1] != k / (inner * 16)) fail(op + ": mat2's k tiles do not match self's " + std::to_string(k) + " columns");
+  if (b.sizes[1] != k / (inner * 16))
+    fail(op + ": mat2's k tiles do not match self's " + std::to_string(k) + " columns");
   if (group_size != 32 && group_size != 64 && group_size != 128 && group_size != 256)
     fail(op + ": qGroupSize must be 32, 64, 128 or 256, not " + std::to_string(group_size));
   const int64_t n = b.sizes[0] * 8;

@@ -15,12 +15,30 @@
 namespace mpspack::shim::cuda {
 namespace {
 
-template <class T> __device__ float to_float(T v) { return float(v); }
-template <> __device__ float to_float(__half v) { return __half2float(v); }
-template <> __device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class T> __device__ T from_float(float v) { return T(v); }
-template <> __device__ __half from_float(float v) { return __float2half(v); }
-template <> __device__ __nv_bfloat16 from_float(float v) { return __float2bfloat16(v); }
+template <class T>
+__device__ float to_float(T v) {
+  return float(v);
+}
+template <>
+__device__ float to_float(__half v) {
+  return __half2float(v);
+}
+template <>
+__device__ float to_float(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+template <class T>
+__device__ T from_float(float v) {
+  return T(v);
+}
+template <>
+__device__ __half from_float(float v) {
+  return __float2half(v);
+}
+template <>
+__device__ __nv_bfloat16 from_float(float v) {
+  return __float2bfloat16(v);
+}
 
 __device__ float sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
 
@@ -80,10 +98,10 @@ extern "C" AOTITorchError aoti_torch_cuda__thnn_fused_lstm_cell(AtenTensorHandle
     // The kernel reads dense rows: contiguous copies where the operands are not.
     TensorPtr igc = contiguous(ig), hgc = contiguous(hg), cxc = contiguous(c);
     TensorPtr ibc = ib ? contiguous(*ib) : nullptr, hbc = hb ? contiguous(*hb) : nullptr;
-    TensorPtr hy(new_tensor_on(kCuda, device, std::vector<int64_t>{batch, hidden}, std::vector<int64_t>{hidden, 1},
-                               ig.dtype));
-    TensorPtr cy(new_tensor_on(kCuda, device, std::vector<int64_t>{batch, hidden}, std::vector<int64_t>{hidden, 1},
-                               ig.dtype));
+    TensorPtr hy(
+        new_tensor_on(kCuda, device, std::vector<int64_t>{batch, hidden}, std::vector<int64_t>{hidden, 1}, ig.dtype));
+    TensorPtr cy(
+        new_tensor_on(kCuda, device, std::vector<int64_t>{batch, hidden}, std::vector<int64_t>{hidden, 1}, ig.dtype));
     TensorPtr ws(new_tensor_on(kCuda, device, std::vector<int64_t>{batch, 4 * hidden},
                                std::vector<int64_t>{4 * hidden, 1}, ig.dtype));
     if (batch * hidden > 0) {

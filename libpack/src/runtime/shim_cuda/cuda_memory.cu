@@ -174,8 +174,8 @@ class CudaMemory final : public DeviceMemory {
       fail(std::string("copy_ from ") + dtype_name(src.dtype) + " to " + dtype_name(dst.dtype) +
            " on cuda: dtype conversion on the GPU is not supported by the mpspack shim");
     if (same_dense_layout(dst, src)) {
-      check(cudaMemcpyAsync(dst.data(), src.data(), std::size_t(dst.numel()) * dst.itemsize(),
-                            cudaMemcpyDeviceToDevice, stream),
+      check(cudaMemcpyAsync(dst.data(), src.data(), std::size_t(dst.numel()) * dst.itemsize(), cudaMemcpyDeviceToDevice,
+                            stream),
             "copy_ (device to device)");
       return;
     }

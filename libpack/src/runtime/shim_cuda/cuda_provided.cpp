@@ -2,7 +2,7 @@
 // functions and the CUDA runtime (cuda*) of the shared libcudart it brings. Compiled into the executable, not
 // the plugin, so that `inspect` knows them without opening it. The driver functions (cu*) a library imports come
 // from libcuda.so.1, which it names itself. Sorted: the aoti names, then the generated (sorted) cuda* names.
-#include "provided.hpp"
+#include "runtime/shim/provided.hpp"
 
 #include <string_view>
 

@@ -234,10 +234,10 @@ using namespace mpspack::shim;
 using namespace mpspack::shim::cuda;
 
 extern "C" AOTITorchError aoti_torch_cuda__scaled_grouped_mm(AtenTensorHandle self, AtenTensorHandle mat2,
-                                                            AtenTensorHandle scale_a, AtenTensorHandle scale_b,
-                                                            AtenTensorHandle* offs, AtenTensorHandle* bias,
-                                                            AtenTensorHandle* scale_result, int32_t* out_dtype,
-                                                            int32_t use_fast_accum, AtenTensorHandle* ret0) {
+                                                             AtenTensorHandle scale_a, AtenTensorHandle scale_b,
+                                                             AtenTensorHandle* offs, AtenTensorHandle* bias,
+                                                             AtenTensorHandle* scale_result, int32_t* out_dtype,
+                                                             int32_t use_fast_accum, AtenTensorHandle* ret0) {
   (void)use_fast_accum;  // float32 accumulation either way (torch's fast accumulation only trades precision)
   return guarded(__func__, [&] {
     const std::string op = kOp;
@@ -253,8 +253,8 @@ extern "C" AOTITorchError aoti_torch_cuda__scaled_grouped_mm(AtenTensorHandle se
         checked_output_sizes(a, b, sa, sb, of, out_dtype ? *out_dtype : int32_t(DType::bf16));
     // torch's output strides: the last dim's stride padded to 16 bytes (8 bfloat16 values).
     const int64_t padded = ceil_div(sizes.back(), 8) * 8;
-    const std::vector<int64_t> strides = sizes.size() == 2 ? std::vector<int64_t>{padded, 1}
-                                                           : std::vector<int64_t>{sizes[1] * padded, padded, 1};
+    const std::vector<int64_t> strides =
+        sizes.size() == 2 ? std::vector<int64_t>{padded, 1} : std::vector<int64_t>{sizes[1] * padded, padded, 1};
     TensorPtr out(new_tensor_on(kCuda, a.storage->device_index, sizes, strides, int32_t(DType::bf16)));
     if (out->numel() > 0)  // rows (or columns) past the last group end stay zero
       check(cudaMemsetAsync(out->data(), 0, storage_nbytes(out->sizes, out->strides, 2), current_stream()), kOp);

@@ -4,7 +4,7 @@
 // double for float64, int64 for integers and bool), which is rounded to the result dtype at each element.
 #include "aoti_shim_cuda.h"
 #include "cuda_common.hpp"
-#include "scan.hpp"
+#include "runtime/shim/scan.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -90,7 +90,9 @@ Tensor* cumsum(const Tensor& self, int64_t dim, const int32_t* dtype) {
   const ScanLines l = scan_lines(out->sizes, d);
   switch (static_cast<DType>(out->dtype)) {
     case DType::f64: launch_cumsum<double>(*in, *out, l); break;
-    case DType::f32: case DType::f16: case DType::bf16: launch_cumsum<float>(*in, *out, l); break;
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16: launch_cumsum<float>(*in, *out, l); break;
     default: launch_cumsum<long long>(*in, *out, l); break;
   }
   return out.release();

@@ -95,17 +95,21 @@ struct OpAttributes {
   cudnnBackendDescriptorType_t type;
   cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
 };
-constexpr OpAttributes kForward{
-    CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,             CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
-    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-    CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+constexpr OpAttributes kForward{CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                                CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                                CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+                                CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                                CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                                CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                                CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
 // A transposed convolution's input is the gradient dy of a convolution's output, its output the input's dx.
-constexpr OpAttributes kBackwardData{
-    CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
-    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,                  CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
-    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
-    CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+constexpr OpAttributes kBackwardData{CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                                     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+                                     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+                                     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+                                     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+                                     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+                                     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
 
 // y <- conv(x, w), or for a transposed shape the backward-data operation with x as the gradient dy of a
 // convolution's output and y as the input's gradient dx. Groups follow from the channel counts.
@@ -168,8 +172,8 @@ bool allowed(const Desc& config, int32_t dtype) {
                 CUDNN_STATUS_SUCCESS)
     return false;
   cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
-  if (c.backend_get(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT,
-                    &n, notes) != CUDNN_STATUS_SUCCESS)
+  if (c.backend_get(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n,
+                    notes) != CUDNN_STATUS_SUCCESS)
     return false;
   const bool f32_without_tf32 = dtype == static_cast<int32_t>(DType::f32) && !conv_tf32_allowed();
   for (int64_t i = 0; i < n; ++i) {
@@ -218,8 +222,7 @@ std::unique_ptr<GraphPlan> make_graph_plan(const ConvShape& s, int32_t dtype, in
   return nullptr;
 }
 
-void GraphPlan::run(cudnnHandle_t h, const void* x, const void* w, void* y, void* workspace,
-                    const ConvShape& s) const {
+void GraphPlan::run(cudnnHandle_t h, const void* x, const void* w, void* y, void* workspace, const ConvShape& s) const {
   Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
   const int64_t ids[3] = {kX, kW, kY};
   void* pointers[3] = {const_cast<void*>(x), const_cast<void*>(w), y};

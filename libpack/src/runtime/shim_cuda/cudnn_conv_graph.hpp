@@ -4,7 +4,7 @@
 // one per shape for the process and falls back to the legacy API where cuDNN builds no plan.
 #pragma once
 
-#include "conv_shape.hpp"
+#include "runtime/shim/conv_shape.hpp"
 #include "cudnn_library.hpp"
 
 #include <cstddef>

@@ -219,7 +219,7 @@ std::unique_ptr<Plan> make_plan(const ConvShape& s, int32_t dtype, int device, c
     };
     choose(*p,
            measured_or_proposed<cudnnConvolutionFwdAlgoPerf_t>(max, find, get, "cudnnGetConvolutionForwardAlgorithm_v7",
-                                                                s),
+                                                               s),
            s, dtype, device);
   } else {  // x is the gradient of a convolution's output, y the input's
     check_cudnn(c.backward_data_algo_count(h, &max), failed("cudnnGetConvolutionBackwardDataAlgorithmMaxCount", s));
@@ -230,8 +230,8 @@ std::unique_ptr<Plan> make_plan(const ConvShape& s, int32_t dtype, int device, c
       return c.backward_data_algos(h, d.w, d.x, d.conv, d.y, m, n, r);
     };
     choose(*p,
-           measured_or_proposed<cudnnConvolutionBwdDataAlgoPerf_t>(
-               max, find, get, "cudnnGetConvolutionBackwardDataAlgorithm_v7", s),
+           measured_or_proposed<cudnnConvolutionBwdDataAlgoPerf_t>(max, find, get,
+                                                                   "cudnnGetConvolutionBackwardDataAlgorithm_v7", s),
            s, dtype, device);
   }
   return p;
@@ -240,7 +240,7 @@ std::unique_ptr<Plan> make_plan(const ConvShape& s, int32_t dtype, int device, c
 // Everything the descriptors and the choice depend on.
 std::vector<int64_t> plan_key(const ConvShape& s, int32_t dtype, int device, Alignments a) {
   std::vector<int64_t> k{device, dtype, s.transposed, s.channels_last, s.spatial, s.groups, s.N, s.C, s.O,
-                         a.x, a.w, a.y};
+                         a.x,    a.w,   a.y};
   for (const auto* v : {&s.in, &s.kernel, &s.out, &s.stride, &s.pad, &s.dilation})
     k.insert(k.end(), v->begin(), v->end());
   return k;

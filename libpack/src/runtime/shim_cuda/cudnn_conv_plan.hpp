@@ -3,7 +3,7 @@
 // algorithm where cuDNN builds no graph plan for the shape.
 #pragma once
 
-#include "conv_shape.hpp"
+#include "runtime/shim/conv_shape.hpp"
 #include "cudnn_library.hpp"
 
 #include <span>

@@ -6,7 +6,7 @@
 // opening it by full path is enough.
 #pragma once
 
-#include "tensor.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <cuda_runtime_api.h>
 #include <cudnn.h>

@@ -92,8 +92,8 @@ void HostBridge::finish() {
   for (auto& [device, host] : written_) {
     if (device->sizes != host->sizes || device->strides != host->strides) {
       // The op resized its output (resize_, an out= of another size): the device tensor follows, as torch's does.
-      TensorPtr fresh(new_tensor_on(device->device_type(), device->storage->device_index, host->sizes,
-                                    host->strides, host->dtype));
+      TensorPtr fresh(
+          new_tensor_on(device->device_type(), device->storage->device_index, host->sizes, host->strides, host->dtype));
       device->storage = fresh->storage;
       device->sizes = host->sizes;
       device->strides = host->strides;

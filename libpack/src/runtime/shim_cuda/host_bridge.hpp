@@ -11,9 +11,9 @@
 // torch's, as the CPU function's are; the time is the copies' and the CPU's (docs/SHIM.md lists these functions).
 #pragma once
 
-#include "aoti_shim.h"
-#include "provided.hpp"
-#include "tensor.hpp"
+#include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/provided.hpp"
+#include "runtime/shim/tensor.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -54,8 +54,8 @@ class HostBridge {
 
   int32_t device_index_ = -1;  // of the first GPU argument, or the factory op's
   bool saw_device_ = false;
-  std::vector<Tensor*> owned_;                                      // host copies
-  std::vector<std::pair<Tensor*, Tensor*>> written_;                // (caller's device tensor, its host copy)
+  std::vector<Tensor*> owned_;                                          // host copies
+  std::vector<std::pair<Tensor*, Tensor*>> written_;                    // (caller's device tensor, its host copy)
   std::deque<std::pair<AtenTensorHandle*, AtenTensorHandle>> results_;  // (caller's slot, the host result)
   std::deque<AtenTensorHandle> singles_;
   std::deque<std::vector<AtenTensorHandle>> lists_;

@@ -56,16 +56,18 @@ E one_of(Lookup lookup, const char* name, std::initializer_list<std::pair<const 
 
 void read_loader(Lookup lookup, Tuning& t) {
   using E = EmbeddedWeights;
-  t.embedded_weights = one_of<E>(lookup, "MPSPACK_EMBEDDED_WEIGHTS",
-                                 {{"mmap", E::Mmap}, {"memcpy", E::Memcpy}});
+  t.embedded_weights = one_of<E>(lookup, "MPSPACK_EMBEDDED_WEIGHTS", {{"mmap", E::Mmap}, {"memcpy", E::Memcpy}});
   t.large_blocks = one_of<bool>(lookup, "MPSPACK_LARGE_BLOCKS", {{"prefault", true}, {"libc", false}});
   // 0 is a threshold of its own (every size): not positive_or's.
   if (const char* v = given(lookup, "MPSPACK_MAP_WEIGHTS_MIN_BYTES")) {
     char* end = nullptr;
     const unsigned long long n = std::strtoull(v, &end, 10);
     if (end && *end == 0 && *v != '-') t.map_weights_min_bytes = n;
-    else std::fprintf(stderr, "mpspack: MPSPACK_MAP_WEIGHTS_MIN_BYTES=%s is not a whole number of bytes; the "
-                              "default, %llu, is used\n", v, (unsigned long long)t.map_weights_min_bytes);
+    else
+      std::fprintf(stderr,
+                   "mpspack: MPSPACK_MAP_WEIGHTS_MIN_BYTES=%s is not a whole number of bytes; the "
+                   "default, %llu, is used\n",
+                   v, (unsigned long long)t.map_weights_min_bytes);
   }
   using P = PopulateWeights;
   t.populate_weights = one_of<P>(lookup, "MPSPACK_POPULATE_WEIGHTS",

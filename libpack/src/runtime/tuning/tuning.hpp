@@ -60,26 +60,26 @@ struct Tuning {
 
   // --- The CPU shim: each empty by default, which picks by the rule its file states; another value forces one
   // way, for comparisons (docs/CLI.md lists the values).
-  std::string cpu_conv;    // MPSPACK_CPU_CONV
-  std::string cpu_gemm;    // MPSPACK_CPU_GEMM
-  std::string cpu_gemv;    // MPSPACK_CPU_GEMV
-  std::string cpu_int8mm;  // MPSPACK_CPU_INT8MM
-  std::string cpu_int4mm;  // MPSPACK_CPU_INT4MM
+  std::string cpu_conv;       // MPSPACK_CPU_CONV
+  std::string cpu_gemm;       // MPSPACK_CPU_GEMM
+  std::string cpu_gemv;       // MPSPACK_CPU_GEMV
+  std::string cpu_int8mm;     // MPSPACK_CPU_INT8MM
+  std::string cpu_int4mm;     // MPSPACK_CPU_INT4MM
   bool profile_shim = false;  // MPSPACK_PROFILE_SHIM: a table of the shim's calls at exit
 
   // --- CUDA: the libraries opened at first use (empty: the usual names), convolutions, attention, and the shape of
   // the weight upload (docs/PERFORMANCE.md, "GPU").
-  std::string cublas;                         // MPSPACK_CUBLAS
-  std::string cudnn;                          // MPSPACK_CUDNN
-  bool cudnn_tf32 = true;                     // MPSPACK_CUDNN_TF32=0: no TF32 (see tf32_convolutions())
-  std::string cuda_attention;                 // MPSPACK_CUDA_ATTENTION: empty, fused or blocked
+  std::string cublas;                                  // MPSPACK_CUBLAS
+  std::string cudnn;                                   // MPSPACK_CUDNN
+  bool cudnn_tf32 = true;                              // MPSPACK_CUDNN_TF32=0: no TF32 (see tf32_convolutions())
+  std::string cuda_attention;                          // MPSPACK_CUDA_ATTENTION: empty, fused or blocked
   int64_t attention_score_bytes = int64_t(256) << 20;  // MPSPACK_ATTENTION_SCORE_BYTES
-  bool open_libraries_early = true;           // MPSPACK_OPEN_LIBRARIES_EARLY
-  std::string upload_mode = "pread-thp";      // MPSPACK_UPLOAD_MODE
-  uint64_t upload_chunk_mib = 2;              // MPSPACK_UPLOAD_CHUNK_MIB
-  uint64_t upload_threads = 0;                // MPSPACK_UPLOAD_THREADS; 0: as many as the upload's size calls for
-  bool upload_pin_early = true;               // MPSPACK_UPLOAD_PIN_EARLY=0: staging pinned when the upload starts
-  bool upload_read_ahead = true;              // MPSPACK_UPLOAD_READ_AHEAD=0: nothing read before the upload starts
+  bool open_libraries_early = true;                    // MPSPACK_OPEN_LIBRARIES_EARLY
+  std::string upload_mode = "pread-thp";               // MPSPACK_UPLOAD_MODE
+  uint64_t upload_chunk_mib = 2;                       // MPSPACK_UPLOAD_CHUNK_MIB
+  uint64_t upload_threads = 0;    // MPSPACK_UPLOAD_THREADS; 0: as many as the upload's size calls for
+  bool upload_pin_early = true;   // MPSPACK_UPLOAD_PIN_EARLY=0: staging pinned when the upload starts
+  bool upload_read_ahead = true;  // MPSPACK_UPLOAD_READ_AHEAD=0: nothing read before the upload starts
 };
 
 // The switches in force: the environment's, read at the first call, or a ScopedTuning's while one lives.

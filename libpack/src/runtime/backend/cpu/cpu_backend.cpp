@@ -1,9 +1,9 @@
 // The CPU backend: tensors are mpspack_shim tensors in host memory; external weights are used in place
 // from the container's mapping.
-#include "backend.hpp"
+#include "runtime/backend/backend.hpp"
 
-#include "onednn_plugin.hpp"
-#include "provided.hpp"
+#include "runtime/shim/onednn_plugin.hpp"
+#include "runtime/shim/provided.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <spdlog/spdlog.h>
@@ -38,8 +38,8 @@ void prefault_weights(ByteView blob) {
   const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
   const uint64_t begin = uint64_t(blob.data()) & ~(page - 1), end = uint64_t(blob.data()) + blob.size();
   const uint64_t slice_min = 64ull << 20;
-  const unsigned threads = unsigned(std::clamp<uint64_t>((end - begin) / slice_min, 1,
-                                                         std::max(1u, std::thread::hardware_concurrency())));
+  const unsigned threads =
+      unsigned(std::clamp<uint64_t>((end - begin) / slice_min, 1, std::max(1u, std::thread::hardware_concurrency())));
   const uint64_t slice = ((end - begin) / threads + page - 1) & ~(page - 1);
   std::vector<std::thread> pool;
   for (unsigned i = 0; i < threads; ++i) {

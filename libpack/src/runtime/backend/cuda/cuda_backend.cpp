@@ -2,14 +2,14 @@
 // and the external weights uploaded by mpspack itself (cuda_upload.hpp) into one device allocation. Built with the
 // CUDA part of the shim into the plugin lib/mpspack/backend_cuda.so (backend/plugin.hpp), which `run` opens for CUDA
 // libraries.
-#include "backend.hpp"
-#include "plugin.hpp"
+#include "runtime/backend/backend.hpp"
+#include "runtime/backend/plugin.hpp"
 
-#include "cuda_common.hpp"
+#include "runtime/shim_cuda/cuda_common.hpp"
 #include "cuda_upload.hpp"
 #include "cuda_weight_copies.hpp"
-#include "cudnn_library.hpp"
-#include "provided.hpp"
+#include "runtime/shim_cuda/cudnn_library.hpp"
+#include "runtime/shim/provided.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <cuda_runtime_api.h>
@@ -110,7 +110,8 @@ class CudaBackend final : public Backend {
     }
     std::vector<uint8_t> raw(extent * es);
     if (!raw.empty()) {
-      const cudaMemcpyKind kind = device == aoti_torch_device_type_cuda() ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost;
+      const cudaMemcpyKind kind =
+          device == aoti_torch_device_type_cuda() ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost;
       if (auto e = cudaMemcpyAsync(raw.data(), data, raw.size(), kind, stream_); e != cudaSuccess)
         return cuda_error("copying an output from the GPU", e);
     }
@@ -243,20 +244,17 @@ class CudaBackend final : public Backend {
     if (!libraries_.any()) return;
     const auto t0 = Clock::now();
     const std::string names = libraries_.blas && libraries_.cudnn ? "cuBLAS and cuDNN"
-                              : libraries_.blas                    ? "cuBLAS"
-                                                                   : "cuDNN";
+                              : libraries_.blas                   ? "cuBLAS"
+                                                                  : "cuDNN";
     std::string why;
     try {
       if (libraries_.blas) shim::cuda::open_blas(index_);
       if (libraries_.cudnn) shim::cuda::open_cudnn(index_);
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
+    } catch (const std::exception& e) { why = e.what(); }
     if (why.empty())
       spdlog::info("{} opened before the weight upload in {:.1f} ms", names,
                    std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    else
-      spdlog::info("{} not opened before the weight upload (left to the first run): {}", names, why);
+    else spdlog::info("{} not opened before the weight upload (left to the first run): {}", names, why);
     libraries_ = {};
   }
 
@@ -272,9 +270,12 @@ class CudaBackend final : public Backend {
       pageable.assign(bytes, 1);
       host = pageable.data();
     }
-    std::shared_ptr<void> host_owner(pinned ? host : nullptr, [](void* p) { if (p) cudaFreeHost(p); });
+    std::shared_ptr<void> host_owner(pinned ? host : nullptr, [](void* p) {
+      if (p) cudaFreeHost(p);
+    });
     std::memset(host, 1, bytes);
-    if (auto e = cudaMalloc(&dev, bytes); e != cudaSuccess) return cuda_error("device buffer for the bandwidth check", e);
+    if (auto e = cudaMalloc(&dev, bytes); e != cudaSuccess)
+      return cuda_error("device buffer for the bandwidth check", e);
     std::shared_ptr<void> dev_owner(dev, [](void* p) { cudaFree(p); });
     cudaEvent_t a, b;
     cudaEventCreate(&a);
@@ -324,7 +325,8 @@ Result<std::unique_ptr<Backend>> make_cuda_backend(int32_t index) {
   if (auto e = cudaGetDeviceCount(&count); e != cudaSuccess) return no_device_error(e);
   if (count == 0) return no_device_error(cudaErrorNoDevice);
   if (index < 0 || index >= count)
-    return make_error(Kind::Invalid, "cuda:{} does not exist: this machine has {} CUDA device{} ({}): choose one "
+    return make_error(Kind::Invalid,
+                      "cuda:{} does not exist: this machine has {} CUDA device{} ({}): choose one "
                       "with --device cuda:N",
                       index, count, count == 1 ? "" : "s",
                       count == 1 ? std::string("cuda:0") : fmt::format("cuda:0 to cuda:{}", count - 1));

@@ -59,7 +59,7 @@ Shape shape_for(uint64_t bytes, Window window) {
   // Twelve readers keep up with the bus. Below 48 chunks, fewer: every reader's staging is pinned before the upload,
   // one registration at a time in the driver, and pinning that has not ended when the upload starts holds it up
   // (docs/PERFORMANCE.md, "GPU"). With a long window there, up to 16, each holding two chunks read ahead.
-  const uint64_t fitting = chunks >= 48 ? 12
+  const uint64_t fitting = chunks >= 48             ? 12
                            : window == Window::Long ? std::min<uint64_t>((chunks + 1) / 2, kMaxWholeReaders)
                                                     : std::max<uint64_t>(chunks / 4, 1);
   const uint64_t readers = t.upload_threads > 0 ? t.upload_threads : fitting;
@@ -74,7 +74,8 @@ Shape shape_for(uint64_t bytes, Window window) {
 std::vector<Piece> cut(std::span<const Piece> pieces, uint64_t chunk) {
   std::vector<Piece> jobs;
   for (const Piece& p : pieces)
-    for (uint64_t at = 0; at < p.len; at += chunk) jobs.push_back({p.dst + at, p.src + at, std::min(chunk, p.len - at)});
+    for (uint64_t at = 0; at < p.len; at += chunk)
+      jobs.push_back({p.dst + at, p.src + at, std::min(chunk, p.len - at)});
   return jobs;
 }
 

@@ -19,12 +19,12 @@ struct Block {
 };
 
 std::mutex g_mutex;
-std::atomic<bool> g_open{false};  // read without the lock: outside a window every call goes straight through
+std::atomic<bool> g_open{false};    // read without the lock: outside a window every call goes straight through
 const uint8_t* g_mirror = nullptr;  // the rest under g_mutex
 uint64_t g_size = 0;
-std::vector<Block> g_blocks;  // allocated by the library during the window
+std::vector<Block> g_blocks;         // allocated by the library during the window
 std::map<uint8_t*, Piece> g_pieces;  // by destination; no two overlap
-bool g_failed = false;  // a copy made early (make_recorded_copies) failed
+bool g_failed = false;               // a copy made early (make_recorded_copies) failed
 
 bool inside(const uint8_t* p, size_t n, const uint8_t* lo, uint64_t len) {
   return p >= lo && uint64_t(p - lo) <= len && n <= len - uint64_t(p - lo);

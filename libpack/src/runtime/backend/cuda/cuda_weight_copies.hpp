@@ -11,7 +11,7 @@
 // constants (AOTInductor folds constants in its first Run), so the pieces are uploaded when the window ends.
 #pragma once
 
-#include "import_route.hpp"
+#include "runtime/backend/import_route.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -38,7 +38,8 @@ inline Status for_each_parallel(size_t count, unsigned threads,
 // Adds up bytes from several threads and reports the total.
 class SharedProgress {
  public:
-  SharedProgress(const std::function<void(uint64_t, uint64_t)>& report, uint64_t total) : report_(report), total_(total) {}
+  SharedProgress(const std::function<void(uint64_t, uint64_t)>& report, uint64_t total)
+      : report_(report), total_(total) {}
   void add(uint64_t n) {
     if (!report_) return;
     std::lock_guard lock(mutex_);

@@ -1,4 +1,4 @@
-#include "manifest.hpp"
+#include "oci_manifest.hpp"
 
 #include "mpspack/format/hash.hpp"
 
@@ -67,8 +67,8 @@ Result<ArtifactManifest> get_manifest(Client& client, HttpSession& session) {
   auto j = nlohmann::json::parse(r.body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return make_error(Error::Kind::Corrupt, "{}: the manifest is not JSON", ref);
   const std::string type = j.contains("mediaType") && j["mediaType"].is_string() ? j["mediaType"].get<std::string>()
-                           : r.headers.count("content-type")                      ? r.headers["content-type"]
-                                                                                  : "";
+                           : r.headers.count("content-type")                     ? r.headers["content-type"]
+                                                                                 : "";
   if (type != kManifestMediaType)
     return make_error(Error::Kind::NotThisFormat, "{}: not an mpspack container: the manifest is {}", ref,
                       type.empty() ? "of no media type" : type);
