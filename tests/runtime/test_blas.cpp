@@ -58,6 +58,30 @@ void check_gemm(int64_t M, int64_t N, int64_t K) {
     }
 }
 
+// y = alpha * op(A) @ x + beta * y through shim::gemv, A stored [rows, cols], both ways round, x and y strided,
+// against a plain loop in double.
+void check_gemv(int64_t rows, int64_t cols, int64_t incx, int64_t incy) {
+  const auto a = random_floats(size_t(rows * cols), 4);
+  for (bool trans : {false, true}) {
+    INFO("rows " << rows << " cols " << cols << " trans " << trans << " incx " << incx << " incy " << incy);
+    const int64_t n_in = trans ? rows : cols, n_out = trans ? cols : rows;
+    const auto x = random_floats(size_t(n_in * incx), 5), y0 = random_floats(size_t(n_out * incy), 6);
+    std::vector<double> want(static_cast<size_t>(n_out));
+    for (int64_t o = 0; o < n_out; ++o) {
+      double s = 0;
+      for (int64_t i = 0; i < n_in; ++i)
+        s += double(trans ? a[size_t(i * cols + o)] : a[size_t(o * cols + i)]) * double(x[size_t(i * incx)]);
+      want[size_t(o)] = 2.0 * s + 0.5 * y0[size_t(o * incy)];
+    }
+    std::vector<float> y = y0;
+    mpspack::shim::gemv<float>(trans, rows, cols, 2.0f, a.data(), cols, x.data(), incx, 0.5f, y.data(), incy);
+    std::vector<float> got(static_cast<size_t>(n_out));
+    for (int64_t o = 0; o < n_out; ++o) got[size_t(o)] = y[size_t(o * incy)];
+    Handle Y = from_blob(got.data(), {n_out}, {1}, aoti_torch_dtype_float32());
+    require_close(read_f32(Y.get()), want, 1e-4, 1e-4);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack threads", "[shim][blas]") {
@@ -90,6 +114,12 @@ TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack t
   check_gemm(64, odd, k);
   check_gemm(odd, 64, k);
   check_gemm(7, 9, 5);  // too small to split
+  // Matrix-vector products from the pool's threshold: split by rows, or by columns when transposed; the odd side
+  // leaves the last block the rest, and strided x and y must land in their own elements.
+  const int64_t gemv_rows = int64_t(mpspack::shim::kSplitGemvMinElements) / odd + 3;
+  check_gemv(gemv_rows, odd, 1, 1);
+  check_gemv(odd, gemv_rows, 3, 2);
+  check_gemv(9, 40, 1, 1);  // too small to split
   CHECK(openblas_get_num_threads() == 1);
   REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: the split ran on mpspack's pool
   CHECK(threads_in_process() == int(cores));

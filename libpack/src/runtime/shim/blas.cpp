@@ -123,16 +123,20 @@ template <class T>
 void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx, T beta,
           T* y, int64_t incy) {
   settle();
-  // A transposed product would sum across the parts: it stays whole. MPSPACK_CPU_GEMV=blas: never split.
-  if (!g_split || trans || double(rows) * double(cols) < kSplitGemvMinElements || gemv_mode() == "blas") {
+  // MPSPACK_CPU_GEMV=blas: never split.
+  const double split_from = threads_on_openmp() ? kSplitGemvMinElementsOnTeam : kSplitGemvMinElements;
+  if (!g_split || double(rows) * double(cols) < split_from || gemv_mode() == "blas") {
     blas_gemv(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
     return;
   }
-  // Blocks of rows: each thread streams its own rows of the matrix.
+  // Each thread writes its own block of y. y = A x: blocks of A's rows, each streamed whole. y = A^T x (a Linear
+  // whose weight is stored [in, out], as GPT-2's Conv1D): blocks of A's columns, a strip of every row each, since
+  // blocks of rows would each give a partial sum of all of y.
   run_parts([&](unsigned t, unsigned parts) {
-    const auto [begin, end] = part_of(rows, t, parts);
-    if (begin < end)
-      blas_gemv(false, end - begin, cols, alpha, a + begin * lda, lda, x, incx, beta, y + begin * incy, incy);
+    const auto [begin, end] = part_of(trans ? cols : rows, t, parts);
+    if (begin >= end) return;
+    if (trans) blas_gemv(true, rows, end - begin, alpha, a + begin, lda, x, incx, beta, y + begin * incy, incy);
+    else blas_gemv(false, end - begin, cols, alpha, a + begin * lda, lda, x, incx, beta, y + begin * incy, incy);
   });
 }
 
