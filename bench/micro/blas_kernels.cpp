@@ -1,6 +1,6 @@
 // One thread of OpenBLAS on the products mpspack's CPU shim hands it, for the kernel set it runs; run it under
 // OPENBLAS_CORETYPE=Prescott, Haswell, SkylakeX and unset (OpenBLAS's own pick) to see why shim/blas.hpp names the
-// kernel set by what the CPU can run (docs/PERFORMANCE.md, "OpenBLAS's kernels").
+// kernel set by what the CPU can run (docs/PERFORMANCE.md, "CPU: OpenBLAS's kernels and threads").
 //   g++ -O2 blas_kernels.cpp -I/usr/include/x86_64-linux-gnu/openblas-pthread .../libopenblas.a -pthread
 //   OPENBLAS_NUM_THREADS=1 [OPENBLAS_CORETYPE=...] ./blas_kernels
 #include <cblas.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Micro-measurements behind a few choices in docs/PERFORMANCE.md ("build, verify, unpack and inspect", "Embedded
-# weights", "The first run's page faults", "CPU: OpenBLAS's kernels"):
+# weights", "Weights without a copy", "CPU: OpenBLAS's kernels and threads"):
 #   1. XXH3 in cache, portable build vs AVX2 build (why hash.cpp picks AVX2 at run time);
 #   2. hashing a page-cached file through a mapping vs pread() into an aligned / misaligned buffer (why verify
 #      reads with pread into an aligned buffer);

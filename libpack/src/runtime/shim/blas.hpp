@@ -8,14 +8,14 @@
 //   linked into mpspack would start a thread per core from its constructor, in every process, and run its
 //   products on them; beside a model's OpenMP team, whose threads spin for a while after each loop, those threads
 //   wait for cores (a tiny CNN ran many times slower with them on 16 cores), and every command (inspect,
-//   --version) would pay to start them (docs/PERFORMANCE.md, "OpenBLAS's threads", "inspect and start-up"). A
-//   count the user chose for OpenBLAS (OPENBLAS_NUM_THREADS or GOTO_NUM_THREADS set) is left to OpenBLAS as it
-//   is, and its products are not split.
+//   --version) would pay to start them (docs/PERFORMANCE.md, "CPU: OpenBLAS's kernels and threads", "inspect and
+//   start-up"). A count the user chose for OpenBLAS (OPENBLAS_NUM_THREADS or GOTO_NUM_THREADS set) is left to
+//   OpenBLAS as it is, and its products are not split.
 // - The kernel set is named by what the CPU can run (OPENBLAS_CORETYPE, kernels_for_this_cpu), unless the user
 //   named one. Why: OpenBLAS 0.3.21 (Debian 12's) picks its kernels by the CPU's model number, and a model it does
 //   not know gets its oldest x86-64 kernels (Prescott: SSE3). The Xeon of our build machines (family 6, model 207)
 //   is one: single-threaded SGEMMs run several times slower there than on the AVX-512 kernels
-//   (docs/PERFORMANCE.md, "OpenBLAS's kernels").
+//   (docs/PERFORMANCE.md, "CPU: OpenBLAS's kernels and threads").
 // - Matrix-vector products (batch-1 Linear layers) are split by rows over the same threads, each block on
 //   OpenBLAS's single-threaded GEMV. Why: OpenBLAS's own threaded GEMV stops scaling after about four threads on
 //   the device machine, and its AVX-512 GEMV on each block was as fast as an AVX2 row kernel of the shim's own or

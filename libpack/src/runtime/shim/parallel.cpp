@@ -83,7 +83,7 @@ Pool& pool() {
 
 // The OpenMP runtime a model library brought (torch's CPU kernels are OpenMP loops, libgomp), or nullptr. When
 // there is one the product runs on its thread team: a pool of our own beside it oversubscribed the cores, since
-// OpenMP's threads spin for a while after each loop (docs/PERFORMANCE.md, "CPU: GEMMs and OpenBLAS's threads").
+// OpenMP's threads spin for a while after each loop (docs/PERFORMANCE.md, "CPU: OpenBLAS's kernels and threads").
 struct OpenMp {
   void (*parallel)(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) = nullptr;  // GOMP_parallel
   int (*thread_num)() = nullptr;

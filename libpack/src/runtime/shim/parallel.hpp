@@ -1,7 +1,7 @@
 // Where the shim's threaded products run: the model library's OpenMP team when it brought one (torch's CPU
 // kernels are OpenMP loops, libgomp), else a pool of mpspack's own. One team for everything: threads of a second
 // runtime beside the team's (which spin for a while after each loop) oversubscribe the cores
-// (docs/PERFORMANCE.md, "CPU: GEMMs and OpenBLAS's threads"). The exception is a model whose own teams are larger
+// (docs/PERFORMANCE.md, "CPU: OpenBLAS's kernels and threads"). The exception is a model whose own teams are larger
 // than the machine's cores (model_parallel below): then the pool.
 #pragma once
 

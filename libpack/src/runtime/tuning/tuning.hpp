@@ -34,8 +34,7 @@ enum class PopulateWeights {
 const char* to_string(PopulateWeights p);
 
 struct Tuning {
-  // --- The loader (docs/PERFORMANCE.md, "Embedded weights", "Create's block faulted in up front" and "The first
-  // run's page faults").
+  // --- The loader (docs/PERFORMANCE.md, "Embedded weights" and "Weights without a copy").
   EmbeddedWeights embedded_weights = EmbeddedWeights::Mmap;  // MPSPACK_EMBEDDED_WEIGHTS
   // MPSPACK_LARGE_BLOCKS=libc turns off: for a library with 32 MiB of constants or more, its mallocs of 32 MiB or
   // more get memory faulted in up front by several threads, and its copies that large run on the same threads

@@ -144,7 +144,7 @@ class CudaBackend final : public Backend {
   void expect_imports(const std::vector<std::string>& imports) override { libraries_ = libraries_for(imports); }
 
   // The upload's readers start now, while the library loads: each pins its staging (milliseconds for twelve
-  // readers: docs/PERFORMANCE.md, "Why the upload is built the way it is") and reads its first two chunks of the
+  // readers: docs/PERFORMANCE.md, "CUDA weight upload") and reads its first two chunks of the
   // segment into it; with libraries to open before the upload they have longer, and up to 64 MiB they read all of
   // it.
   void expect_upload(uint64_t bytes, int fd, uint64_t file_offset) override {

@@ -39,7 +39,7 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 
 // How an upload of `bytes` runs: chunk size, reader threads, staging kind. The MPSPACK_UPLOAD_* switches (Tuning)
 // exist for measuring the pipeline's shape. MPSPACK_UPLOAD_MODE (the ways measured against each other in
-// docs/PERFORMANCE.md, "Why the upload is built the way it is"): "pread-thp" (default) reads into anonymous memory
+// docs/PERFORMANCE.md, "CUDA weight upload"): "pread-thp" (default) reads into anonymous memory
 // on transparent huge pages pinned with cudaHostRegister (pinning costs per page, so huge pages pin fastest);
 // "pread" into buffers from cudaHostAlloc; "register" pins the container's own pages chunk by chunk instead of
 // reading them (slowest).
