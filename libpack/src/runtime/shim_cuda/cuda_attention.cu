@@ -333,13 +333,83 @@ bool pairs_aligned(const Tensor& t, const Strides4& s, const Problem& p) {
          (p.H == 1 || (s.h * item) % kPointerGemmAlign == 0);
 }
 
+// Steps of `group` whole images for attend_images: their scores [group, H, L, S] (each pair's [L, S] pair_elems
+// apart) in `scores`, their probabilities in `probs` (scores itself for float32).
+struct ImageSteps {
+  int64_t group, pair_elems;
+  Tensor& scores;
+  Tensor& probs;
+};
+
+// attend_images's steps when every operand's (image, head) pairs are pair_stride apart: one strided batch a product.
+void attend_images_strided(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out,
+                           float* lse, const Problem& p, const ImageSteps& st, const int64_t pair_stride[4]) {
+  const int64_t pe = st.pair_elems;
+  for (int64_t b0 = 0; b0 < p.B; b0 += st.group) {
+    const int64_t n = std::min(st.group, p.B - b0), pairs = n * p.H;
+    Tensor s = view(st.scores, {pairs, p.L, p.S}, {pe, p.S, 1}, 0);
+    Tensor pr = view(st.probs, {pairs, p.L, p.S}, {pe, p.S, 1}, 0);
+    const Tensor qb = view(q, {pairs, p.L, p.E}, {pair_stride[0], p.q.l, p.q.e}, q.storage_offset + b0 * p.q.b);
+    const Tensor kt = view(k, {pairs, p.E, p.S}, {pair_stride[1], p.k.e, p.k.l}, k.storage_offset + b0 * p.k.b);
+    const Tensor vb = view(v, {pairs, p.S, p.Ev}, {pair_stride[2], p.v.l, p.v.e}, v.storage_offset + b0 * p.v.b);
+    Tensor ob = view(out, {pairs, p.L, p.Ev}, {pair_stride[3], p.out.l, p.out.e}, out.storage_offset + b0 * p.out.b);
+    gemm(s, qb, kt, p.scale, 0.0, kBlockedOp);
+    softmax_rows(s, pr, bias, lse, p, q.dtype, b0, n, 0, p.L, pe);
+    gemm(ob, pr, vb, 1.0, 0.0, kBlockedOp);
+  }
+}
+
+// Each (image, head) pair's matrices as row-major views, for products over pointer arrays (addresses unset).
+struct PairMatrices {
+  MatrixArray q, k, v, out;
+};
+PairMatrices pair_matrices(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Problem& p) {
+  return {{nullptr, q.dtype, p.L, p.E, p.q.l, p.q.e},
+          {nullptr, k.dtype, p.E, p.S, p.k.e, p.k.l},
+          {nullptr, v.dtype, p.S, p.Ev, p.v.l, p.v.e},
+          {nullptr, out.dtype, p.L, p.Ev, p.out.l, p.out.e}};
+}
+
+// attend_images's steps otherwise: cublasGemmBatchedEx over arrays of every pair's addresses, which one kernel
+// writes on the stream first (no host copy, so that the call stays capturable in a CUDA graph).
+void attend_images_pointers(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out,
+                            float* lse, const Problem& p, const ImageSteps& st) {
+  const int64_t pairs = p.B * p.H, group_pairs = st.group * p.H;
+  TensorPtr table(new_tensor_on(kCuda, q.storage->device_index, std::vector<int64_t>{4 * pairs + 2 * group_pairs},
+                                std::vector<int64_t>{1}, int32_t(DType::i64)));
+  void** arrays = reinterpret_cast<void**>(table->data());
+  const int64_t qi = int64_t(q.itemsize()), ki = int64_t(k.itemsize()), vi = int64_t(v.itemsize()),
+                oi = int64_t(out.itemsize());
+  PairAddresses a{};
+  a.q = q.data(), a.k = k.data(), a.v = v.data(), a.out = out.data();
+  a.scores = st.scores.data(), a.probs = st.probs.data();
+  a.q_b = p.q.b * qi, a.q_h = p.q.h * qi, a.k_b = p.k.b * ki, a.k_h = p.k.h * ki;
+  a.v_b = p.v.b * vi, a.v_h = p.v.h * vi, a.out_b = p.out.b * oi, a.out_h = p.out.h * oi;
+  a.scores_pair = st.pair_elems * int64_t(sizeof(float)), a.probs_pair = st.pair_elems * int64_t(st.probs.itemsize());
+  a.H = p.H, a.pairs = pairs, a.group_pairs = group_pairs;
+  pair_addresses_kernel<<<unsigned(ceil_div(pairs, 256)), 256, 0, current_stream()>>>(arrays, a);
+  check(cudaGetLastError(), "attention address kernel launch");
+  PairMatrices m = pair_matrices(q, k, v, out, p);
+  const MatrixArray sm{arrays + 4 * pairs, int32_t(DType::f32), p.L, p.S, p.S, 1},
+      pm{arrays + 4 * pairs + group_pairs, st.probs.dtype, p.L, p.S, p.S, 1};
+  for (int64_t b0 = 0; b0 < p.B; b0 += st.group) {
+    const int64_t n = std::min(st.group, p.B - b0), first = b0 * p.H;
+    m.q.ptrs = arrays + first;
+    m.k.ptrs = arrays + pairs + first;
+    m.v.ptrs = arrays + 2 * pairs + first;
+    m.out.ptrs = arrays + 3 * pairs + first;
+    gemm_pointers(sm, m.q, m.k, n * p.H, p.scale, q.storage->device_index, kBlockedOp);
+    softmax_rows(st.scores, st.probs, bias, lse, p, q.dtype, b0, n, 0, p.L, st.pair_elems);
+    gemm_pointers(m.out, pm, m.v, n * p.H, 1.0, q.storage->device_index, kBlockedOp);
+  }
+}
+
 // The blocked way over whole images, `group` of them a step: their scores [group, H, L, S] in one buffer within
 // the score budget, each product one cuBLAS call over the step's group * H (image, head) pairs and one softmax
-// launch over all their rows. A batch of short sequences then costs three launches a step (and one more a call,
-// below) where the per-image path costs three an image: BERT-base at batch 8 made 24, and a run of it is bound by
-// the host's time per launch. The products read the operands in place: as one strided batch when every operand's
-// pairs are evenly spaced (pair_stride_of), else through arrays of the pairs' addresses (cublasGemmBatchedEx),
-// which one kernel writes on the stream first, so that the call stays capturable in a CUDA graph. Per element the
+// launch over all their rows. A batch of short sequences then costs three launches a step (and one more a call
+// over pointer arrays) where the per-image path costs three an image: BERT-base at batch 8 made 24, and a run of it
+// is bound by the host's time per launch. The products read the operands in place: as one strided batch when every
+// operand's pairs are evenly spaced (pair_stride_of), else through arrays of the pairs' addresses. Per element the
 // work is the per-image path's: the same products with float32 accumulation (cuBLAS's compute type) and the same
 // softmax kernel. Returns false, having launched nothing, where the per-image path is taken instead: one image
 // (nothing to group), a budget that holds fewer than two images' scores (blocks of one image's rows), empty inner
@@ -357,65 +427,25 @@ bool attend_images(const Tensor& q, const Tensor& k, const Tensor& v, const Tens
   const std::optional<int64_t> qs = pair_stride_of(p.q, p.H), ks = pair_stride_of(p.k, p.H),
                                vs = pair_stride_of(p.v, p.H), os = pair_stride_of(p.out, p.H);
   const bool strided = qs && ks && vs && os;
-  // Each pair's matrices as row-major views, for products over pointer arrays (their addresses set below).
-  MatrixArray qm{nullptr, q.dtype, p.L, p.E, p.q.l, p.q.e}, km{nullptr, k.dtype, p.E, p.S, p.k.e, p.k.l},
-      vm{nullptr, v.dtype, p.S, p.Ev, p.v.l, p.v.e}, om{nullptr, out.dtype, p.L, p.Ev, p.out.l, p.out.e};
-  if (!strided && !(blas_reads(qm) && blas_reads(km) && blas_reads(vm) && blas_writes(om) && pairs_aligned(q, p.q, p) &&
-                    pairs_aligned(k, p.k, p) && pairs_aligned(v, p.v, p) && pairs_aligned(out, p.out, p)))
+  const PairMatrices m = pair_matrices(q, k, v, out, p);
+  if (!strided &&
+      !(blas_reads(m.q) && blas_reads(m.k) && blas_reads(m.v) && blas_writes(m.out) && pairs_aligned(q, p.q, p) &&
+        pairs_aligned(k, p.k, p) && pairs_aligned(v, p.v, p) && pairs_aligned(out, p.out, p)))
     return false;
-
-  const int32_t device = q.storage->device_index;
   const std::vector<int64_t> buffer_sizes{group * p.H * pair_elems}, buffer_strides{1};
-  TensorPtr scores(new_tensor_on(kCuda, device, buffer_sizes, buffer_strides, int32_t(DType::f32)));
+  TensorPtr scores(new_tensor_on(kCuda, q.storage->device_index, buffer_sizes, buffer_strides, int32_t(DType::f32)));
   TensorPtr probs_buffer;  // scores themselves for float32
   if (q.dtype != int32_t(DType::f32))
-    probs_buffer.reset(new_tensor_on(kCuda, device, buffer_sizes, buffer_strides, q.dtype));
-  Tensor& probs = probs_buffer ? *probs_buffer : *scores;
-
+    probs_buffer.reset(new_tensor_on(kCuda, q.storage->device_index, buffer_sizes, buffer_strides, q.dtype));
+  const ImageSteps st{group, pair_elems, *scores, probs_buffer ? *probs_buffer : *scores};
   if (strided) {
-    for (int64_t b0 = 0; b0 < p.B; b0 += group) {
-      const int64_t n = std::min(group, p.B - b0), pairs = n * p.H;
-      Tensor s = view(*scores, {pairs, p.L, p.S}, {pair_elems, p.S, 1}, 0);
-      Tensor pr = view(probs, {pairs, p.L, p.S}, {pair_elems, p.S, 1}, 0);
-      const Tensor qb = view(q, {pairs, p.L, p.E}, {*qs, p.q.l, p.q.e}, q.storage_offset + b0 * p.q.b);
-      const Tensor kt = view(k, {pairs, p.E, p.S}, {*ks, p.k.e, p.k.l}, k.storage_offset + b0 * p.k.b);
-      const Tensor vb = view(v, {pairs, p.S, p.Ev}, {*vs, p.v.l, p.v.e}, v.storage_offset + b0 * p.v.b);
-      Tensor ob = view(out, {pairs, p.L, p.Ev}, {*os, p.out.l, p.out.e}, out.storage_offset + b0 * p.out.b);
-      gemm(s, qb, kt, p.scale, 0.0, kBlockedOp);
-      softmax_rows(s, pr, bias, lse, p, q.dtype, b0, n, 0, p.L, pair_elems);
-      gemm(ob, pr, vb, 1.0, 0.0, kBlockedOp);
-    }
+    const int64_t pair_stride[4] = {*qs, *ks, *vs, *os};
+    attend_images_strided(q, k, v, bias, out, lse, p, st, pair_stride);
     return true;
   }
-
   // The allocator's blocks are 256-byte aligned; this only keeps the products' requirement in one place.
-  if (!aligned_address(scores->data()) || !aligned_address(probs.data())) return false;
-  const int64_t pairs = p.B * p.H, group_pairs = group * p.H;
-  TensorPtr table(new_tensor_on(kCuda, device, std::vector<int64_t>{4 * pairs + 2 * group_pairs},
-                                std::vector<int64_t>{1}, int32_t(DType::i64)));
-  void** arrays = reinterpret_cast<void**>(table->data());
-  const int64_t qi = int64_t(q.itemsize()), ki = int64_t(k.itemsize()), vi = int64_t(v.itemsize()),
-                oi = int64_t(out.itemsize());
-  PairAddresses a{};
-  a.q = q.data(), a.k = k.data(), a.v = v.data(), a.out = out.data(), a.scores = scores->data(), a.probs = probs.data();
-  a.q_b = p.q.b * qi, a.q_h = p.q.h * qi, a.k_b = p.k.b * ki, a.k_h = p.k.h * ki;
-  a.v_b = p.v.b * vi, a.v_h = p.v.h * vi, a.out_b = p.out.b * oi, a.out_h = p.out.h * oi;
-  a.scores_pair = pair_elems * int64_t(sizeof(float)), a.probs_pair = pair_elems * int64_t(probs.itemsize());
-  a.H = p.H, a.pairs = pairs, a.group_pairs = group_pairs;
-  pair_addresses_kernel<<<unsigned(ceil_div(pairs, 256)), 256, 0, current_stream()>>>(arrays, a);
-  check(cudaGetLastError(), "attention address kernel launch");
-  const MatrixArray sm{arrays + 4 * pairs, int32_t(DType::f32), p.L, p.S, p.S, 1},
-      pm{arrays + 4 * pairs + group_pairs, probs.dtype, p.L, p.S, p.S, 1};
-  for (int64_t b0 = 0; b0 < p.B; b0 += group) {
-    const int64_t n = std::min(group, p.B - b0), first = b0 * p.H;
-    qm.ptrs = arrays + first;
-    km.ptrs = arrays + pairs + first;
-    vm.ptrs = arrays + 2 * pairs + first;
-    om.ptrs = arrays + 3 * pairs + first;
-    gemm_pointers(sm, qm, km, n * p.H, p.scale, device, kBlockedOp);
-    softmax_rows(*scores, probs, bias, lse, p, q.dtype, b0, n, 0, p.L, pair_elems);
-    gemm_pointers(om, pm, vm, n * p.H, 1.0, device, kBlockedOp);
-  }
+  if (!aligned_address(st.scores.data()) || !aligned_address(st.probs.data())) return false;
+  attend_images_pointers(q, k, v, bias, out, lse, p, st);
   return true;
 }
 
