@@ -1294,6 +1294,41 @@ TEST_CASE("cuda blocked attention over a batch of images: [B, L, H, E] operands,
       }
 }
 
+TEST_CASE("cuda blocked attention over a batch of images gives the per-image path's values",
+          "[cuda][attention_images]") {
+  REQUIRE_GPU();
+  // The same products (float32 accumulation) and softmax per element: only cuBLAS's choice of kernel for a batch
+  // of another size, or over pointer arrays, could move a value, by an ulp or so of float32.
+  const int64_t B = 4, H = 3, L = 37, S = 29, E = 16, Ev = 24;
+  const std::vector<double> qd = random_doubles(B * H * L * E, 71), kd = random_doubles(B * H * S * E, 72),
+                            vd = random_doubles(B * H * S * Ev, 73), bd = random_doubles(B * L * S, 74);
+  for (int32_t dtype : {kF32, kBF16})
+    for (bool permuted : {true, false}) {
+      INFO("dtype " << dtype << (permuted ? ", [B, L, H, E] operands" : ", dense [B, H, L, E] operands"));
+      auto strides = [&](int64_t T, int64_t width) {
+        return permuted ? heads_inside(H, T, width) : contiguous({B, H, T, width});
+      };
+      Handle q = upload(qd, {B, H, L, E}, strides(L, E), dtype), k = upload(kd, {B, H, S, E}, strides(S, E), dtype);
+      Handle v = upload(vd, {B, H, S, Ev}, strides(S, Ev), dtype);
+      Handle bias = upload(bd, {B, 1, L, S}, contiguous({B, 1, L, S}), dtype);
+      AtenTensorHandle bh = bias.get();
+      std::vector<double> outs[2], lses[2];
+      // Every image in one step, then a budget of one image's scores (and its padding): one image at a time.
+      for (int way = 0; way < 2; ++way) {
+        const mpspack::ScopedTuning tuned(blocked_with_budget(way == 0 ? int64_t(256) << 20 : H * (L * S + 8) * 4));
+        Handle c0, c1, c2, c3, c6, c7, c8;
+        int64_t max_q = 0, max_k = 0;
+        REQUIRE(aoti_torch_cuda__scaled_dot_product_cudnn_attention(q.get(), k.get(), v.get(), &bh, 1, 0.0, 0, 0,
+                                                                    nullptr, c0.out(), c1.out(), c2.out(), c3.out(),
+                                                                    &max_q, &max_k, c6.out(), c7.out(), c8.out()) == 0);
+        outs[way] = doubles(c0.get());
+        lses[way] = doubles(c1.get());
+      }
+      CHECK(count_far(outs[0], outs[1], dtype == kF32 ? 1e-6 : 1e-2) == 0);
+      CHECK(count_far(lses[0], lses[1], 1e-6) == 0);
+    }
+}
+
 TEST_CASE("cuda blocked attention over a batch of images: evenly spaced (image, head) pairs in one strided batch",
           "[cuda][attention_images]") {
   REQUIRE_GPU();
