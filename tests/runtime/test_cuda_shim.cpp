@@ -1414,3 +1414,67 @@ TEST_CASE("cuda blocked attention over a batch of images: grouped-query flash at
       CHECK(count_far(doubles(s1.get()), want.lse, 1e-3) == 0);  // [B, Hq, Sq]
     }
 }
+
+TEST_CASE("cuda blocked attention over a batch of images is captured in a CUDA graph and replays its values",
+          "[cuda][attention_images]") {
+  REQUIRE_GPU();
+  // The products over pointer arrays read addresses that a kernel writes on the stream, with no copy from the host:
+  // the capture records that kernel too, so each replay writes them before the products read them.
+  const int64_t B = 4, H = 3, L = 37, S = 29, E = 16;
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  CUDAStreamGuardHandle guard = nullptr;
+  REQUIRE(aoti_torch_create_cuda_stream_guard(stream, 0, &guard) == 0);
+  for (bool permuted : {true, false}) {
+    INFO((permuted ? "[B, L, H, E] operands: pointer arrays" : "dense [B, H, L, E] operands: one strided batch"));
+    const mpspack::ScopedTuning tuned(blocked_with_budget(int64_t(256) << 20));
+    auto strides = [&](int64_t T) { return permuted ? heads_inside(H, T, E) : contiguous({B, H, T, E}); };
+    Handle q = upload(random_doubles(B * H * L * E, 81), {B, H, L, E}, strides(L), kF32);
+    Handle k = upload(random_doubles(B * H * S * E, 82), {B, H, S, E}, strides(S), kF32);
+    Handle v = upload(random_doubles(B * H * S * E, 83), {B, H, S, E}, strides(S), kF32);
+    // Uncaptured first: the values to match, and cuBLAS's handle made outside the capture.
+    Handle w0, w1, w2, w3;
+    REQUIRE(aoti_torch_cuda__scaled_dot_product_efficient_attention(
+                q.get(), k.get(), v.get(), nullptr, 1, 0.0, 1, nullptr, w0.out(), w1.out(), w2.out(), w3.out()) == 0);
+    Handle out = empty_on(aoti_torch_device_type_cuda(), sizes_of(w0.get()), strides_of(w0.get()));
+    Handle lse = empty_on(aoti_torch_device_type_cuda(), sizes_of(w1.get()), strides_of(w1.get()));
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) == cudaSuccess);
+    bool called = false;
+    {  // the op's outputs are copied out and freed inside the capture: the graph frees what it allocates
+      Handle o0, o1, o2, o3;
+      called =
+          aoti_torch_cuda__scaled_dot_product_efficient_attention(
+              q.get(), k.get(), v.get(), nullptr, 1, 0.0, 1, nullptr, o0.out(), o1.out(), o2.out(), o3.out()) == 0 &&
+          aoti_torch_copy_(out.get(), o0.get(), 0) == 0 && aoti_torch_copy_(lse.get(), o1.get(), 0) == 0;
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    REQUIRE(called);
+    REQUIRE(ended == cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    REQUIRE(made == cudaSuccess);
+    void* out_ptr = nullptr;
+    REQUIRE(aoti_torch_get_data_ptr(out.get(), &out_ptr) == 0);
+    for (int replay = 0; replay < 2; ++replay) {
+      INFO("replay " << replay);
+      // NaN in every element first: a value the replay does not write shows.
+      REQUIRE(cudaMemsetAsync(out_ptr, 0xFF, size_t(numel(sizes_of(out.get()))) * 4, stream) == cudaSuccess);
+      REQUIRE(cudaGraphLaunch(exec, stream) == cudaSuccess);
+      REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+      CHECK(count_far(doubles(out.get()), doubles(w0.get()), 1e-6) == 0);
+      // The logsumexp's rows are padded with +inf past L, which count_far would count as far.
+      const std::vector<double> got_lse = doubles(lse.get()), want_lse = doubles(w1.get());
+      size_t far = 0;
+      for (size_t i = 0; i < want_lse.size(); ++i)
+        far += !(got_lse[i] == want_lse[i] || std::abs(got_lse[i] - want_lse[i]) <= 1e-6 * (1 + std::abs(want_lse[i])));
+      CHECK(far == 0);
+    }
+    cudaGraphExecDestroy(exec);
+  }
+  REQUIRE(aoti_torch_delete_cuda_stream_guard(guard) == 0);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  REQUIRE(cudaStreamDestroy(stream) == cudaSuccess);
+}
