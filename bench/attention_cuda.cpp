@@ -32,7 +32,8 @@ struct Shape {
   bool causal;
 };
 
-// The zoo's shapes (bench/zoo/models.py, own_models.py), then the audio encoder's heads over a sweep of lengths.
+// The zoo's shapes (bench/zoo/models.py, own_models.py), then the audio encoder's heads over a sweep of lengths,
+// then BERT-base's at batch 8 (past the fused kernel's work: blocked, several images a step).
 // q, k and v come as models hand them over: [B, L, H, E] memory viewed as [B, H, L, E].
 const std::vector<Shape> kShapes = {
     {"audio_encoder [1,6,1500,64]", 1, 6, 1500, 1500, 64, false},
@@ -47,6 +48,7 @@ const std::vector<Shape> kShapes = {
     {"sweep [1,6,1024,64]", 1, 6, 1024, 1024, 64, false},
     {"sweep [1,12,1024,64]", 1, 12, 1024, 1024, 64, false},
     {"sweep [8,6,512,64]", 8, 6, 512, 512, 64, false},
+    {"bert batch 8 [8,12,128,64]", 8, 12, 128, 128, 64, false},
 };
 
 [[noreturn]] void die(const std::string& what) {

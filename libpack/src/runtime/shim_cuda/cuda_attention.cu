@@ -7,10 +7,11 @@
 //   host's time per launch, and this op costs three launches and a scores buffer the other way
 //   (docs/PERFORMANCE.md, "CUDA attention").
 // - blocked (larger heads, long sequences, or MPSPACK_CUDA_ATTENTION=blocked): torch's math path on cuBLAS: for
-//   each image and block of query rows, the scores Q K^T * scale in float32 (one product batched over the heads),
-//   the bias and causal mask added and a numerically safe softmax taken row by row (one thread block per row, max
-//   subtracted), then P V (a second batched product) into the output. A block's scores take at most 256 MiB, so
-//   long sequences run in several blocks and memory stays bounded.
+//   each step, the scores Q K^T * scale in float32 (one product batched over the heads), the bias and causal mask
+//   added and a numerically safe softmax taken row by row (one thread block per row, max subtracted), then P V (a
+//   second batched product) into the output. A step's scores take at most 256 MiB: a batch of images whose scores
+//   fit runs several whole images a step (products batched over their heads too: three launches a step, not three
+//   an image), and a long sequence runs one image's query rows in several blocks, so memory stays bounded.
 // The outputs have the shapes and strides torch's kernel returns (its meta function), which the compiled model
 // relies on.
 #include "aoti_shim_cuda.h"
@@ -22,7 +23,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -88,16 +91,18 @@ __device__ float block_reduce(float v, float* scratch, bool is_max) {
 // each call, so that a test can make blocks small with a ScopedTuning).
 int64_t score_budget_bytes() { return tuning().attention_score_bytes; }
 
-// One row of scores [S] per thread block: scores of query row i = l0 + (row % rows) of head h = row / rows, already
-// scaled. Adds the bias and the causal mask, takes the softmax, writes it to probs (which may be scores itself
-// when T is float) and the row's logsumexp.
+// One row of scores [S] per thread block, over `images` images from image b0 and `rows` query rows from l0 of each:
+// block x is query row i = l0 + x % rows of head h = pair % H of image b0 + pair / H, pair = x / rows, its scores at
+// pair * pair_stride + (x % rows) * S (already scaled). Adds the bias and the causal mask, takes the softmax, writes
+// it to probs (at the same offset: probs may be scores itself when T is float) and the row's logsumexp.
 template <class T>
-__global__ void softmax_rows_kernel(float* scores, T* probs, const T* bias, float* lse, Problem p, int64_t b,
-                                    int64_t l0, int64_t rows) {
+__global__ void softmax_rows_kernel(float* scores, T* probs, const T* bias, float* lse, Problem p, int64_t b0,
+                                    int64_t l0, int64_t rows, int64_t pair_stride) {
   __shared__ float scratch[kThreads / 32];
-  const int64_t h = blockIdx.x / rows, i = l0 + blockIdx.x % rows;
-  float* row = scores + int64_t(blockIdx.x) * p.S;
-  T* out = probs + int64_t(blockIdx.x) * p.S;
+  const int64_t pair = int64_t(blockIdx.x) / rows, r = int64_t(blockIdx.x) % rows;
+  const int64_t b = b0 + pair / p.H, h = pair % p.H, i = l0 + r;
+  float* row = scores + pair * pair_stride + r * p.S;
+  T* out = probs + pair * pair_stride + r * p.S;
   float local_max = -INFINITY;
   for (int64_t j = threadIdx.x; j < p.S; j += blockDim.x) {
     float s = row[j];
@@ -120,12 +125,25 @@ __global__ void softmax_rows_kernel(float* scores, T* probs, const T* bias, floa
 }
 
 template <class T>
-void softmax_rows(Tensor& scores, Tensor& probs, const Tensor* bias, float* lse, const Problem& p, int64_t b,
-                  int64_t l0, int64_t rows) {
-  softmax_rows_kernel<T><<<unsigned(p.H * rows), kThreads, 0, current_stream()>>>(
+void launch_softmax_rows(Tensor& scores, Tensor& probs, const Tensor* bias, float* lse, const Problem& p, int64_t b0,
+                         int64_t images, int64_t l0, int64_t rows, int64_t pair_stride) {
+  softmax_rows_kernel<T><<<unsigned(images * p.H * rows), kThreads, 0, current_stream()>>>(
       reinterpret_cast<float*>(scores.data()), reinterpret_cast<T*>(probs.data()),
-      bias ? reinterpret_cast<const T*>(bias->data()) : nullptr, lse, p, b, l0, rows);
+      bias ? reinterpret_cast<const T*>(bias->data()) : nullptr, lse, p, b0, l0, rows, pair_stride);
   check(cudaGetLastError(), "attention softmax kernel launch");
+}
+
+// The softmax of `images` images' blocks of scores (softmax_rows_kernel), in q's dtype.
+void softmax_rows(Tensor& scores, Tensor& probs, const Tensor* bias, float* lse, const Problem& p, int32_t dtype,
+                  int64_t b0, int64_t images, int64_t l0, int64_t rows, int64_t pair_stride) {
+  switch (static_cast<DType>(dtype)) {
+    case DType::f32: return launch_softmax_rows<float>(scores, probs, bias, lse, p, b0, images, l0, rows, pair_stride);
+    case DType::f16: return launch_softmax_rows<__half>(scores, probs, bias, lse, p, b0, images, l0, rows, pair_stride);
+    case DType::bf16:
+      return launch_softmax_rows<__nv_bfloat16>(scores, probs, bias, lse, p, b0, images, l0, rows, pair_stride);
+    default:
+      fail(std::string("scaled_dot_product_efficient_attention: dtype ") + dtype_name(dtype) + " is not supported");
+  }
 }
 
 constexpr int kFusedRows = 8;   // query rows (warps) per thread block
@@ -263,7 +281,176 @@ Tensor view(const Tensor& base, std::vector<int64_t> sizes, std::vector<int64_t>
   return t;
 }
 
-// out[b] <- softmax(q[b] k[b]^T * scale + bias[b], causal) v[b]: fused, or rows_per_block query rows at a time.
+constexpr const char* kBlockedOp = "scaled_dot_product_efficient_attention";  // what the products' errors name
+
+// In the buffers of whole images' scores each (image, head) pair's [L, S] takes a multiple of this many elements:
+// every pair's matrix then starts at a multiple of 32 bytes in float32 and of 16 in half precision, as products
+// over pointer arrays need (kPointerGemmAlign).
+constexpr int64_t kPairAlign = 8;
+
+// What pair_addresses_kernel needs: the operands' first elements, their image and head strides and the buffers'
+// pair strides, in bytes.
+struct PairAddresses {
+  char *q, *k, *v, *out, *scores, *probs;
+  int64_t q_b, q_h, k_b, k_h, v_b, v_h, out_b, out_h, scores_pair, probs_pair;
+  int64_t H, pairs, group_pairs;
+};
+
+// arrays [4 pairs + 2 group_pairs] <- the address of pair x = b * H + h's matrix of q, k, v and out (pairs each:
+// every image of the call), then of the score and probability buffers' first group_pairs matrices (the pairs one
+// step holds, the same for every step).
+__global__ void pair_addresses_kernel(void** arrays, PairAddresses a) {
+  const int64_t x = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (x >= a.pairs) return;
+  const int64_t b = x / a.H, h = x % a.H;
+  arrays[x] = a.q + b * a.q_b + h * a.q_h;
+  arrays[a.pairs + x] = a.k + b * a.k_b + h * a.k_h;
+  arrays[2 * a.pairs + x] = a.v + b * a.v_b + h * a.v_h;
+  arrays[3 * a.pairs + x] = a.out + b * a.out_b + h * a.out_h;
+  if (x < a.group_pairs) {
+    arrays[4 * a.pairs + x] = a.scores + x * a.scores_pair;
+    arrays[4 * a.pairs + a.group_pairs + x] = a.probs + x * a.probs_pair;
+  }
+}
+
+// The one stride between consecutive (image, head) pairs of an operand, when there is one: its image stride is H
+// head strides (or it has one head). A model's q, k, v and out usually have none: transformers permute
+// [B, L, H, E] to [B, H, L, E], whose heads are E apart and images L H E.
+std::optional<int64_t> pair_stride_of(const Strides4& s, int64_t H) {
+  if (H == 1) return s.b;
+  if (s.b == H * s.h) return s.h;
+  return std::nullopt;
+}
+
+bool aligned_address(const void* ptr) {
+  return reinterpret_cast<std::uintptr_t>(ptr) % std::uintptr_t(kPointerGemmAlign) == 0;
+}
+
+// Whether every (image, head) matrix of an operand starts at a multiple of kPointerGemmAlign bytes.
+bool pairs_aligned(const Tensor& t, const Strides4& s, const Problem& p) {
+  const int64_t item = int64_t(t.itemsize());
+  return aligned_address(t.data()) && (p.B == 1 || (s.b * item) % kPointerGemmAlign == 0) &&
+         (p.H == 1 || (s.h * item) % kPointerGemmAlign == 0);
+}
+
+// Steps of `group` whole images for attend_images: their scores [group, H, L, S] (each pair's [L, S] pair_elems
+// apart) in `scores`, their probabilities in `probs` (scores itself for float32).
+struct ImageSteps {
+  int64_t group, pair_elems;
+  Tensor& scores;
+  Tensor& probs;
+};
+
+// attend_images's steps when every operand's (image, head) pairs are pair_stride apart: one strided batch a product.
+void attend_images_strided(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out,
+                           float* lse, const Problem& p, const ImageSteps& st, const int64_t pair_stride[4]) {
+  const int64_t pe = st.pair_elems;
+  for (int64_t b0 = 0; b0 < p.B; b0 += st.group) {
+    const int64_t n = std::min(st.group, p.B - b0), pairs = n * p.H;
+    Tensor s = view(st.scores, {pairs, p.L, p.S}, {pe, p.S, 1}, 0);
+    Tensor pr = view(st.probs, {pairs, p.L, p.S}, {pe, p.S, 1}, 0);
+    const Tensor qb = view(q, {pairs, p.L, p.E}, {pair_stride[0], p.q.l, p.q.e}, q.storage_offset + b0 * p.q.b);
+    const Tensor kt = view(k, {pairs, p.E, p.S}, {pair_stride[1], p.k.e, p.k.l}, k.storage_offset + b0 * p.k.b);
+    const Tensor vb = view(v, {pairs, p.S, p.Ev}, {pair_stride[2], p.v.l, p.v.e}, v.storage_offset + b0 * p.v.b);
+    Tensor ob = view(out, {pairs, p.L, p.Ev}, {pair_stride[3], p.out.l, p.out.e}, out.storage_offset + b0 * p.out.b);
+    gemm(s, qb, kt, p.scale, 0.0, kBlockedOp);
+    softmax_rows(s, pr, bias, lse, p, q.dtype, b0, n, 0, p.L, pe);
+    gemm(ob, pr, vb, 1.0, 0.0, kBlockedOp);
+  }
+}
+
+// Each (image, head) pair's matrices as row-major views, for products over pointer arrays (addresses unset).
+struct PairMatrices {
+  MatrixArray q, k, v, out;
+};
+PairMatrices pair_matrices(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, const Problem& p) {
+  return {{nullptr, q.dtype, p.L, p.E, p.q.l, p.q.e},
+          {nullptr, k.dtype, p.E, p.S, p.k.e, p.k.l},
+          {nullptr, v.dtype, p.S, p.Ev, p.v.l, p.v.e},
+          {nullptr, out.dtype, p.L, p.Ev, p.out.l, p.out.e}};
+}
+
+// attend_images's steps otherwise: cublasGemmBatchedEx over arrays of every pair's addresses, which one kernel
+// writes on the stream first (no host copy, so that the call stays capturable in a CUDA graph).
+void attend_images_pointers(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out,
+                            float* lse, const Problem& p, const ImageSteps& st) {
+  const int64_t pairs = p.B * p.H, group_pairs = st.group * p.H;
+  TensorPtr table(new_tensor_on(kCuda, q.storage->device_index, std::vector<int64_t>{4 * pairs + 2 * group_pairs},
+                                std::vector<int64_t>{1}, int32_t(DType::i64)));
+  void** arrays = reinterpret_cast<void**>(table->data());
+  const int64_t qi = int64_t(q.itemsize()), ki = int64_t(k.itemsize()), vi = int64_t(v.itemsize()),
+                oi = int64_t(out.itemsize());
+  PairAddresses a{};
+  a.q = q.data(), a.k = k.data(), a.v = v.data(), a.out = out.data();
+  a.scores = st.scores.data(), a.probs = st.probs.data();
+  a.q_b = p.q.b * qi, a.q_h = p.q.h * qi, a.k_b = p.k.b * ki, a.k_h = p.k.h * ki;
+  a.v_b = p.v.b * vi, a.v_h = p.v.h * vi, a.out_b = p.out.b * oi, a.out_h = p.out.h * oi;
+  a.scores_pair = st.pair_elems * int64_t(sizeof(float)), a.probs_pair = st.pair_elems * int64_t(st.probs.itemsize());
+  a.H = p.H, a.pairs = pairs, a.group_pairs = group_pairs;
+  pair_addresses_kernel<<<unsigned(ceil_div(pairs, 256)), 256, 0, current_stream()>>>(arrays, a);
+  check(cudaGetLastError(), "attention address kernel launch");
+  PairMatrices m = pair_matrices(q, k, v, out, p);
+  const MatrixArray sm{arrays + 4 * pairs, int32_t(DType::f32), p.L, p.S, p.S, 1},
+      pm{arrays + 4 * pairs + group_pairs, st.probs.dtype, p.L, p.S, p.S, 1};
+  for (int64_t b0 = 0; b0 < p.B; b0 += st.group) {
+    const int64_t n = std::min(st.group, p.B - b0), first = b0 * p.H;
+    m.q.ptrs = arrays + first;
+    m.k.ptrs = arrays + pairs + first;
+    m.v.ptrs = arrays + 2 * pairs + first;
+    m.out.ptrs = arrays + 3 * pairs + first;
+    gemm_pointers(sm, m.q, m.k, n * p.H, p.scale, q.storage->device_index, kBlockedOp);
+    softmax_rows(st.scores, st.probs, bias, lse, p, q.dtype, b0, n, 0, p.L, st.pair_elems);
+    gemm_pointers(m.out, pm, m.v, n * p.H, 1.0, q.storage->device_index, kBlockedOp);
+  }
+}
+
+// The blocked way over whole images, `group` of them a step: their scores [group, H, L, S] in one buffer within
+// the score budget, each product one cuBLAS call over the step's group * H (image, head) pairs and one softmax
+// launch over all their rows. A batch of short sequences then costs three launches a step (and one more a call
+// over pointer arrays) where the per-image path costs three an image: BERT-base at batch 8 made 24, and a run of it
+// is bound by the host's time per launch. The products read the operands in place: as one strided batch when every
+// operand's pairs are evenly spaced (pair_stride_of), else through arrays of the pairs' addresses. Per element the
+// work is the per-image path's: the same products with float32 accumulation (cuBLAS's compute type) and the same
+// softmax kernel. Returns false, having launched nothing, where the per-image path is taken instead: one image
+// (nothing to group), a budget that holds fewer than two images' scores (blocks of one image's rows), empty inner
+// dimensions (gemm() clears the output for them, which scattered matrices do not allow), and, where the pairs are
+// not evenly spaced, operands cuBLAS cannot read or write in place (gemm() copies those an image at a time; over
+// pointer arrays the copy would have to hold every image) or matrices that do not start 16-byte aligned.
+bool attend_images(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out, float* lse,
+                   const Problem& p) {
+  if (p.B < 2 || p.S == 0 || p.E == 0) return false;
+  const int64_t pair_elems = ceil_div(p.L * p.S, kPairAlign) * kPairAlign;
+  const int64_t image_bytes = p.H * pair_elems * int64_t(sizeof(float));
+  int64_t group = std::min(p.B, score_budget_bytes() / image_bytes);
+  group = std::min(group, int64_t(INT32_MAX) / (p.H * p.L));  // the softmax's blocks and cuBLAS's batch count
+  if (group < 2) return false;
+  const std::optional<int64_t> qs = pair_stride_of(p.q, p.H), ks = pair_stride_of(p.k, p.H),
+                               vs = pair_stride_of(p.v, p.H), os = pair_stride_of(p.out, p.H);
+  const bool strided = qs && ks && vs && os;
+  const PairMatrices m = pair_matrices(q, k, v, out, p);
+  if (!strided &&
+      !(blas_reads(m.q) && blas_reads(m.k) && blas_reads(m.v) && blas_writes(m.out) && pairs_aligned(q, p.q, p) &&
+        pairs_aligned(k, p.k, p) && pairs_aligned(v, p.v, p) && pairs_aligned(out, p.out, p)))
+    return false;
+  const std::vector<int64_t> buffer_sizes{group * p.H * pair_elems}, buffer_strides{1};
+  TensorPtr scores(new_tensor_on(kCuda, q.storage->device_index, buffer_sizes, buffer_strides, int32_t(DType::f32)));
+  TensorPtr probs_buffer;  // scores themselves for float32
+  if (q.dtype != int32_t(DType::f32))
+    probs_buffer.reset(new_tensor_on(kCuda, q.storage->device_index, buffer_sizes, buffer_strides, q.dtype));
+  const ImageSteps st{group, pair_elems, *scores, probs_buffer ? *probs_buffer : *scores};
+  if (strided) {
+    const int64_t pair_stride[4] = {*qs, *ks, *vs, *os};
+    attend_images_strided(q, k, v, bias, out, lse, p, st, pair_stride);
+    return true;
+  }
+  // The allocator's blocks are 256-byte aligned; this only keeps the products' requirement in one place.
+  if (!aligned_address(st.scores.data()) || !aligned_address(st.probs.data())) return false;
+  attend_images_pointers(q, k, v, bias, out, lse, p, st);
+  return true;
+}
+
+// out[b] <- softmax(q[b] k[b]^T * scale + bias[b], causal) v[b]: fused, several whole images at a time
+// (attend_images), or rows_per_block query rows of one image at a time.
 void attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bias, Tensor& out, float* lse,
             const Problem& p) {
   if (fused_fits(p)) {
@@ -274,6 +461,8 @@ void attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bia
       default: break;  // refused below, as the blocked path does
     }
   }
+  if (attend_images(q, k, v, bias, out, lse, p)) return;
+  // One image at a time: what attend_images leaves (its comment says which problems, and why).
   const int64_t per_row = std::max<int64_t>(p.H * p.S * int64_t(sizeof(float)), 1);
   const int64_t rows_per_block = std::clamp<int64_t>(score_budget_bytes() / per_row, 1, p.L);
   const int32_t device = q.storage->device_index;
@@ -294,16 +483,9 @@ void attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor* bia
       const Tensor vb = view(v, {p.H, p.S, p.Ev}, {p.v.h, p.v.l, p.v.e}, v.storage_offset + b * p.v.b);
       Tensor ob =
           view(out, {p.H, n, p.Ev}, {p.out.h, p.out.l, p.out.e}, out.storage_offset + b * p.out.b + l0 * p.out.l);
-      gemm(s, qb, kt, p.scale, 0.0, "scaled_dot_product_efficient_attention");
-      switch (static_cast<DType>(q.dtype)) {
-        case DType::f32: softmax_rows<float>(s, pr, bias, lse, p, b, l0, n); break;
-        case DType::f16: softmax_rows<__half>(s, pr, bias, lse, p, b, l0, n); break;
-        case DType::bf16: softmax_rows<__nv_bfloat16>(s, pr, bias, lse, p, b, l0, n); break;
-        default:
-          fail(std::string("scaled_dot_product_efficient_attention: dtype ") + dtype_name(q.dtype) +
-               " is not supported");
-      }
-      gemm(ob, pr, vb, 1.0, 0.0, "scaled_dot_product_efficient_attention");
+      gemm(s, qb, kt, p.scale, 0.0, kBlockedOp);
+      softmax_rows(s, pr, bias, lse, p, q.dtype, b, 1, l0, n, n * p.S);
+      gemm(ob, pr, vb, 1.0, 0.0, kBlockedOp);
     }
   }
 }

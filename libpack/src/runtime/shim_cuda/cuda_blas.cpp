@@ -29,6 +29,11 @@ struct Cublas {
                                     long long, const void*, void*, cudaDataType, int, long long, int,
                                     cublasComputeType_t, cublasGemmAlgo_t);
   GemmFn gemm = nullptr;
+  using GemmPointersFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                            const void*, const void* const[], cudaDataType, int, const void* const[],
+                                            cudaDataType, int, const void*, void* const[], cudaDataType, int, int,
+                                            cublasComputeType_t, cublasGemmAlgo_t);
+  GemmPointersFn gemm_pointers = nullptr;  // cublasGemmBatchedEx
   decltype(&cublasGetStatusString) status_string = nullptr;
   std::vector<cublasHandle_t> handles;  // per device
   std::string error;                    // why it could not be opened
@@ -53,8 +58,10 @@ Cublas& cublas() {
     lib.create = reinterpret_cast<decltype(lib.create)>(dlsym(h, "cublasCreate_v2"));
     lib.set_stream = reinterpret_cast<decltype(lib.set_stream)>(dlsym(h, "cublasSetStream_v2"));
     lib.gemm = reinterpret_cast<decltype(lib.gemm)>(dlsym(h, "cublasGemmStridedBatchedEx"));
+    lib.gemm_pointers = reinterpret_cast<decltype(lib.gemm_pointers)>(dlsym(h, "cublasGemmBatchedEx"));
     lib.status_string = reinterpret_cast<decltype(lib.status_string)>(dlsym(h, "cublasGetStatusString"));
     if (!lib.create || !lib.set_stream || !lib.gemm) lib.error = "the cuBLAS found lacks cublasGemmStridedBatchedEx";
+    else if (!lib.gemm_pointers) lib.error = "the cuBLAS found lacks cublasGemmBatchedEx";
   });
   return lib;
 }
@@ -185,6 +192,47 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
                     pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute, CUBLAS_GEMM_DEFAULT),
       op);
   if (pc != &c) copy_any(c, *pc);
+}
+
+bool blas_reads(const MatrixArray& m) { return blas_view(nullptr, m.rows, m.cols, m.rs, m.cs).has_value(); }
+
+bool blas_writes(const MatrixArray& m) {
+  const auto v = blas_view(nullptr, m.rows, m.cols, m.rs, m.cs);
+  return v && !v->transposed;
+}
+
+void gemm_pointers(const MatrixArray& c, const MatrixArray& a, const MatrixArray& b, int64_t count, double alpha,
+                   int device, const char* op) {
+  // The checks gemm() makes, on the geometry alone: the addresses are in device memory.
+  const bool widened =
+      c.dtype == int32_t(DType::f32) && (a.dtype == int32_t(DType::f16) || a.dtype == int32_t(DType::bf16));
+  if (a.dtype != b.dtype || (a.dtype != c.dtype && !widened))
+    fail(std::string(op) + ": operands differ in dtype (" + dtype_name(a.dtype) + ", " + dtype_name(b.dtype) +
+         ", out " + dtype_name(c.dtype) + ")");
+  const int64_t M = c.rows, N = c.cols, K = a.cols;
+  if (a.rows != M || b.rows != K || b.cols != N) fail(std::string(op) + ": shapes do not chain");
+  // gemm() clears C for an empty inner dimension; scattered matrices have no one range to clear.
+  if (M <= 0 || N <= 0 || K <= 0 || count <= 0)
+    fail(std::string(op) + ": a product over pointer arrays needs non-empty matrices");
+  const auto ma = blas_view(nullptr, M, K, a.rs, a.cs), mb = blas_view(nullptr, K, N, b.rs, b.cs),
+             mc = blas_view(nullptr, M, N, c.rs, c.cs);
+  if (!ma || !mb || !mc || mc->transposed)
+    fail(std::string(op) + ": an operand of a product over pointer arrays is not laid out as cuBLAS reads it");
+  for (int64_t x : {M, N, K, ma->ld, mb->ld, mc->ld, count})
+    if (x > INT32_MAX) fail(std::string(op) + ": a product over pointer arrays is past cuBLAS's 32-bit sizes");
+  const Types ty = blas_types(c.dtype), in_ty = blas_types(a.dtype);
+  cublasHandle_t h = handle_for(device);
+  check_blas(cublas().set_stream(h, current_stream()), "cublasSetStream");
+  const double zero = 0.0;
+  const float falpha = float(alpha), fzero = 0.f;
+  const void* pal = ty.dbl ? static_cast<const void*>(&alpha) : &falpha;
+  const void* pbe = ty.dbl ? static_cast<const void*>(&zero) : &fzero;
+  // Row-major C = A B is column-major C^T = B^T A^T, as in gemm(): cuBLAS's "A" is our b, its "B" our a.
+  check_blas(cublas().gemm_pointers(h, mb->transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                    ma->transposed ? CUBLAS_OP_T : CUBLAS_OP_N, int(N), int(M), int(K), pal, b.ptrs,
+                                    in_ty.data, int(mb->ld), a.ptrs, in_ty.data, int(ma->ld), pbe, c.ptrs, ty.data,
+                                    int(mc->ld), int(count), ty.compute, CUBLAS_GEMM_DEFAULT),
+             op);
 }
 
 namespace {

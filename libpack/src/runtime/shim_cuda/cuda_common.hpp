@@ -39,6 +39,33 @@ TensorPtr contiguous(const Tensor& t);
 // On cuBLAS (cuda_blas.cpp).
 void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op);
 
+// One operand of a batch of products over pointer arrays (gemm_pointers): `ptrs`, in device memory, holds each
+// matrix's address; every matrix is rows x cols with the row-major element strides (rs, cs), of `dtype`.
+struct MatrixArray {
+  void* const* ptrs;
+  int32_t dtype;
+  int64_t rows, cols, rs, cs;
+};
+
+// Whether cuBLAS reads (blas_reads) or writes (blas_writes: row-major only) a matrix of this geometry as it is.
+// gemm() copies an operand it cannot read and writes through a temporary; over pointer arrays there is nothing
+// to copy, so gemm_pointers refuses such operands and its callers check first and take gemm() instead.
+bool blas_reads(const MatrixArray& m);
+bool blas_writes(const MatrixArray& m);
+
+// Every matrix a gemm_pointers call reads or writes starts at a multiple of this many bytes: cuBLAS's kernels may
+// load half-precision matrices in 16-byte vectors, and it cannot check addresses that it reads on the GPU (for
+// strided batches it checks the base and the strides on the host).
+inline constexpr int64_t kPointerGemmAlign = 16;
+
+// c[i] <- alpha * a[i] @ b[i] for i < count (cublasGemmBatchedEx, on the current stream): a M x K, b K x N, c M x N,
+// with gemm()'s dtypes and its row-major-to-column-major mapping. The pointer arrays are read by the GPU when the
+// product runs, so they may be written on the current stream just before (a kernel, not a host copy: the call then
+// stays capturable in a CUDA graph). Every matrix non-empty, readable (blas_reads; c: blas_writes) and aligned to
+// kPointerGemmAlign; `device` is the one whose cuBLAS handle runs it. Throws ShimError naming `op`.
+void gemm_pointers(const MatrixArray& c, const MatrixArray& a, const MatrixArray& b, int64_t count, double alpha,
+                   int device, const char* op);
+
 // Opens cuBLAS and makes `device`'s handle now, as the first product would (cuda_blas.cpp). Throws ShimError.
 void open_blas(int device);
 
