@@ -107,16 +107,10 @@ Status library_to_memory(Model::Impl& m, bool private_shim) {
   // libgomp's pooled threads holding state from the library's code, and unmapping it made later
   // loads in the same process crash now and then (seen in test_loader's in-place blob case, ~1 run
   // in 3). A process that loads a model keeps its code until it exits.
-  // RTLD_LAZY: a function import is looked up on its first call, not all of them here. AOTInductor's libraries
-  // call through their PLT for hundreds of functions, most of them their own copies of C++ template code that
-  // every lookup first seeks in the global scope by a long mangled name; a tiny model calls few of them, and
-  // binding all of them up front was 40% of its dlopen (90 of 220 us for a 350 KB library). What binding them all
-  // would have refused is refused before this: every import the shim or the driver must provide (refuse(), from
-  // lib.imports) and every symbol version the library needs (refuse_versions(); ld.so checks the versions of
-  // what it loads at dlopen whatever the mode). Data references (GLOB_DAT) are bound here in either mode, and the
-  // slots the loader routes (import_slots.hpp) are written over, so they never reach the lazy lookup.
-  // LD_BIND_NOW=1 binds everything here again, as for any dlopen.
-  m.dl = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
+  // RTLD_NOW: every import bound here, so that one this process lacks is an error of the load, before any of the
+  // library's code runs. RTLD_LAZY takes 65 us off a 350 KB fixture's 200 us dlopen, but Create and the first run
+  // then bind the imports they call, 40 to 50 us of it back, and a missing one would stop the process mid-run.
+  m.dl = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!m.dl) {
     const char* why = ::dlerror();
     return m.error(Kind::Runtime, fmt::format("dlopen failed: {}", why ? why : "unknown reason"));
