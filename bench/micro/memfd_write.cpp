@@ -2,9 +2,9 @@
 // filling a fresh memfd from a page-cached file mapped as the container is, each alone and with the hash. Why the
 // loader hashes a small library in one pass and copies it in another (loader/segment_checks.cpp, library_memory.cpp):
 // hashing and writing each 64 KiB piece in turn costs more in write() calls than the second read of bytes the first
-// left in the cache, and a mapping of the memfd costs a page fault per page. Every case runs in a fresh memfd; the
-// figure is the median of ROUNDS rounds, the cases taking turns within each round. CASE (0-6) runs only that one,
-// as a fresh process sees it (then run it many times and take the median).
+// left in the cache, and a mapping of the memfd costs a page fault per page (or, populated, as much in one call). Every
+// case runs in a fresh memfd; the figure is the median of ROUNDS rounds, the cases taking turns within each round. CASE
+// (0-7) runs only that one, as a fresh process sees it (then run it many times and take the median).
 //   g++ -O2 -mavx2 bench/micro/memfd_write.cpp -o /tmp/memfd_write && /tmp/memfd_write FILE [ROUNDS=200] [CASE]
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -92,6 +92,16 @@ int main(int argc, char** argv) {
        [&](const unsigned char* src, int fd) {
          if (::ftruncate(fd, off_t(n)) != 0) std::exit(2);
          auto* dst = static_cast<unsigned char*>(::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+         if (dst == MAP_FAILED) std::exit(2);
+         std::memcpy(dst, src, n);
+         sink += XXH3_64bits(dst, n);
+         ::munmap(dst, n);
+       }},
+      {"ftruncate, MAP_POPULATE, memcpy, hash the copy",
+       [&](const unsigned char* src, int fd) {
+         if (::ftruncate(fd, off_t(n)) != 0) std::exit(2);
+         auto* dst =
+             static_cast<unsigned char*>(::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0));
          if (dst == MAP_FAILED) std::exit(2);
          std::memcpy(dst, src, n);
          sink += XXH3_64bits(dst, n);
