@@ -15,6 +15,9 @@
 #   6. the first pass over a page-cached file through a fresh private mapping against later passes: lazy page
 #      tables, populated up front (MADV_POPULATE_READ), and 2 MiB-aligned with MADV_HUGEPAGE (why the loader
 #      populates the weights it maps: loader/model.cpp, populate()).
+#   7. a small library's bytes (384 KiB) into a fresh memfd, alone and with their XXH3, in one pass or two, from a
+#      process that does nothing else (why the loader's check and copy of a small library stay two plain passes:
+#      loader/library_memory.cpp).
 #   bash bench/micro/run.sh [build-dir] [FILE_MIB=2048]
 # Not run here: gemv_kernels.cpp (the shim's GEMV row kernel against its variants), which wants the device
 # machine's 16 cores; its header says how to build and run it.
@@ -64,3 +67,7 @@ done
 echo "== 6. first touch of a ${mib} MiB page-cached file through a fresh mapping"
 g++ -O2 -march=native "$here/first_touch.cpp" -o "$work/first_touch" && "$work/first_touch" "$work/file"
 rm -f "$work/file"
+
+echo "== 7. a 384 KiB library into a fresh memfd, with its hash"
+head -c $((384 << 10)) /dev/urandom > "$work/small" && cat "$work/small" > /dev/null
+g++ -O2 -mavx2 "$here/memfd_write.cpp" -o "$work/memfd_write" && "$work/memfd_write" "$work/small" 300

@@ -2,6 +2,8 @@
 // gives for a glibc, a libstdc++ or a libgcc_s that is too old, and what it finds of this process's own libraries.
 #include "runtime/loader/system_versions.hpp"
 
+#include "mpspack/file.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <gnu/libc-version.h>
@@ -65,4 +67,22 @@ TEST_CASE("this_system: glibc's version and this process's own libstdc++", "[loa
   // A version no libstdc++ will define names the file and what this one has.
   const std::string line = missing_versions({{"libstdc++.so.6", {"GLIBCXX_3.4.999"}}}, *s);
   CHECK(line.starts_with("needs GLIBCXX_3.4.999 of libstdc++.so.6 (" + cxx.path + " here has up to GLIBCXX_3.4."));
+}
+
+TEST_CASE("this_system: the versions read from a loaded library's image are those its file defines",
+          "[loader][versions]") {
+  auto s = this_system({{"libstdc++.so.6", {"GLIBCXX_3.4"}}, {"libgcc_s.so.1", {"GCC_3.0"}}});
+  REQUIRE(s.ok());
+  REQUIRE(s->libraries.contains("libstdc++.so.6"));
+  for (const auto& [file, lib] : s->libraries) {
+    INFO(lib.path);
+    auto mapped = MappedFile::open(lib.path);
+    REQUIRE(mapped.ok());
+    auto elf = elf::ElfFile::parse(mapped->view());
+    REQUIRE(elf.ok());
+    auto defined = elf->version_definitions();
+    REQUIRE(defined.ok());
+    CHECK(defined->size() > 3);
+    CHECK(lib.defined == *defined);
+  }
 }

@@ -1,6 +1,7 @@
 // The symbol versions a library needs (DT_VERNEED) against what this system provides: glibc by its version
 // number, any other library (libstdc++.so.6, libgcc_s.so.1) by the versions the copy already loaded into this
-// process defines (DT_VERDEF), which is the copy the dynamic loader would bind the model library to. Checked before
+// process defines (DT_VERDEF, read from its image in memory), which is the copy the dynamic loader would bind the
+// model library to. Checked before
 // dlopen, whose own message ("version `GLIBC_2.38' not found") does not say what to do.
 #pragma once
 
