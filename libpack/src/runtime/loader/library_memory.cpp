@@ -5,6 +5,7 @@
 #include "mpspack/fd_io.hpp"
 #include "mpspack/shared_library.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
@@ -77,6 +78,18 @@ Status provide_sleef(Model::Impl& m) {
   if (!imports_sleef) return {};
   auto sleef = open_shared_library(MPSPACK_SLEEF_SONAME, RTLD_GLOBAL);
   if (!sleef.ok()) return sleef.error().context(m.what());
+  return {};
+}
+
+// A torch-built library leaves the C++ runtime and libm to libtorch: it names libtorch among its needed libraries,
+// not libstdc++ or libm, and libtorch brings them into the process's global scope. Its needed libtorch entries are
+// dropped from the stored library, so its std:: and math imports bind only if these are in the global scope, where
+// mpspack's own executable puts them. A process that opened mpspack's library with RTLD_LOCAL (the Python package
+// does) keeps them out of it: they are promoted there (RTLD_NOLOAD: both came with mpspack, nothing new is opened).
+Status provide_cxx_runtime(Model::Impl& m) {
+  for (const char* soname : {"libstdc++.so.6", "libm.so.6"})
+    if (::dlopen(soname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == nullptr)
+      return make_error(Kind::Unsupported, "{}: {} is not loaded in this process: {}", m.what(), soname, ::dlerror());
   return {};
 }
 

@@ -57,6 +57,7 @@ Status open_library(Model::Impl& m, const LoadOptions& o) {
     m.backend->expect_upload(seg.size, m.container->file().fd(), seg.offset);
   }
   MPK_CHECK(provide_sleef(m));
+  MPK_CHECK(provide_cxx_runtime(m));
   MPK_CHECK(library_to_memory(m, o.bind_shim_privately));
   route_allocations(m);
   MPK_CHECK(route_self_mapping(m));

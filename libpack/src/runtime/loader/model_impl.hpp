@@ -130,6 +130,7 @@ Status await_weights_check(Model::Impl& m);
 
 // library_memory.cpp
 Status provide_sleef(Model::Impl& m);
+Status provide_cxx_runtime(Model::Impl& m);
 // private_shim: LoadOptions::bind_shim_privately (shim_binding.cpp around the dlopen).
 Status library_to_memory(Model::Impl& m, bool private_shim);
 Status write_cubins(Model::Impl& m);
