@@ -6,7 +6,6 @@
 // with OPENBLAS_CORETYPE=Prescott too (plus MPSPACK_TEST_USER_BLAS_KERNELS), the same for OpenBLAS's kernels.
 #include "runtime/shim/blas.hpp"
 #include "runtime/shim/parallel.hpp"
-#include "runtime/tuning/tuning.hpp"
 #include "shim_test_util.hpp"
 
 #include <cblas.h>
@@ -120,13 +119,6 @@ TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack t
   const int64_t gemv_rows = int64_t(mpspack::shim::kSplitGemvMinElements) / odd + 3;
   check_gemv(gemv_rows, odd, 1, 1);
   check_gemv(odd, gemv_rows, 3, 2);
-  {  // transposed products split by columns instead of by rows with partial sums: the comparison way
-    mpspack::Tuning columns = mpspack::tuning();
-    columns.cpu_gemv = "columns";
-    const mpspack::ScopedTuning scoped(columns);
-    check_gemv(gemv_rows, odd, 1, 1);
-    check_gemv(odd, gemv_rows, 3, 2);
-  }
   check_gemv(9, 40, 1, 1);  // too small to split
   CHECK(openblas_get_num_threads() == 1);
   REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: the split ran on mpspack's pool

@@ -6,13 +6,11 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 namespace mpspack::shim {
 namespace {
@@ -121,47 +119,6 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
   });
 }
 
-// y = alpha * A^T x + beta * y over the threads (a Linear whose weight is stored [in, out], as GPT-2's Conv1D): each
-// thread streams a block of A's rows, contiguous, into a partial y of its own; then each sums its block of y's
-// elements over the partials. Blocks of A's columns instead (MPSPACK_CPU_GEMV=columns) give each thread a strip of
-// every row, a few cache lines per page, which the prefetchers and the TLB serve far worse (docs/PERFORMANCE.md,
-// "Full-size zoo models").
-template <class T>
-void gemv_transposed_parts(int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
-                           T beta, T* y, int64_t incy) {
-  if (gemv_mode() == "columns") {
-    run_parts([&](unsigned t, unsigned parts) {
-      const auto [begin, end] = part_of(cols, t, parts);
-      if (begin < end) blas_gemv(true, rows, end - begin, alpha, a + begin, lda, x, incx, beta, y + begin * incy, incy);
-    });
-    return;
-  }
-  thread_local std::vector<T> partials;  // the calling thread's, kept: a fresh block each call would fault in again
-  // run_parts may run fewer parts than thread_count() (one, inside a part of the pool): the sums take as many
-  // partials as the first pass wrote.
-  partials.resize(std::size_t(std::max(thread_count(), 1u)) * std::size_t(cols));
-  T* const sums = partials.data();  // the lambdas run on other threads, which see thread_locals of their own
-  std::atomic<unsigned> written{0};
-  run_parts([&](unsigned t, unsigned n) {
-    if (t == 0) written.store(n, std::memory_order_relaxed);
-    const auto [begin, end] = part_of(rows, t, n);
-    T* part = sums + std::size_t(t) * std::size_t(cols);
-    if (begin < end)
-      blas_gemv(true, end - begin, cols, T(1), a + begin * lda, lda, x + begin * incx, incx, T(0), part, 1);
-    else std::fill(part, part + cols, T(0));
-  });
-  const unsigned parts = written.load(std::memory_order_relaxed);
-  run_parts([&](unsigned t, unsigned n) {
-    const auto [begin, end] = part_of(cols, t, n);
-    for (int64_t j = begin; j < end; ++j) {
-      T sum = 0;
-      for (unsigned p = 0; p < parts; ++p) sum += sums[std::size_t(p) * std::size_t(cols) + std::size_t(j)];
-      T& out = y[j * incy];
-      out = alpha * sum + (beta == T(0) ? T(0) : beta * out);
-    }
-  });
-}
-
 template <class T>
 void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx, T beta,
           T* y, int64_t incy) {
@@ -172,12 +129,15 @@ void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t l
     blas_gemv(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
     return;
   }
-  if (trans) return gemv_transposed_parts(rows, cols, alpha, a, lda, x, incx, beta, y, incy);
-  // y = A x: each thread streams its own block of A's rows into its own block of y.
+  // Each thread writes its own block of y. y = A x: blocks of A's rows, each streamed whole. y = A^T x (a Linear
+  // whose weight is stored [in, out], as GPT-2's Conv1D): blocks of A's columns, a strip of every row each. Blocks
+  // of rows with partial sums of y added up afterwards read A contiguously, but took as long in a GPT-2 decode step
+  // on the device, with a second pass and a buffer more (docs/PERFORMANCE.md, "Full-size zoo models").
   run_parts([&](unsigned t, unsigned parts) {
-    const auto [begin, end] = part_of(rows, t, parts);
-    if (begin < end)
-      blas_gemv(false, end - begin, cols, alpha, a + begin * lda, lda, x, incx, beta, y + begin * incy, incy);
+    const auto [begin, end] = part_of(trans ? cols : rows, t, parts);
+    if (begin >= end) return;
+    if (trans) blas_gemv(true, rows, end - begin, alpha, a + begin, lda, x, incx, beta, y + begin * incy, incy);
+    else blas_gemv(false, end - begin, cols, alpha, a + begin * lda, lda, x, incx, beta, y + begin * incy, incy);
   });
 }
 
