@@ -130,9 +130,8 @@ void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t l
     return;
   }
   // Each thread writes its own block of y. y = A x: blocks of A's rows, each streamed whole. y = A^T x (a Linear
-  // whose weight is stored [in, out], as GPT-2's Conv1D): blocks of A's columns, a strip of every row each. Blocks
-  // of rows with partial sums of y added up afterwards read A contiguously, but took as long in a GPT-2 decode step
-  // on the device, with a second pass and a buffer more (docs/PERFORMANCE.md, "Full-size zoo models").
+  // whose weight is stored [in, out], as GPT-2's Conv1D): blocks of A's columns, a strip of every row each, in one
+  // pass and with no buffer, where blocks of rows would each give a partial sum of all of y.
   run_parts([&](unsigned t, unsigned parts) {
     const auto [begin, end] = part_of(trans ? cols : rows, t, parts);
     if (begin >= end) return;
