@@ -446,3 +446,37 @@ def tolerance(entry, device, tf32=True, scale=None):
         atol *= scale
         note += f", atol x {scale:.3g} (the reference's largest |value|)"
     return rtol, float(f"{atol:.3g}"), note
+
+
+# --- archs: architectures a new user tried that the zoo's own rows do not hold (issue "full-size models", its CPU
+# rows): transformers encoders and LMs at the zoo's small sizes, ResNet-18 at batch 2, two timm vision nets ---
+
+_ARCHS = dict(group="archs")
+_EMB = dict(_ENC, embedding_size=128)
+_add("albert", "transformers",
+     _hf("AlbertConfig", "AlbertModel", "last_hidden_state", SEQ_ENCODER, VOCAB_ENCODER, {}, **_EMB),
+     conv=False, **_ARCHS, note="4 layers, d=256 (embeddings 128, shared layer weights), seq 64")
+_add("electra", "transformers",
+     _hf("ElectraConfig", "ElectraModel", "last_hidden_state", SEQ_ENCODER, VOCAB_ENCODER, {}, **_EMB),
+     conv=False, **_ARCHS, note="4 layers, d=256 (embeddings 128), seq 64")
+_add("deberta_v2", "transformers",
+     _hf("DebertaV2Config", "DebertaV2Model", "last_hidden_state", SEQ_ENCODER, VOCAB_ENCODER, {},
+         relative_attention=True, position_buckets=64, pos_att_type=["p2c", "c2p"], **_ENC),
+     conv=False, **_ARCHS, note="4 layers, d=256, disentangled relative attention as deberta-v3, seq 64")
+_add("bloom", "transformers",
+     _hf("BloomConfig", "BloomForCausalLM", "logits", SEQ_LM, VOCAB_LM, _NO_CACHE,
+         vocab_size=VOCAB_LM, hidden_size=256, n_layer=4, n_head=8),
+     conv=False, **_ARCHS, note="4 layers, d=256, ALiBi, seq 32, logits")
+# Token ids from 3 up: OPT's pad id is 1.
+_add("opt", "transformers",
+     _hf("OPTConfig", "OPTForCausalLM", "logits", SEQ_LM, VOCAB_LM, _NO_CACHE, first_token=3,
+         vocab_size=VOCAB_LM, hidden_size=256, word_embed_proj_dim=256, num_hidden_layers=4, ffn_dim=1024,
+         num_attention_heads=8, max_position_embeddings=256),
+     conv=False, **_ARCHS, note="4 layers, d=256, seq 32, logits")
+_add("gemma", "transformers",
+     _hf("GemmaConfig", "GemmaForCausalLM", "logits", SEQ_LM, VOCAB_LM, _NO_CACHE, num_key_value_heads=1, head_dim=32,
+         **_LM),
+     conv=False, **_ARCHS, note="4 layers, d=256, multi-query (8/1), GeGLU, seq 32, logits")
+_add("resnet18_b2", "torchvision", _torchvision("resnet18", batch=2), conv=True, **_ARCHS, note="224x224, batch 2")
+_add("levit", "timm", _timm("levit_128s"), conv=True, **_ARCHS, note="timm levit_128s, 224x224")
+_add("mlp_mixer", "timm", _timm("mixer_s16_224"), conv=True, **_ARCHS, note="timm mixer_s16_224, 224x224")

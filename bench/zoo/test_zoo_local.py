@@ -42,6 +42,15 @@ def test_list_runs_without_torch_and_all_leaves_fullsize_out(monkeypatch):
     assert zoo.Settings("mpspack").models == FULLSIZE + ["resnet18"]
 
 
+def test_archs_group_is_left_out_of_all(monkeypatch):
+    archs = models.groups()["archs"]
+    assert archs == ["albert", "electra", "deberta_v2", "bloom", "opt", "gemma", "resnet18_b2", "levit", "mlp_mixer"]
+    monkeypatch.setenv("MODELS", "all")
+    assert not set(archs) & set(zoo.Settings("mpspack").models)
+    monkeypatch.setenv("MODELS", "archs")
+    assert zoo.Settings("mpspack").models == archs
+
+
 def test_tolerances():
     deep = models.get("llama_1b_bf16")
     assert models.tolerance(deep, "cuda", scale=10.0)[:2] == (1.6e-2, 0.16)

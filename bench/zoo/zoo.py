@@ -58,8 +58,10 @@ class Settings:
         self.mpspack = mpspack
         names = os.environ.get("MODELS") or DEFAULT_MODELS
         groups = models.groups()
-        # "all": the zoo's own rows; the full-size ones (MODELS=fullsize) take a call of their own each few models.
-        self.models = [n for n, e in models.REGISTRY.items() if e.group != "fullsize"] if names == "all" else [
+        # "all": the zoo's own rows; the full-size ones (MODELS=fullsize) take a call of their own each few models,
+        # and the architectures a new user tried (MODELS=archs) one call of their own.
+        own_rows = [n for n, e in models.REGISTRY.items() if e.group not in ("fullsize", "archs")]
+        self.models = own_rows if names == "all" else [
             m for n in names.split(",") if n.strip() for m in groups.get(n.strip(), [n.strip()])]
         self.devices = [d.strip() for d in (os.environ.get("DEVICES") or "cpu,cuda").split(",") if d.strip()]
         self.jobs = env_int("JOBS", 6)
