@@ -53,6 +53,27 @@ int main(int argc, char** argv) {
   void* buffer = std::aligned_alloc(4096, kPiece);
   unsigned long long sink = 0;
 
+  // Writes the bytes 64 KiB at a time, hashing each piece from the source after writing it.
+  auto write_hashing_pieces = [&](const unsigned char* src, int fd) {
+    XXH3_state_t s;
+    XXH3_64bits_reset(&s);
+    for (size_t at = 0; at < n; at += kPiece) {
+      const size_t k = std::min(kPiece, n - at);
+      write_all(fd, src + at, k);
+      XXH3_64bits_update(&s, src + at, k);
+    }
+    sink += XXH3_64bits_digest(&s);
+  };
+  // Sizes the file, maps it with `flags`, copies the bytes in and hashes the copy.
+  auto copy_through_mapping = [&](const unsigned char* src, int fd, int flags) {
+    if (::ftruncate(fd, off_t(n)) != 0) std::exit(2);
+    auto* dst = static_cast<unsigned char*>(::mmap(nullptr, n, PROT_READ | PROT_WRITE, flags, fd, 0));
+    if (dst == MAP_FAILED) std::exit(2);
+    std::memcpy(dst, src, n);
+    sink += XXH3_64bits(dst, n);
+    ::munmap(dst, n);
+  };
+
   struct Case {
     const char* name;
     std::function<void(const unsigned char*, int)> fill;
@@ -64,17 +85,7 @@ int main(int argc, char** argv) {
          sink += XXH3_64bits(src, n);
          write_all(fd, src, n);
        }},
-      {"per 64 KiB: write, hash the source",
-       [&](const unsigned char* src, int fd) {
-         XXH3_state_t s;
-         XXH3_64bits_reset(&s);
-         for (size_t at = 0; at < n; at += kPiece) {
-           const size_t k = std::min(kPiece, n - at);
-           write_all(fd, src + at, k);
-           XXH3_64bits_update(&s, src + at, k);
-         }
-         sink += XXH3_64bits_digest(&s);
-       }},
+      {"per 64 KiB: write, hash the source", write_hashing_pieces},
       {"per 64 KiB: copy to a buffer, hash it, write it",
        [&](const unsigned char* src, int fd) {
          XXH3_state_t s;
@@ -89,35 +100,13 @@ int main(int argc, char** argv) {
          sink += XXH3_64bits_digest(&s);
        }},
       {"ftruncate, mmap, memcpy, hash the copy",
-       [&](const unsigned char* src, int fd) {
-         if (::ftruncate(fd, off_t(n)) != 0) std::exit(2);
-         auto* dst = static_cast<unsigned char*>(::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-         if (dst == MAP_FAILED) std::exit(2);
-         std::memcpy(dst, src, n);
-         sink += XXH3_64bits(dst, n);
-         ::munmap(dst, n);
-       }},
+       [&](const unsigned char* src, int fd) { copy_through_mapping(src, fd, MAP_SHARED); }},
       {"ftruncate, MAP_POPULATE, memcpy, hash the copy",
-       [&](const unsigned char* src, int fd) {
-         if (::ftruncate(fd, off_t(n)) != 0) std::exit(2);
-         auto* dst =
-             static_cast<unsigned char*>(::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0));
-         if (dst == MAP_FAILED) std::exit(2);
-         std::memcpy(dst, src, n);
-         sink += XXH3_64bits(dst, n);
-         ::munmap(dst, n);
-       }},
+       [&](const unsigned char* src, int fd) { copy_through_mapping(src, fd, MAP_SHARED | MAP_POPULATE); }},
       {"fallocate, then write, hash per 64 KiB",
        [&](const unsigned char* src, int fd) {
          if (::fallocate(fd, 0, 0, off_t(n)) != 0) std::exit(2);
-         XXH3_state_t s;
-         XXH3_64bits_reset(&s);
-         for (size_t at = 0; at < n; at += kPiece) {
-           const size_t k = std::min(kPiece, n - at);
-           write_all(fd, src + at, k);
-           XXH3_64bits_update(&s, src + at, k);
-         }
-         sink += XXH3_64bits_digest(&s);
+         write_hashing_pieces(src, fd);
        }},
       {"hash alone (mapping already faulted in)", [&](const unsigned char* src, int) { sink += XXH3_64bits(src, n); }},
   };
