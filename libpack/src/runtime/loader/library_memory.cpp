@@ -87,9 +87,10 @@ Status provide_sleef(Model::Impl& m) {
 // mpspack's own executable puts them. A process that opened mpspack's library with RTLD_LOCAL (the Python package
 // does) keeps them out of it: they are promoted there (RTLD_NOLOAD: both came with mpspack, nothing new is opened).
 Status provide_cxx_runtime(Model::Impl& m) {
-  for (const char* soname : {"libstdc++.so.6", "libm.so.6"})
-    if (::dlopen(soname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) == nullptr)
-      return make_error(Kind::Unsupported, "{}: {} is not loaded in this process: {}", m.what(), soname, ::dlerror());
+  for (const char* soname : {"libstdc++.so.6", "libm.so.6"}) {
+    auto promoted = open_shared_library(soname, RTLD_GLOBAL | RTLD_NOLOAD);
+    if (!promoted.ok()) return promoted.error().context(m.what());
+  }
   return {};
 }
 
