@@ -21,8 +21,7 @@ def main():
         with open(os.path.join(folder, "meta.json")) as f:
             meta = json.load(f)
         device = name.split("_", 1)[0]
-        inputs = [a for i in meta["inputs"]
-                  for a in ("--input", tensors.spec(os.path.join(folder, i["file"]), i["dtype"], i["shape"]))]
+        inputs = tensors.run_args("--input", folder, meta["inputs"])
         ours = subprocess.run([mpspack, "run", os.path.join(folder, "model.mpk"), "--device", device, *inputs,
                                "--bench", "--warmup", "5", "--iterations", iterations, "--format", "json"],
                               capture_output=True, text=True, env=dict(os.environ, MPSPACK_PROFILE_SHIM="1"))

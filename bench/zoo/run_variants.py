@@ -29,8 +29,7 @@ def parse(variant):
 
 
 def p50(mpspack, folder, device, meta, env, args, iterations):
-    inputs = [a for i in meta["inputs"]
-              for a in ("--input", tensors.spec(os.path.join(folder, i["file"]), i["dtype"], i["shape"]))]
+    inputs = tensors.run_args("--input", folder, meta["inputs"])
     cmd = [mpspack, "run", os.path.join(folder, "model.mpk"), "--device", device, *inputs, "--bench", "--warmup",
            "5", "--iterations", iterations, "--format", "json", *args]
     done = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **env))

@@ -23,6 +23,12 @@ def spec(path, dtype, shape):
     return f"{path}:{dtype}:{shape_spec(shape)}"
 
 
+def run_args(flag, folder, entries):
+    """`mpspack run`'s FLAG FILE:DTYPE:SHAPE for each recorded tensor (meta.json's {"file", "dtype", "shape"}) in
+    FOLDER: ("--input", ...) or ("--expect", ...)."""
+    return [a for e in entries for a in (flag, spec(os.path.join(folder, e["file"]), e["dtype"], e["shape"]))]
+
+
 def flat_outputs(out):
     """A model's outputs as a list of tensors, in the order torch.export flattens them."""
     import torch

@@ -267,16 +267,14 @@ def compile_all(s, rows, gpu):
 
 def mpspack_cmd(s, row, meta, *extra, inputs=None):
     folder = case_dir(s, row)
-    inputs = [a for i in (inputs or meta["inputs"])
-              for a in ("--input", tensors.spec(os.path.join(folder, i["file"]), i["dtype"], i["shape"]))]
+    inputs = tensors.run_args("--input", folder, inputs or meta["inputs"])
     return [s.mpspack, "run", os.path.join(folder, "model.mpk"), "--device", row["device"]] + inputs + list(extra)
 
 
 def check(s, row, meta, env):
     """mpspack run --expect torch eager's outputs; writes mpspack's outputs for torch's side to compare."""
     folder = case_dir(s, row)
-    expects = [a for o in meta["outputs"]
-               for a in ("--expect", tensors.spec(os.path.join(folder, o["file"]), o["dtype"], o["shape"]))]
+    expects = tensors.run_args("--expect", folder, meta["outputs"])
     out_dir = os.path.join(folder, "mpspack_out")
     cmd = mpspack_cmd(s, row, meta, *expects, "--rtol", str(row["rtol"]), "--atol", str(row["atol"]),
                       "--output", out_dir, "--json")
@@ -313,8 +311,7 @@ def check_later_calls(s, row, meta, env):
     folder = case_dir(s, row)
     row["calls"] = []
     for k, call in enumerate(meta["calls"], start=1):
-        expects = [a for o in call["outputs"]
-                   for a in ("--expect", tensors.spec(os.path.join(folder, o["file"]), o["dtype"], o["shape"]))]
+        expects = tensors.run_args("--expect", folder, call["outputs"])
         cmd = mpspack_cmd(s, row, meta, *expects, "--rtol", str(row["rtol"]), "--atol", str(row["atol"]), "--json",
                           inputs=call["inputs"])
         r = proc.run(cmd, env=env, timeout_s=step_limit(s, 180))
