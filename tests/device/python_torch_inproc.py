@@ -31,7 +31,8 @@ import numpy as np
 
 only = sys.argv[5].split(",") if len(sys.argv) > 5 else None
 cases = [c for c in json.load(open(os.path.join(fixtures, "manifest.json")))["cases"]
-         if "libtorch.so" in c.get("needed", []) and (c["device"] == "cpu" or cuda) and (only is None or c["dir"] in only)]
+         if "libtorch.so" in c.get("needed", []) and (c["device"] == "cpu" or cuda)
+         and (only is None or c["dir"] in only)]
 tmp = tempfile.mkdtemp()
 
 def arrays(case):
@@ -102,6 +103,9 @@ def step(what):
 for case in cases:
     x, want = arrays(case)
     step(f"{case['dir']}: {order}")
+    if order == "torch-alone":  # torch's runner alone, without mpspack: whether it loads the case at all
+        torch_model(case)
+        continue
     if order == "torch-first":
         import torch
         step("torch's runner loads"); theirs = torch_model(case)
@@ -135,28 +139,17 @@ sys.exit(1 if bad else 0)
 """
 
 
-# torch's runner alone, in a fresh interpreter without mpspack: the fixtures whose model it loads and runs. On the
-# device machine it crashed (SIGSEGV) on the torch-built fixtures in a process without mpspack, and loaded them after
-# mpspack had loaded them: a torch-first order for those would test torch's runtime alone, so they are skipped there,
-# visibly, with its exit status.
-ALONE = r"""
-import json, os, sys, torch
-fixtures, case_dir, device = sys.argv[1], sys.argv[2], sys.argv[3]
-so = os.path.join(fixtures, case_dir, "model.so")
-aoti = torch._C._aoti
-if device == "cuda":
-    aoti.AOTIModelContainerRunnerCuda(so, 1, "cuda:0", os.path.dirname(so))
-else:
-    aoti.AOTIModelContainerRunnerCpu(so, 1)
-"""
-
-
-def torch_loads_alone(fixtures, cuda):
+# torch's runner alone, in a fresh interpreter without mpspack (CHILD's "torch-alone"): the fixtures whose model it
+# loads. On the device machine it crashed (SIGSEGV) on the torch-built fixtures in a process without mpspack, and
+# loaded them after mpspack had loaded them: a torch-first order for those would test torch's runtime alone, so they
+# are skipped there, visibly, with its exit status.
+def torch_loads_alone(fixtures, package, cuda):
     loads = []
     for c in json.load(open(os.path.join(fixtures, "manifest.json")))["cases"]:
         if "libtorch.so" not in c.get("needed", []) or (c["device"] == "cuda" and not cuda):
             continue
-        r = subprocess.run([sys.executable, "-c", ALONE, fixtures, c["dir"], c["device"]], capture_output=True)
+        r = subprocess.run([sys.executable, "-c", CHILD, fixtures, package, "torch-alone", "1" if cuda else "0",
+                            c["dir"]], capture_output=True)
         if r.returncode == 0:
             loads.append(c["dir"])
         else:
@@ -187,7 +180,7 @@ def main() -> int:
         print(f"FAIL no manifest.json in {fixtures}")
         return 1
     status = 0
-    alone = torch_loads_alone(fixtures, cuda)
+    alone = torch_loads_alone(fixtures, package, cuda)
     for order in ("torch-first", "mpspack-first"):
         # faulthandler: a crash in either runtime prints the Python stack it happened under.
         only = [",".join(alone)] if order == "torch-first" else []
