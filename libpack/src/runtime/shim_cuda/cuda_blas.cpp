@@ -142,18 +142,21 @@ auto readable(const Tensor& t, int64_t rows, int64_t cols, const char* what, Ten
   return std::pair{static_cast<const Tensor*>(dense.get()), *blas_view(dense->data(), rows, cols, v.rs, v.cs)};
 }
 
+// One dtype throughout, or half-precision operands into a float32 result (accumulated in float32 either way).
+void check_product_dtypes(int32_t c, int32_t a, int32_t b, const char* op) {
+  const bool widened = c == int32_t(DType::f32) && (a == int32_t(DType::f16) || a == int32_t(DType::bf16));
+  if (a != b || (a != c && !widened))
+    fail(std::string(op) + ": operands differ in dtype (" + dtype_name(a) + ", " + dtype_name(b) + ", out " +
+         dtype_name(c) + ")");
+}
+
 }  // namespace
 
 void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op) {
   require_cuda(c, op);
   require_cuda(a, op);
   require_cuda(b, op);
-  // One dtype throughout, or half-precision operands into a float32 result (accumulated in float32 either way).
-  const bool widened =
-      c.dtype == int32_t(DType::f32) && (a.dtype == int32_t(DType::f16) || a.dtype == int32_t(DType::bf16));
-  if (a.dtype != b.dtype || (a.dtype != c.dtype && !widened))
-    fail(std::string(op) + ": operands differ in dtype (" + dtype_name(a.dtype) + ", " + dtype_name(b.dtype) +
-         ", out " + dtype_name(c.dtype) + ")");
+  check_product_dtypes(c.dtype, a.dtype, b.dtype, op);
   const View3 va = view3(a, "mat1"), vb = view3(b, "mat2"), vc = view3(c, "out");
   const int64_t batch = vc.b, M = vc.r, N = vc.c, K = va.c;
   if (va.b != batch || vb.b != batch || va.r != M || vb.r != K || vb.c != N)
@@ -204,11 +207,7 @@ bool blas_writes(const MatrixArray& m) {
 void gemm_pointers(const MatrixArray& c, const MatrixArray& a, const MatrixArray& b, int64_t count, double alpha,
                    int device, const char* op) {
   // The checks gemm() makes, on the geometry alone: the addresses are in device memory.
-  const bool widened =
-      c.dtype == int32_t(DType::f32) && (a.dtype == int32_t(DType::f16) || a.dtype == int32_t(DType::bf16));
-  if (a.dtype != b.dtype || (a.dtype != c.dtype && !widened))
-    fail(std::string(op) + ": operands differ in dtype (" + dtype_name(a.dtype) + ", " + dtype_name(b.dtype) +
-         ", out " + dtype_name(c.dtype) + ")");
+  check_product_dtypes(c.dtype, a.dtype, b.dtype, op);
   const int64_t M = c.rows, N = c.cols, K = a.cols;
   if (a.rows != M || b.rows != K || b.cols != N) fail(std::string(op) + ": shapes do not chain");
   // gemm() clears C for an empty inner dimension; scattered matrices have no one range to clear.
