@@ -4,6 +4,7 @@
 // slower by more than --max-slowdown (report_gate.hpp has the statistics).
 #include "cli.hpp"
 #include "commands.hpp"
+#include "mpspack/json_fields.hpp"
 #include "report_gate.hpp"
 
 #include <fmt/format.h>
@@ -38,7 +39,7 @@ Status check_run(const Run& r) {
   auto number_at = [&](const char* a, const char* b) {
     return j.contains(a) && j[a].is_object() && j[a].contains(b) && j[a][b].is_number();
   };
-  const int version = j.is_object() ? j.value("schema_version", 0) : 0;
+  const int64_t version = integer_field(j, "schema_version", 0);
   if ((version != 1 && version != 2) || !j.contains("container") || !j["container"].is_string() ||
       !number_at("latency_ms", "p50") || !number_at("latency_ms", "p90") ||
       !number_at("load_ms", "load_to_first_result_ms"))

@@ -269,6 +269,12 @@ TEST_CASE("run --bench --format jsonl writes one line per run, and report puts s
   REQUIRE(bad.err_lines().size() == 1);
   CHECK(bad.err_lines()[0].find("bad.jsonl:2: not a run --bench report") != std::string::npos);
   CHECK(bad.out.empty());
+  // A field of another JSON type is refused the same way (nlohmann's value() would throw on it).
+  write_bytes(tmp / "typed.json", "{\"schema_version\": \"1\"}\n");
+  auto typed = run_mpspack({"report", (tmp / "typed.json").string()});
+  CHECK(typed.exit_code == 2);
+  REQUIRE(typed.err_lines().size() == 1);
+  CHECK(typed.err_lines()[0].find("typed.json: not a run --bench report") != std::string::npos);
 }
 
 TEST_CASE("run --bench: the text report lists the load phases in the order they happen, md rounds its numbers",

@@ -344,3 +344,27 @@ def test_envelope_with_several_signatures(cli, signed, keys, tmp_path):
     sig.write_text(json.dumps(dict(both, signatures=[{"sig": s["sig"]} for s in both["signatures"]])))
     cli.ok("verify", mpk, "--key", keys["ed25519"][1])
     refused(cli("verify", mpk, "--key", keys["p256"][1]), "does not verify")
+
+
+def test_statement_fields_of_other_json_types(cli, signed, keys, openssl, tmp_path):
+    """A signed statement whose fields have other JSON types than DSSE's (a key holder's mistake, or a hostile
+    signer): inspect shows no predicate type and verify refuses it by name, never an uncaught exception."""
+    mpk, sig = copy_signed(signed["embedded"], tmp_path)
+    payload_type = envelope(sig)["payloadType"].encode()
+    good = statement(sig)
+    cases = [({"predicateType": 1}, "is not an in-toto"),
+             (dict(good, _type=["x"]), "is not an in-toto"),
+             (dict(good, predicateType={"v": 1}), 'has predicateType {"v":1}')]
+    for st, words in cases:
+        payload = json.dumps(st).encode()
+        pae = tmp_path / "pae.bin"
+        pae.write_bytes(b"DSSEv1 %d %s %d %s" % (len(payload_type), payload_type, len(payload), payload))
+        raw = subprocess.run([openssl, "pkeyutl", "-sign", "-inkey", keys["ed25519"][0], "-rawin", "-in", pae],
+                             check=True, capture_output=True).stdout
+        env = {"payloadType": payload_type.decode(), "payload": base64.b64encode(payload).decode(),
+               "signatures": [{"sig": base64.b64encode(raw).decode()}]}
+        sig.write_text(json.dumps(env))
+        j = json.loads(cli.ok("inspect", mpk, "--json").stdout)
+        shown = st["predicateType"] if isinstance(st.get("predicateType"), str) else ""
+        assert j["signature"]["predicate_type"] == shown, j["signature"]
+        refused(cli("verify", mpk, "--key", keys["ed25519"][1]), words)

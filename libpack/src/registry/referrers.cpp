@@ -3,6 +3,7 @@
 
 #include "blobs.hpp"
 #include "mpspack/format/hash.hpp"
+#include "mpspack/json_fields.hpp"
 #include "mpspack/sign/signature.hpp"
 
 #include <nlohmann/json.hpp>
@@ -75,7 +76,7 @@ std::vector<std::string> signature_digests(const std::string& body) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_object() || !j.contains("manifests") || !j["manifests"].is_array()) return out;
   for (const auto& d : j["manifests"])
-    if (d.is_object() && d.value("artifactType", "") == sign::kEnvelopeMediaType && d.contains("digest") &&
+    if (string_field(d, "artifactType") == sign::kEnvelopeMediaType && d.contains("digest") &&
         d["digest"].is_string() && out.size() < kMaxSignatures)
       out.push_back(d["digest"].get<std::string>());
   return out;
@@ -90,7 +91,7 @@ Result<std::string> fetch_envelope(Client& client, HttpSession& session, const s
     return make_error(Error::Kind::Corrupt, "{}: the signature manifest received has not digest {}", ref, digest);
   auto j = nlohmann::json::parse(r.body, nullptr, false);
   if (!j.is_object() || !j.contains("layers") || !j["layers"].is_array() || j["layers"].size() != 1 ||
-      !j["layers"][0].is_object() || j["layers"][0].value("mediaType", "") != sign::kEnvelopeMediaType ||
+      !j["layers"][0].is_object() || string_field(j["layers"][0], "mediaType") != sign::kEnvelopeMediaType ||
       !j["layers"][0].contains("digest") || !j["layers"][0]["digest"].is_string() || !j["layers"][0].contains("size") ||
       !j["layers"][0]["size"].is_number_unsigned())
     return make_error(Error::Kind::Corrupt, "{}: signature manifest {} does not hold one DSSE envelope layer", ref,

@@ -3,6 +3,7 @@
 
 #include "mpspack/fd_io.hpp"
 #include "mpspack/format/hash.hpp"
+#include "mpspack/json_fields.hpp"
 #include "mpspack/version.hpp"
 
 #include <nlohmann/json.hpp>
@@ -242,9 +243,12 @@ Result<std::vector<std::pair<std::string, std::string>>> statement_subjects(cons
   };
   const auto j = nlohmann::json::parse(payload.begin(), payload.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return bad("is not a JSON object");
-  if (j.value("_type", "") != kStatementType) return bad(fmt::format("is not an in-toto {}", kStatementType));
-  if (j.value("predicateType", "") != kPredicateType)
-    return bad(fmt::format("has predicateType '{}', not '{}'", j.value("predicateType", ""), kPredicateType));
+  if (string_field(j, "_type") != kStatementType) return bad(fmt::format("is not an in-toto {}", kStatementType));
+  if (string_field(j, "predicateType") != kPredicateType) {
+    const auto field = j.find("predicateType");  // shown as JSON: a string quoted, any other type as it is
+    return bad(
+        fmt::format("has predicateType {}, not \"{}\"", field == j.end() ? "none" : field->dump(), kPredicateType));
+  }
   const auto list = j.find("subject");
   if (list == j.end() || !list->is_array()) return bad("has no subject list");
   std::vector<std::pair<std::string, std::string>> out;
@@ -374,7 +378,7 @@ Result<EnvelopeSummary> summarize(std::span<const uint8_t> bytes, const std::str
   EnvelopeSummary s;
   for (const auto& sig : e.signatures) s.key_ids.push_back(sig.key_id);
   const auto j = nlohmann::json::parse(e.payload.begin(), e.payload.end(), nullptr, false);
-  if (j.is_object()) s.predicate_type = j.value("predicateType", "");
+  s.predicate_type = string_field(j, "predicateType");
   return s;
 }
 
