@@ -566,7 +566,8 @@ std::map<std::string, long long> profiled_calls(const std::string& err) {
     long long n = 0;
     double total = 0, mean = 0;
     std::string share, name;
-    if (cols >> n >> total >> mean >> share >> name && name.rfind("aoti_torch_", 0) == 0) calls[name] = n;
+    if (cols >> n >> total >> mean >> share >> name && (name.rfind("aoti_torch_", 0) == 0 || name == "GOMP_parallel"))
+      calls[name] = n;
   }
   return calls;
 }
@@ -585,7 +586,7 @@ TEST_CASE("MPSPACK_PROFILE_SHIM: a table of the shim calls, run --bench's timed 
   INFO("one run: " << once.err << "\nbench: " << timed.err);
   REQUIRE(once.exit_code == 0);
   REQUIRE(timed.exit_code == 0);
-  CHECK(once.err.find("shim calls (MPSPACK_PROFILE_SHIM)") != std::string::npos);
+  CHECK(once.err.find("(MPSPACK_PROFILE_SHIM)") != std::string::npos);
   const auto per_run = profiled_calls(once.err), bench_calls = profiled_calls(timed.err);
   const long long products = per_run.count("aoti_torch_cpu_addmm_out") ? per_run.at("aoti_torch_cpu_addmm_out") : 0;
   REQUIRE(products > 0);
@@ -593,6 +594,26 @@ TEST_CASE("MPSPACK_PROFILE_SHIM: a table of the shim calls, run --bench's timed 
   REQUIRE(bench_calls.count("aoti_torch_cpu_addmm_out") == 1);
   CHECK(bench_calls.at("aoti_torch_cpu_addmm_out") == 3 * products);
   CHECK(quiet.err.find("MPSPACK_PROFILE_SHIM") == std::string::npos);
+}
+
+TEST_CASE("MPSPACK_PROFILE_SHIM: the model's own OpenMP loops are a row of the table", "[run][cli][bench]") {
+  const auto dir = fixtures_dir() / "rebuilt-bookworm" / "cpu_cnn_embedded";
+  MPK_REQUIRE_FIXTURE(dir / "model.so");
+  TempDir tmp;
+  const auto mpk = tmp / "cnn.mpk";
+  REQUIRE(run_mpspack({"build", (dir / "model.so").string(), "-o", mpk.string()}).exit_code == 0);
+  const std::string input = (dir / "input0.bin").string() + ":f32:4x3x32x32";
+  REQUIRE(setenv("MPSPACK_PROFILE_SHIM", "1", 1) == 0);
+  const CliResult once = run_mpspack({"run", mpk.string(), "--input", input});
+  const CliResult timed = run_mpspack({"run", mpk.string(), "--input", input, "--bench", "--iterations", "3"});
+  unsetenv("MPSPACK_PROFILE_SHIM");
+  INFO("one run: " << once.err << "\nbench: " << timed.err);
+  REQUIRE(once.exit_code == 0);
+  REQUIRE(timed.exit_code == 0);
+  const auto per_run = profiled_calls(once.err), bench_calls = profiled_calls(timed.err);
+  REQUIRE(per_run.count("GOMP_parallel") == 1);  // the CNN's pooling and activations are OpenMP loops
+  REQUIRE(bench_calls.count("GOMP_parallel") == 1);
+  CHECK(bench_calls.at("GOMP_parallel") == 3 * per_run.at("GOMP_parallel"));
 }
 
 TEST_CASE("the loader's switches (MPSPACK_EMBEDDED_WEIGHTS, _LARGE_BLOCKS, _MAP_WEIGHTS_MIN_BYTES, _POPULATE_WEIGHTS) "

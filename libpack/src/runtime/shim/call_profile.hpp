@@ -10,6 +10,9 @@ namespace mpspack::shim::call_profile {
 
 bool enabled() noexcept;
 void record(const char* func, std::chrono::steady_clock::duration spent) noexcept;
+// A step inside the recorded calls (`step`: a string literal, one address each), in a table of its own below the
+// calls' one: it is already part of their time.
+void record_within(const char* step, std::chrono::steady_clock::duration spent) noexcept;
 // Drops what was recorded so far.
 void start_over() noexcept;
 // While paused, calls are not recorded.

@@ -1,5 +1,6 @@
 #include "parallel.hpp"
 
+#include "call_profile.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <dlfcn.h>
@@ -157,7 +158,11 @@ unsigned thread_count() {
   return omp ? unsigned(std::max(1, omp->max_threads())) : pool().size();
 }
 
-void run_parts(const std::function<void(unsigned, unsigned)>& part) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void run_parts_now(const std::function<void(unsigned, unsigned)>& part) {
   // Inside a part of the pool's job (a product split inside attention's parts): on this thread, as a nested
   // OpenMP region would run; the pool takes one job at a time.
   thread_local bool in_pool_part = false;
@@ -190,6 +195,36 @@ void run_parts(const std::function<void(unsigned, unsigned)>& part) {
       &job, 0, 0);
 }
 
+void raise_to(std::atomic<Clock::rep>& max, Clock::rep v) {
+  for (Clock::rep seen = max.load(std::memory_order_relaxed); v > seen;)
+    if (max.compare_exchange_weak(seen, v, std::memory_order_relaxed)) break;
+}
+
+// run_parts under MPSPACK_PROFILE_SHIM: what a split call's time is made of, each a step of the call that split
+// (call_profile::record_within). The time until the last part started is the cost of waking the threads (asleep,
+// or busy elsewhere); the slowest part is the work; what the call took beyond both is the join.
+void run_parts_profiled(const std::function<void(unsigned, unsigned)>& part) {
+  const Clock::time_point start = Clock::now();
+  std::atomic<Clock::rep> last_start{0}, slowest{0};
+  run_parts_now([&](unsigned t, unsigned parts) {
+    const Clock::time_point begin = Clock::now();
+    part(t, parts);
+    raise_to(last_start, (begin - start).count());
+    raise_to(slowest, (Clock::now() - begin).count());
+  });
+  const Clock::duration all = Clock::now() - start, waking{last_start.load()}, work{slowest.load()};
+  call_profile::record_within("run_parts: until the last part started", waking);
+  call_profile::record_within("run_parts: the slowest part", work);
+  call_profile::record_within("run_parts: the rest (join)", all - std::min(all, waking + work));
+}
+
+}  // namespace
+
+void run_parts(const std::function<void(unsigned, unsigned)>& part) {
+  if (call_profile::enabled()) run_parts_profiled(part);
+  else run_parts_now(part);
+}
+
 void model_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) {
   // The loader routes the import only once openmp() has found the library's libgomp (openmp_available()).
   const OpenMp* omp = openmp();
@@ -205,6 +240,11 @@ void model_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigne
   if (const unsigned team = g_model_team.load(std::memory_order_relaxed); team > 0) {
     const int wanted = model_oversubscribes() ? 1 : int(team);
     if (omp->max_threads() != wanted) omp->set_num_threads(wanted);
+  }
+  if (call_profile::enabled()) {  // the model's own loops, beside the shim's calls in the table
+    call_profile::Scope timed("GOMP_parallel (the model's own OpenMP loops)");
+    omp->parallel(fn, data, num_threads, flags);
+    return;
   }
   omp->parallel(fn, data, num_threads, flags);
 }
