@@ -4,6 +4,7 @@
 
 #include "mpspack/file.hpp"
 #include "mpspack/format/hash.hpp"
+#include "mpspack/json_fields.hpp"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -62,12 +63,9 @@ std::optional<UploadState> UploadStateFile::load() const {
   if (!text) return ignore("not a readable file of a few bytes");
   const auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return ignore("not a JSON object");
-  auto string_field = [&](const char* key) {
-    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-  };
-  if (string_field("repository") != repository_url_ || string_field("digest") != digest_)
+  if (string_field(j, "repository") != repository_url_ || string_field(j, "digest") != digest_)
     return ignore("it names another repository or blob");
-  UploadState state{string_field("location"), 0};
+  UploadState state{string_field(j, "location"), 0};
   // The location gets the registry's credentials: only one on the registry's own host is trusted from a file.
   if (!state.location.starts_with(url_origin(repository_url_) + "/"))
     return ignore("its location is not on the registry's host");
