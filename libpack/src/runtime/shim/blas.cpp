@@ -1,5 +1,6 @@
 #include "blas.hpp"
 
+#include "gemv_rows.hpp"
 #include "onednn_plugin.hpp"
 #include "parallel.hpp"
 
@@ -119,6 +120,26 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
   });
 }
 
+namespace {
+
+// One block of a matrix-vector product: OpenBLAS's GEMV, or under MPSPACK_CPU_GEMV=own (a measurement) mpspack's
+// own kernels where x and y are contiguous float vectors.
+template <class T>
+void gemv_block(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
+                T beta, T* y, int64_t incy) {
+  if constexpr (std::is_same_v<T, float>) {
+    static const bool own = gemv_mode() == "own";
+    if (own && incx == 1 && incy == 1) {
+      const gemv_rows::Kernels& k = gemv_rows::best_kernels();
+      (trans ? k.columns : k.rows)(rows, cols, alpha, a, lda, x, beta, y);
+      return;
+    }
+  }
+  blas_gemv(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
+}
+
+}  // namespace
+
 template <class T>
 void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx, T beta,
           T* y, int64_t incy) {
@@ -126,7 +147,7 @@ void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t l
   // MPSPACK_CPU_GEMV=blas: never split.
   const double split_from = threads_on_openmp() ? kSplitGemvMinElementsOnTeam : kSplitGemvMinElements;
   if (!g_split || double(rows) * double(cols) < split_from || gemv_mode() == "blas") {
-    blas_gemv(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
+    gemv_block(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
     return;
   }
   // Each thread writes its own block of y. y = A x: blocks of A's rows, each streamed whole. y = A^T x (a Linear
@@ -135,8 +156,8 @@ void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t l
   run_parts([&](unsigned t, unsigned parts) {
     const auto [begin, end] = part_of(trans ? cols : rows, t, parts);
     if (begin >= end) return;
-    if (trans) blas_gemv(true, rows, end - begin, alpha, a + begin, lda, x, incx, beta, y + begin * incy, incy);
-    else blas_gemv(false, end - begin, cols, alpha, a + begin * lda, lda, x, incx, beta, y + begin * incy, incy);
+    if (trans) gemv_block(true, rows, end - begin, alpha, a + begin, lda, x, incx, beta, y + begin * incy, incy);
+    else gemv_block(false, end - begin, cols, alpha, a + begin * lda, lda, x, incx, beta, y + begin * incy, incy);
   });
 }
 
