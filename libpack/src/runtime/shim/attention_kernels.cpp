@@ -3,6 +3,7 @@
 // so the AddressSanitizer build runs them too).
 #include "attention_kernels.hpp"
 #include "kernel_sets.hpp"
+#include "simd_f32.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -18,24 +19,11 @@ namespace mpspack::shim::attn {
 
 // Every CPU: one lane; 4 x 3 scalar sums fit the 16 registers of x86-64's baseline.
 namespace portable {
-struct V {
-  using F = float;
-  static constexpr int kLanes = 1, kVectors = 3, kRows = 4, kRowsNarrow = 4;
-  static F zero() { return 0.0f; }
-  static F set1(float x) { return x; }
-  static F load(const float* p) { return *p; }
-  static F fma(F a, F b, F c) { return a * b + c; }
-  static F mul(F a, F b) { return a * b; }
-  static void store(float* p, F v) { *p = v; }
-  static F add(F a, F b) { return a + b; }
-  static F sub(F a, F b) { return a - b; }
-  static F max(F a, F b) { return a > b ? a : b; }
-  static F min(F a, F b) { return a < b ? a : b; }
+struct V : simd::Scalar {
+  static constexpr int kVectors = 3, kRows = 4, kRowsNarrow = 4;
   // 2^n for t = n + 1.5 * 2^23 (n an integer in [-126, 0] in t's low mantissa bits).
   static F pow2(F t) { return std::bit_cast<float>((std::bit_cast<uint32_t>(t) - 0x4b400000u + 127u) << 23); }
   static F zero_below(F x, F lowest, F e) { return x < lowest ? 0.0f : e; }
-  static float reduce_max(F v) { return v; }
-  static float reduce_add(F v) { return v; }
 };
 #include "attention_kernels.inc"
 }  // namespace portable
@@ -46,36 +34,13 @@ struct V {
 #pragma GCC target("avx2,fma")
 // 16 ymm registers: 6 x 2 sums + 2 vectors of B + 1 broadcast; one vector wide, 8 rows.
 namespace avx2 {
-struct V {
-  using F = __m256;
-  static constexpr int kLanes = 8, kVectors = 2, kRows = 6, kRowsNarrow = 8;
-  static F zero() { return _mm256_setzero_ps(); }
-  static F set1(float x) { return _mm256_set1_ps(x); }
-  static F load(const float* p) { return _mm256_loadu_ps(p); }
-  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
-  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
-  static F add(F a, F b) { return _mm256_add_ps(a, b); }
-  static F sub(F a, F b) { return _mm256_sub_ps(a, b); }
-  static F max(F a, F b) { return _mm256_max_ps(a, b); }
-  static F min(F a, F b) { return _mm256_min_ps(a, b); }
+struct V : simd::Avx2 {
+  static constexpr int kVectors = 2, kRows = 6, kRowsNarrow = 8;
   static F pow2(F t) {
     const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x4b400000 - 127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(n, 23));
   }
   static F zero_below(F x, F lowest, F e) { return _mm256_andnot_ps(_mm256_cmp_ps(x, lowest, _CMP_LT_OQ), e); }
-  static float reduce_max(F v) {
-    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_max_ss(x, _mm_movehdup_ps(x));
-    return _mm_cvtss_f32(x);
-  }
-  static float reduce_add(F v) {
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_add_ss(x, _mm_movehdup_ps(x));
-    return _mm_cvtss_f32(x);
-  }
 };
 #include "attention_kernels.inc"
 }  // namespace avx2
@@ -91,26 +56,13 @@ struct V {
 // 32 zmm registers: 6 x 4 sums + 4 vectors of B + 1 broadcast (64 columns: one head's width); one vector wide, 12
 // rows.
 namespace avx512 {
-struct V {
-  using F = __m512;
-  static constexpr int kLanes = 16, kVectors = 4, kRows = 6, kRowsNarrow = 12;
-  static F zero() { return _mm512_setzero_ps(); }
-  static F set1(float x) { return _mm512_set1_ps(x); }
-  static F load(const float* p) { return _mm512_loadu_ps(p); }
-  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
-  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
-  static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
-  static F add(F a, F b) { return _mm512_add_ps(a, b); }
-  static F sub(F a, F b) { return _mm512_sub_ps(a, b); }
-  static F max(F a, F b) { return _mm512_max_ps(a, b); }
-  static F min(F a, F b) { return _mm512_min_ps(a, b); }
+struct V : simd::Avx512 {
+  static constexpr int kVectors = 4, kRows = 6, kRowsNarrow = 12;
   static F pow2(F t) {
     const __m512i n = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(0x4b400000 - 127));
     return _mm512_castsi512_ps(_mm512_slli_epi32(n, 23));
   }
   static F zero_below(F x, F lowest, F e) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, lowest, _CMP_NLT_UQ), e); }
-  static float reduce_max(F v) { return _mm512_reduce_max_ps(v); }
-  static float reduce_add(F v) { return _mm512_reduce_add_ps(v); }
 };
 #include "attention_kernels.inc"
 }  // namespace avx512
@@ -127,19 +79,14 @@ const Kernels kAvx2{"avx2", avx2::product, avx2::dots, avx2::row_max, avx2::exp_
 const Kernels kAvx512{"avx512", avx512::product, avx512::dots, avx512::row_max, avx512::exp_sum};
 #endif
 
-std::vector<const Kernels*> detect() {
+}  // namespace
+
+std::span<const Kernels* const> runnable_kernels() {
 #if defined(__x86_64__)
   return kernel_sets_for_this_cpu(&kAvx512, &kAvx2, kPortable);
 #else
   return kernel_sets_for_this_cpu<Kernels>(nullptr, nullptr, kPortable);
 #endif
-}
-
-}  // namespace
-
-std::span<const Kernels* const> runnable_kernels() {
-  static const std::vector<const Kernels*> sets = detect();
-  return sets;
 }
 
 const Kernels& best_kernels() { return *runnable_kernels().front(); }

@@ -3,6 +3,7 @@
 // AddressSanitizer build runs them too), as int8_rows.cpp does.
 #include "int4_rows.hpp"
 #include "kernel_sets.hpp"
+#include "simd_f32.hpp"
 
 #include <cstring>
 #include <vector>
@@ -16,15 +17,9 @@ namespace mpspack::shim::int4mm {
 // Every CPU: one lane, a unit of one byte. Tiles of up to 8 rows as AVX-512's, so that the tests run that shape of
 // the kernel text on CPUs without AVX-512 too (the set is the fallback, not a fast path).
 namespace portable {
-struct V {
-  using F = float;
+struct V : simd::Scalar {
   using I = int32_t;
-  static constexpr int kLanes = 1, kRows = 4, kWide = 1, kTallRows = 8;
-  static F zero() { return 0.0f; }
-  static F set1(float x) { return x; }
-  static F load(const float* p) { return *p; }
-  static void store(float* p, F v) { *p = v; }
-  static F fma(F a, F b, F c) { return a * b + c; }
+  static constexpr int kRows = 4, kWide = 1, kTallRows = 8;
   static I widen(const uint8_t* p) { return *p; }
   static I widen_half(const uint8_t*) { return 0; }  // never called: a unit of one byte is never half
   static F lo(I q) { return float(q & 15); }
@@ -41,15 +36,9 @@ struct V {
 // memory operands where they do not fit), or 4 rows beside one unit (8 sums, 4 scales and zeros, 2 weights, 1 row).
 // No taller tiles: 8 rows' 16 sums alone fill the register file.
 namespace avx2 {
-struct V {
-  using F = __m256;
+struct V : simd::Avx2 {
   using I = __m256i;
-  static constexpr int kLanes = 8, kRows = 4, kWide = 1, kTallRows = 4;
-  static F zero() { return _mm256_setzero_ps(); }
-  static F set1(float x) { return _mm256_set1_ps(x); }
-  static F load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
-  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
+  static constexpr int kRows = 4, kWide = 1, kTallRows = 4;
   static I widen(const uint8_t* p) {
     return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   }
@@ -75,15 +64,9 @@ struct V {
 // 32 zmm registers: 4 rows beside two units (16 sums, 8 scales and zeros, 4 weights, 1 row), or 8 rows beside one
 // unit (16 sums, 4 scales and zeros, 2 weights, 1 row, the permute's table).
 namespace avx512 {
-struct V {
-  using F = __m512;
+struct V : simd::Avx512 {
   using I = __m512i;
-  static constexpr int kLanes = 16, kRows = 4, kWide = 2, kTallRows = 8;
-  static F zero() { return _mm512_setzero_ps(); }
-  static F set1(float x) { return _mm512_set1_ps(x); }
-  static F load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
-  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
+  static constexpr int kRows = 4, kWide = 2, kTallRows = 8;
   static I widen(const uint8_t* p) {
     return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
@@ -110,19 +93,14 @@ const Kernels kAvx2{"avx2", avx2::V::kLanes, avx2::rows, avx2::panel};
 const Kernels kAvx512{"avx512", avx512::V::kLanes, avx512::rows, avx512::panel};
 #endif
 
-std::vector<const Kernels*> detect() {
+}  // namespace
+
+std::span<const Kernels* const> runnable_kernels() {
 #if defined(__x86_64__)
   return kernel_sets_for_this_cpu(&kAvx512, &kAvx2, kPortable);
 #else
   return kernel_sets_for_this_cpu<Kernels>(nullptr, nullptr, kPortable);
 #endif
-}
-
-}  // namespace
-
-std::span<const Kernels* const> runnable_kernels() {
-  static const std::vector<const Kernels*> sets = detect();
-  return sets;
 }
 
 const Kernels& best_kernels() { return *runnable_kernels().front(); }

@@ -3,6 +3,7 @@
 // AddressSanitizer build runs them too).
 #include "int8_rows.hpp"
 #include "kernel_sets.hpp"
+#include "simd_f32.hpp"
 
 #include <vector>
 
@@ -14,17 +15,9 @@ namespace mpspack::shim::int8mm {
 
 // Every CPU: one lane; 16 scalar sums fit the 16 registers of x86-64's baseline.
 namespace portable {
-struct V {
-  using F = float;
-  static constexpr int kLanes = 1, kShortRows = 4, kTallRows = 6;
-  static F zero() { return 0.0f; }
-  static F set1(float x) { return x; }
-  static F load(const float* p) { return *p; }
+struct V : simd::Scalar {
+  static constexpr int kShortRows = 4, kTallRows = 6;
   static F widen(const int8_t* p) { return float(*p); }
-  static F fma(F a, F b, F c) { return a * b + c; }
-  static F mul(F a, F b) { return a * b; }
-  static void store(float* p, F v) { *p = v; }
-  static float sum(F v) { return v; }
 };
 #include "int8_rows.inc"
 }  // namespace portable
@@ -35,23 +28,10 @@ struct V {
 #pragma GCC target("avx2,fma")
 // 16 ymm registers: 2 x 4 sums + 4 weight vectors + 1 row, or 6 x 2 sums + 2 weight vectors + 1 row.
 namespace avx2 {
-struct V {
-  using F = __m256;
-  static constexpr int kLanes = 8, kShortRows = 2, kTallRows = 6;
-  static F zero() { return _mm256_setzero_ps(); }
-  static F set1(float x) { return _mm256_set1_ps(x); }
-  static F load(const float* p) { return _mm256_loadu_ps(p); }
+struct V : simd::Avx2 {
+  static constexpr int kShortRows = 2, kTallRows = 6;
   static F widen(const int8_t* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
-  }
-  static F fma(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
-  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
-  static void store(float* p, F v) { _mm256_storeu_ps(p, v); }
-  static float sum(F v) {
-    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_add_ss(x, _mm_movehdup_ps(x));
-    return _mm_cvtss_f32(x);
   }
 };
 #include "int8_rows.inc"
@@ -68,19 +48,11 @@ struct V {
 // 32 zmm registers: 4 x 4 sums + 4 weight vectors + 1 row, or 8 x 2 sums + 2 weight vectors + 1 row (taller
 // blocks run out of general registers for the rows' addresses).
 namespace avx512 {
-struct V {
-  using F = __m512;
-  static constexpr int kLanes = 16, kShortRows = 4, kTallRows = 8;
-  static F zero() { return _mm512_setzero_ps(); }
-  static F set1(float x) { return _mm512_set1_ps(x); }
-  static F load(const float* p) { return _mm512_loadu_ps(p); }
+struct V : simd::Avx512 {
+  static constexpr int kShortRows = 4, kTallRows = 8;
   static F widen(const int8_t* p) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
   }
-  static F fma(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
-  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
-  static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
-  static float sum(F v) { return _mm512_reduce_add_ps(v); }
 };
 #include "int8_rows.inc"
 }  // namespace avx512
@@ -97,19 +69,14 @@ const Kernels kAvx2{"avx2", avx2::rows, avx2::widen};
 const Kernels kAvx512{"avx512", avx512::rows, avx512::widen};
 #endif
 
-std::vector<const Kernels*> detect() {
+}  // namespace
+
+std::span<const Kernels* const> runnable_kernels() {
 #if defined(__x86_64__)
   return kernel_sets_for_this_cpu(&kAvx512, &kAvx2, kPortable);
 #else
   return kernel_sets_for_this_cpu<Kernels>(nullptr, nullptr, kPortable);
 #endif
-}
-
-}  // namespace
-
-std::span<const Kernels* const> runnable_kernels() {
-  static const std::vector<const Kernels*> sets = detect();
-  return sets;
 }
 
 const Kernels& best_kernels() { return *runnable_kernels().front(); }
