@@ -41,8 +41,7 @@ def compile_case(model, device, case, reuse):
 def mpspack_outputs(mpspack, case, device, k, inputs, outputs, env):
     """One `mpspack run` process on input set K: its outputs, or the reason it gave none."""
     out_dir = os.path.join(case, f"diverge_mpspack_call{k}")
-    cmd = [mpspack, "run", os.path.join(case, "model.mpk"), "--device", device, "--output", out_dir]
-    cmd += tensors.run_args("--input", case, inputs)
+    cmd = tensors.run_command(mpspack, case, device, inputs, "--output", out_dir)
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return None, f"mpspack run exit {r.returncode}: {r.stderr.strip()[-200:]} ({shlex.join(cmd)})"

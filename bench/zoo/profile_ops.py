@@ -21,9 +21,8 @@ def main():
         with open(os.path.join(folder, "meta.json")) as f:
             meta = json.load(f)
         device = name.split("_", 1)[0]
-        inputs = tensors.run_args("--input", folder, meta["inputs"])
-        ours = subprocess.run([mpspack, "run", os.path.join(folder, "model.mpk"), "--device", device, *inputs,
-                               "--bench", "--warmup", "5", "--iterations", iterations, "--format", "json"],
+        ours = subprocess.run(tensors.run_command(mpspack, folder, device, meta["inputs"], "--bench", "--warmup", "5",
+                                                  "--iterations", iterations, "--format", "json"),
                               capture_output=True, text=True, env=dict(os.environ, MPSPACK_PROFILE_SHIM="1"))
         p50 = json.loads(ours.stdout)["latency_ms"]["p50"] if ours.returncode == 0 else None
         print(f"=== {name}: mpspack p50 {p50} ms, exit {ours.returncode}\n{ours.stderr[-3000:]}", flush=True)

@@ -29,9 +29,8 @@ def parse(variant):
 
 
 def p50(mpspack, folder, device, meta, env, args, iterations):
-    inputs = tensors.run_args("--input", folder, meta["inputs"])
-    cmd = [mpspack, "run", os.path.join(folder, "model.mpk"), "--device", device, *inputs, "--bench", "--warmup",
-           "5", "--iterations", iterations, "--format", "json", *args]
+    cmd = tensors.run_command(mpspack, folder, device, meta["inputs"], "--bench", "--warmup", "5", "--iterations",
+                              iterations, "--format", "json", *args)
     done = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, **env))
     if done.returncode != 0:
         sys.exit(f"run_variants: {' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-400:]}")

@@ -29,6 +29,12 @@ def run_args(flag, folder, entries):
     return [a for e in entries for a in (flag, spec(os.path.join(folder, e["file"]), e["dtype"], e["shape"]))]
 
 
+def run_command(mpspack, folder, device, inputs, *extra):
+    """`mpspack run` on FOLDER's model.mpk on DEVICE with the recorded INPUTS (meta.json's entries), then EXTRA."""
+    return [mpspack, "run", os.path.join(folder, "model.mpk"), "--device", device,
+            *run_args("--input", folder, inputs), *extra]
+
+
 def flat_outputs(out):
     """A model's outputs as a list of tensors, in the order torch.export flattens them."""
     import torch

@@ -266,9 +266,7 @@ def compile_all(s, rows, gpu):
 
 
 def mpspack_cmd(s, row, meta, *extra, inputs=None):
-    folder = case_dir(s, row)
-    inputs = tensors.run_args("--input", folder, inputs or meta["inputs"])
-    return [s.mpspack, "run", os.path.join(folder, "model.mpk"), "--device", row["device"]] + inputs + list(extra)
+    return tensors.run_command(s.mpspack, case_dir(s, row), row["device"], inputs or meta["inputs"], *extra)
 
 
 def check(s, row, meta, env):
