@@ -47,6 +47,17 @@ void print_rows(const Rows& rows, double all_ms) {
   }
 }
 
+// One call of `key` into one of the table's two maps, unless paused.
+void add(std::unordered_map<const char*, Totals> Table::*map, const char* key,
+         std::chrono::steady_clock::duration spent) noexcept {
+  Table& t = table();
+  std::lock_guard lock(t.mutex);
+  if (t.paused) return;
+  Totals& totals = (t.*map)[key];
+  ++totals.calls;
+  totals.spent += spent;
+}
+
 void print_table() {
   Table& t = table();
   std::lock_guard lock(t.mutex);
@@ -75,21 +86,11 @@ bool enabled() noexcept {
 }
 
 void record(const char* func, std::chrono::steady_clock::duration spent) noexcept {
-  Table& t = table();
-  std::lock_guard lock(t.mutex);
-  if (t.paused) return;
-  Totals& totals = t.by_function[func];
-  ++totals.calls;
-  totals.spent += spent;
+  add(&Table::by_function, func, spent);
 }
 
 void record_within(const char* step, std::chrono::steady_clock::duration spent) noexcept {
-  Table& t = table();
-  std::lock_guard lock(t.mutex);
-  if (t.paused) return;
-  Totals& totals = t.within[step];
-  ++totals.calls;
-  totals.spent += spent;
+  add(&Table::within, step, spent);
 }
 
 void start_over() noexcept {
