@@ -12,8 +12,9 @@ library RTLD_LOCAL, so the global scope must not offer mpspack's shim to torch's
   mpspack-first:  mpspack's library loads and its model runs before torch is imported; then torch's model
 
 A fixture that torch's runtime cannot load alone, in a fresh process without mpspack, is left out of the
-torch-first order with a "skipped" line saying so. Prints one line per fixture and order, "skipped: ..." (exit 0) where torch, its AOTInductor runtime or a GPU is
-missing (the CUDA cases alone are skipped without a GPU); exits 1 on any mismatch or failure.
+torch-first order with a "skipped" line saying so. Prints one line per fixture and order, "skipped: ..." (exit 0)
+where torch, its AOTInductor runtime or a GPU is missing (the CUDA cases alone are skipped without a GPU); exits 1
+on any mismatch or failure.
 
   MPSPACK_LIBRARY=.device/lib/libmpspack_c.so.0 python3 tests/device/python_torch_inproc.py \\
       ../shared/fixtures/aoti-2.11/torch-built [python/]

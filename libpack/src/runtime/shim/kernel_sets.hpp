@@ -1,5 +1,5 @@
 // Which of a file's kernel sets (each compiled for AVX-512, AVX2 + FMA, or plain x86-64) this CPU can run, best
-// first, for the shim's kernels that pick theirs at run time (int8_rows, int4_rows, attention_kernels).
+// first, for the shim's kernels that pick theirs at run time (gemv_rows, int8_rows, int4_rows, attention_kernels).
 #pragma once
 
 #include <span>
