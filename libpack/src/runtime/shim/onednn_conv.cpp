@@ -197,10 +197,11 @@ void append(std::vector<int64_t>& key, const std::vector<int64_t>& v) {
   key.insert(key.end(), v.begin(), v.end());
 }
 
-// Everything a plan depends on: the shape, the dtype, the bias, every tensor's strides.
+// Everything a plan depends on: the shape, the dtype, the bias, every tensor's strides, the team it runs on.
 std::vector<int64_t> plan_key(const OnednnConvCall& c) {
   const ConvShape& s = *c.shape;
-  std::vector<int64_t> key = {s.spatial, s.transposed, s.N, s.C, s.O, s.groups, c.input.dtype, c.bias.data != nullptr};
+  std::vector<int64_t> key = {s.spatial,     s.transposed,           s.N,        s.C, s.O, s.groups,
+                              c.input.dtype, c.bias.data != nullptr, team_size()};
   for (const auto* a : {&s.in, &s.kernel, &s.stride, &s.pad, &s.dilation, &s.out_pad})
     key.insert(key.end(), a->begin(), a->end());
   for (const auto* t : {&c.input, &c.weight, &c.bias, &c.output}) append(key, t->strides);

@@ -56,11 +56,11 @@ std::shared_ptr<const Matmul16Plan> make_matmul16_plan(const OnednnMatmul16Call&
   return p;
 }
 
-// Made once per (dtype, sizes, strides), kept for the process.
+// Made once per (dtype, sizes, strides, team size), kept for the process.
 std::shared_ptr<const Matmul16Plan> matmul16_plan(const OnednnMatmul16Call& c) {
   static std::mutex mutex;
   static std::map<std::vector<int64_t>, std::shared_ptr<const Matmul16Plan>> plans;
-  std::vector<int64_t> key = {c.dtype, c.M, c.N, c.K, c.a_s0, c.a_s1, c.b_s0, c.b_s1};
+  std::vector<int64_t> key = {c.dtype, c.M, c.N, c.K, c.a_s0, c.a_s1, c.b_s0, c.b_s1, team_size()};
   std::lock_guard lock(mutex);
   auto& plan = plans[std::move(key)];
   if (!plan) plan = make_matmul16_plan(c);
@@ -80,6 +80,7 @@ struct SgemmKey {
   bool ta, tb, bias;
   int64_t M, N, K, lda, ldb, ldc;
   float alpha, beta;
+  int threads;  // team_size()
   auto operator<=>(const SgemmKey&) const = default;
 };
 
@@ -108,7 +109,7 @@ std::shared_ptr<const SgemmPlan> make_sgemm_plan(const SgemmKey& k) {
   return p;
 }
 
-// Made once per shape, strides, alpha, beta and bias, kept for the process: a few dozen in a model. Past
+// Made once per shape, strides, alpha, beta, bias and team size, kept for the process: a few dozen in a model. Past
 // kMostSgemmPlans (a model whose shapes change from run to run) new shapes go to sgemm, which needs no plan.
 constexpr std::size_t kMostSgemmPlans = 1024;
 
@@ -150,7 +151,7 @@ extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sge
     int64_t ldb, float beta, float* C, int64_t ldc, const float* bias) {
   if (matmul_primitive_for_f32()) {
     std::string problem = reporting_errors([&] {
-      const auto plan = sgemm_plan({ta, tb, bias != nullptr, M, N, K, lda, ldb, ldc, alpha, beta});
+      const auto plan = sgemm_plan({ta, tb, bias != nullptr, M, N, K, lda, ldb, ldc, alpha, beta, team_size()});
       if (!plan->usable) return std::string("-");
       dnnl::engine& e = cpu_engine();
       dnnl::stream stream(e);

@@ -10,12 +10,21 @@
 #include <new>
 #include <string>
 
+extern "C" int omp_get_max_threads();  // libgomp, oneDNN's threading runtime
+
 namespace mpspack::shim {
 
 inline dnnl::engine& cpu_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
 }
+
+// The team a primitive made now would run its loops on: the calling thread's OpenMP nthreads-var. A primitive
+// fixes its thread count when it is made, so each plan cache keys on this too. The shim changes it while a process
+// runs (parallel.hpp, model_parallel: one thread where the model's own teams oversubscribe the cores), and a
+// primitive made before that opened teams of the old size: on a model compiled for 16 threads on 2 cores, a team of
+// 2 between the model's teams of 16 made libgomp end 14 threads and start them again at every run.
+inline int team_size() { return omp_get_max_threads(); }
 
 // A 64-byte-aligned scratch block for one call.
 struct Buffer {
