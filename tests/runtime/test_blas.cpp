@@ -12,10 +12,12 @@
 #include <dirent.h>
 
 #include <atomic>
+#include <chrono>
 #include <cctype>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
 
 using namespace mpspack::test;
 
@@ -145,6 +147,33 @@ TEST_CASE("run_parts inside a part of mpspack's pool runs on that part's thread"
   CHECK(wrong_outer_count == 0);
   CHECK(wrong_inner_part == 0);
   for (unsigned t = 0; t < parts; ++t) CHECK(inner[t] == 1);
+}
+
+TEST_CASE("mpspack's pool runs every part of every job once, back to back and after its threads slept",
+          "[shim][blas]") {
+  // Back to back, the workers find each job while they spin after the last; after a pause longer than the spin they
+  // are asleep on the condition variable and the job must wake them (shim/parallel.cpp, Pool).
+  REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: run_parts uses mpspack's pool
+  const unsigned parts = mpspack::shim::thread_count();
+  std::vector<std::atomic<unsigned>> ran(parts);
+  std::atomic<unsigned> wrong_count{0};
+  unsigned jobs = 0, returned_early = 0;
+  auto job = [&] {
+    mpspack::shim::run_parts([&](unsigned t, unsigned n) {
+      if (n != parts || t >= parts) wrong_count += 1;
+      else ran[t] += 1;
+    });
+    ++jobs;
+    for (unsigned t = 0; t < parts; ++t)
+      if (ran[t] != jobs) ++returned_early;  // a part not yet run (or run twice) when run_parts returned
+  };
+  for (int i = 0; i < 2000; ++i) job();
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    job();
+  }
+  CHECK(wrong_count == 0);
+  CHECK(returned_early == 0);
 }
 
 TEST_CASE("OpenBLAS runs the kernels of the CPU's vector instructions unless the user named others", "[shim][blas]") {

@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <atomic>
 #include <condition_variable>
@@ -28,55 +29,86 @@ unsigned usable_cores() {
 
 namespace {
 
-// Worker threads that run one job split in parts; the caller runs part 0. One job at a time.
+// Worker threads that run one job split in parts; the caller runs part 0. One job at a time. After a job that
+// asks for it, a worker spins for kSpin before it sleeps on the condition variable, as an OpenMP team's threads do
+// after each loop: the products of a decode step come tens of microseconds apart, and a sleeping thread takes
+// 20-100 us to wake (docs/PERFORMANCE.md, "Full-size zoo models"). Not where the process has an OpenMP team too:
+// its threads spin after the model's loops, and ours beside them took the cores from the model's.
 class Pool {
  public:
+  static constexpr auto kSpin = std::chrono::microseconds(200);
+
   explicit Pool(unsigned threads) {
     for (unsigned t = 1; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
   }
   unsigned size() const { return unsigned(workers_.size()) + 1; }
 
-  void run(const std::function<void(unsigned)>& part) {
+  void run(const std::function<void(unsigned)>& part, bool spin) {
     std::lock_guard one_job(job_mutex_);
+    job_ = &part;
+    spin_.store(spin, std::memory_order_relaxed);
+    pending_.store(unsigned(workers_.size()), std::memory_order_relaxed);
     {
+      // Under the lock, so that a worker going to sleep either sees the new job or is counted in sleepers_.
       std::lock_guard lock(m_);
-      job_ = &part;
-      pending_ = unsigned(workers_.size());
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
     }
-    start_.notify_all();
+    if (sleepers_.load(std::memory_order_relaxed) > 0) start_.notify_all();
     part(0);
+    if (spin && spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; })) return;
     std::unique_lock lock(m_);
-    done_.wait(lock, [&] { return pending_ == 0; });
-    job_ = nullptr;
+    done_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
   }
 
  private:
+  // Spins until ready() or kSpin has passed; returns ready().
+  template <class Ready>
+  static bool spin_until(const Ready& ready) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (unsigned i = 0; !ready(); ++i) {
+      pause();
+      if (i % 64 == 63 && std::chrono::steady_clock::now() > until) return ready();
+    }
+    return true;
+  }
+
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   void work(unsigned index) {
     uint64_t seen = 0;
+    bool spin = false;  // as the last job asked
     for (;;) {
-      const std::function<void(unsigned)>* job;
-      {
+      auto fresh = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+      if (!(spin && spin_until(fresh))) {
         std::unique_lock lock(m_);
-        start_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
-        job = job_;
+        sleepers_.fetch_add(1, std::memory_order_relaxed);
+        start_.wait(lock, fresh);
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
       }
-      (*job)(index);
-      std::lock_guard lock(m_);
-      if (--pending_ == 0) done_.notify_one();
+      seen = generation_.load(std::memory_order_acquire);
+      spin = spin_.load(std::memory_order_relaxed);
+      (*job_)(index);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard lock(m_);  // the caller may be between its check and its wait
+        done_.notify_one();
+      }
     }
   }
 
   std::vector<std::thread> workers_;
   std::mutex job_mutex_, m_;
   std::condition_variable start_, done_;
-  const std::function<void(unsigned)>* job_ = nullptr;
-  unsigned pending_ = 0;
-  uint64_t generation_ = 0;
+  const std::function<void(unsigned)>* job_ = nullptr;  // written before generation_'s release, read after
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> spin_{false};
+  std::atomic<unsigned> pending_{0}, sleepers_{0};
 };
 
-// Made at the first large product and kept for the process (its threads sleep between products).
+// Made at the first large product and kept for the process (between products its threads spin briefly, then sleep).
 Pool& pool() {
   static Pool* p = new Pool(usable_cores());
   return *p;
@@ -173,14 +205,16 @@ void run_parts_now(const std::function<void(unsigned, unsigned)>& part) {
     // A part's own OpenMP calls (oneDNN's products in attention) run on its thread too, not as a team of their own
     // per pool thread.
     const OpenMp* nested = openmp();
-    p.run([&](unsigned t) {
-      if (nested && t > 0 && nested->max_threads() != 1) nested->set_num_threads(1);
-      struct InPart {
-        InPart() { in_pool_part = true; }
-        ~InPart() { in_pool_part = false; }
-      } in_part;
-      part(t, p.size());
-    });
+    p.run(
+        [&](unsigned t) {
+          if (nested && t > 0 && nested->max_threads() != 1) nested->set_num_threads(1);
+          struct InPart {
+            InPart() { in_pool_part = true; }
+            ~InPart() { in_pool_part = false; }
+          } in_part;
+          part(t, p.size());
+        },
+        /*spin=*/nested == nullptr);
     return;
   }
   struct Job {
