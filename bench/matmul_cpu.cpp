@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
     std::printf("| %s | %.3f | %.3f | %.3f | %.2fx | %.2fx |\n", s.what, f32, bf16, f16, bf16 / f32, f16 / f32);
   }
   // What the bias costs on top of the product, on the Linear layers of convnext_tiny (tokens x channels of each
-  // stage, 4x expansion), bert (128 tokens, 256 wide, 1024 in its MLP) and vit_tiny (197 tokens, 192 wide).
+  // stage, 4x expansion), bert (128 tokens, 256 wide, 1024 in its MLP), vit_tiny (197 tokens, 192 wide) and
+  // ViT-B/16 (768 wide).
   std::printf("\n| float32 | mm | addmm (bias) | addmm / mm |\n|---|---|---|---|\n");
   const Shape linears[] = {{"[3136,96] @ [96,384] (convnext stage 1)", 3136, 96, 384},
                            {"[3136,384] @ [384,96] (convnext stage 1)", 3136, 384, 96},
@@ -140,7 +141,11 @@ int main(int argc, char** argv) {
                            {"[197,192] @ [192,576] (vit_tiny q, k, v)", 197, 192, 576},
                            {"[197,192] @ [192,192] (vit_tiny projection)", 197, 192, 192},
                            {"[197,192] @ [192,768] (vit_tiny MLP in)", 197, 192, 768},
-                           {"[197,768] @ [768,192] (vit_tiny MLP out)", 197, 768, 192}};
+                           {"[197,768] @ [768,192] (vit_tiny MLP out)", 197, 768, 192},
+                           {"[197,768] @ [768,2304] (ViT-B/16 q, k, v)", 197, 768, 2304},
+                           {"[197,768] @ [768,768] (ViT-B/16 projection)", 197, 768, 768},
+                           {"[197,768] @ [768,3072] (ViT-B/16 MLP in)", 197, 768, 3072},
+                           {"[197,3072] @ [3072,768] (ViT-B/16 MLP out)", 197, 3072, 768}};
   for (const Shape& s : linears) {
     const double mm = median_ms(static_cast<int32_t>(DType::f32), s, reps, false);
     const double addmm = median_ms(static_cast<int32_t>(DType::f32), s, reps, true);
