@@ -145,7 +145,8 @@ void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t l
           T* y, int64_t incy) {
   settle();
   // MPSPACK_CPU_GEMV=blas: never split.
-  if (!g_split || double(rows) * double(cols) < kSplitGemvMinElements || gemv_mode() == "blas") {
+  const double split_from = threads_wake_fast() ? kSplitGemvMinElements : kSplitGemvMinElementsAsleep;
+  if (!g_split || double(rows) * double(cols) < split_from || gemv_mode() == "blas") {
     gemv_block(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
     return;
   }

@@ -37,11 +37,13 @@ std::string_view openblas_kernels();
 // GEMMs of at least this many multiply-adds are split over the threads; smaller ones run on the calling thread.
 inline constexpr double kSplitGemmMinMacs = double(1 << 24);
 
-// Matrix-vector products with a matrix this large or larger (1 MiB of float32) are split over the threads by rows;
-// below it, waking the threads costs more than it saves. The threads (an OpenMP team's, or mpspack's pool) spin for
-// a while after each split, so a model's back-to-back products (a decode step's) reach them awake
-// (docs/PERFORMANCE.md, "Full-size zoo models").
+// Matrix-vector products with a matrix this large or larger are split over the threads by rows; below it, waking
+// the threads costs more than it saves. Where the threads spin for a while after each split (threads_wake_fast():
+// an OpenMP team's, or mpspack's pool in a process without libgomp), a model's back-to-back products (a decode
+// step's) reach them awake: from 1 MiB of float32. mpspack's pool beside a loaded libgomp sleeps between products,
+// and a wake can cost milliseconds on a loaded machine: from 16 MiB (docs/PERFORMANCE.md, "Full-size zoo models").
 inline constexpr double kSplitGemvMinElements = double(1 << 18);
+inline constexpr double kSplitGemvMinElementsAsleep = double(1 << 22);
 
 // C[M,N] = alpha * op(A)[M,K] @ op(B)[K,N] + beta * C, row-major, as cblas_sgemm/cblas_dgemm (T float or
 // double); ta/tb: op transposes. Sizes and leading dimensions must fit in an int.

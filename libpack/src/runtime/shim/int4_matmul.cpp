@@ -173,10 +173,10 @@ constexpr int64_t kPanelMinRows = 48;
 constexpr int64_t kPanelCols = 256, kPanelDepth = 256;
 // Products of less work run on the calling thread: waking the team costs more than it saves. Work in multiply-adds,
 // a weight's dequantization counted as two rows' (N * K * (M + 2): on the register kernels a decode step spends
-// about as long dequantizing as multiplying). A model's OpenMP team polls between its regions and starts in a few
-// microseconds; mpspack's pool sleeps, and waking it cost about 20 us on this machine's 2 cores, more than the
-// 8 x 256 -> 512 product of a small MLP on one thread, so it is woken only for 4 times the work.
-constexpr double kSplitMinWork = double(1 << 20), kSplitMinWorkPool = double(4 << 20);
+// about as long dequantizing as multiplying). Threads that spin between calls (threads_wake_fast()) start in a few
+// microseconds; mpspack's pool beside a loaded libgomp sleeps, and waking it cost about 20 us on this machine's 2
+// cores, more than the 8 x 256 -> 512 product of a small MLP on one thread, so it is woken only for 4 times the work.
+constexpr double kSplitMinWork = double(1 << 20), kSplitMinWorkAsleep = double(4 << 20);
 
 // MPSPACK_CPU_INT4MM (Tuning::cpu_int4mm), for measurements: "direct" keeps every product on the register
 // kernels, "panel" sends every one through dequantized panels and OpenBLAS; empty by default (kPanelMinRows
@@ -251,7 +251,7 @@ void multiply(const Product& p) {
   const int64_t per_span = use_panels(p.M) ? kPanelCols / p.layout.block_n : 1;
   const int64_t spans = (blocks + per_span - 1) / per_span;
   const double work = double(p.N) * double(p.K) * double(p.M + 2);
-  const bool split_work = work >= (threads_on_openmp() ? kSplitMinWork : kSplitMinWorkPool);
+  const bool split_work = work >= (threads_wake_fast() ? kSplitMinWork : kSplitMinWorkAsleep);
   const int64_t parts = split_work ? int64_t(thread_count()) : 1;
   const int64_t chunks = spans >= parts ? 1 : std::min((parts + spans - 1) / spans, (p.M + 3) / 4);
   const int64_t tasks = spans * chunks;

@@ -183,6 +183,8 @@ bool threads_on_openmp() { return team() != nullptr; }
 
 bool openmp_available() { return openmp() != nullptr; }
 
+bool threads_wake_fast() { return threads_on_openmp() || !openmp_available(); }
+
 unsigned model_team() { return g_model_team.load(std::memory_order_relaxed); }
 
 unsigned thread_count() {

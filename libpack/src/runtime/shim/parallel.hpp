@@ -20,6 +20,11 @@ unsigned usable_cores();
 // Whether run_parts uses an OpenMP team now (a model library brought libgomp) rather than the pool.
 bool threads_on_openmp();
 
+// Whether run_parts' threads spin for a while after each call, so that back-to-back calls find them awake: an
+// OpenMP team's, or mpspack's pool where the process has no libgomp. Beside a loaded libgomp (a model whose teams
+// are larger than the cores) the pool's threads sleep between calls, since libgomp's spin already.
+bool threads_wake_fast();
+
 // How many parts run_parts would run now: the OpenMP team's size, else the pool's.
 unsigned thread_count();
 
