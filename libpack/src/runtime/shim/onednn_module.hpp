@@ -3,14 +3,13 @@
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>  // libgomp, oneDNN's threading runtime: omp_get_max_threads
 
 #include <cstdlib>
 #include <exception>
 #include <memory>
 #include <new>
 #include <string>
-
-extern "C" int omp_get_max_threads();  // libgomp, oneDNN's threading runtime
 
 namespace mpspack::shim {
 

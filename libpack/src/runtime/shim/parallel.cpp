@@ -183,7 +183,9 @@ bool threads_on_openmp() { return team() != nullptr; }
 
 bool openmp_available() { return openmp() != nullptr; }
 
-bool threads_wake_fast() { return threads_on_openmp() || !openmp_available(); }
+// Without libgomp the pool spins (run_parts_now); with it, only a team does. One lookup where libgomp is absent:
+// openmp() then searches the loaded objects again at each call.
+bool threads_wake_fast() { return openmp() == nullptr || team() != nullptr; }
 
 unsigned model_team() { return g_model_team.load(std::memory_order_relaxed); }
 
