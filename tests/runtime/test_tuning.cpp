@@ -70,6 +70,7 @@ TEST_CASE("tuning: each switch is read from its variable", "[tuning]") {
                          {"MPSPACK_CUDNN", "/x/libcudnn.so"},
                          {"MPSPACK_CUDNN_TF32", "0"},
                          {"MPSPACK_CUDA_ATTENTION", "blocked"},
+                         {"MPSPACK_CUDA_GEMM", "plain"},
                          {"MPSPACK_ATTENTION_SCORE_BYTES", "4096"},
                          {"MPSPACK_OPEN_LIBRARIES_EARLY", "0"},
                          {"MPSPACK_UPLOAD_MODE", "register"},
@@ -93,6 +94,7 @@ TEST_CASE("tuning: each switch is read from its variable", "[tuning]") {
   CHECK(t.cudnn == "/x/libcudnn.so");
   CHECK(!t.cudnn_tf32);
   CHECK(t.cuda_attention == "blocked");
+  CHECK(t.cuda_gemm == "plain");
   CHECK(t.attention_score_bytes == 4096);
   CHECK(!t.open_libraries_early);
   CHECK(t.upload_mode == "register");

@@ -1,5 +1,9 @@
 // aoti_torch_cuda_{addmm,mm,bmm,baddbmm}_out on cuBLAS.
 //
+// Every product goes through cublasGemmStridedBatchedEx, a single one as a batch of one. MPSPACK_CUDA_GEMM=plain
+// sends a single one where torch's mm and addmm send it (cublasSgemm for float32, cublasGemmEx for the others),
+// to measure whether cuBLAS picks another kernel, or spends less host time, for the decode step's batch-1 products.
+//
 // cuBLAS is opened at the first matrix product (dlopen), not linked: mpspack then starts on machines without
 // the CUDA libraries (CI, CPU-only hosts), and the GPU host's own libcublas (the toolkit's, or the one torch
 // installed, found through LD_LIBRARY_PATH or MPSPACK_CUBLAS) is the one used. The math mode stays cuBLAS's
@@ -34,6 +38,11 @@ struct Cublas {
                                             cudaDataType, int, const void*, void* const[], cudaDataType, int, int,
                                             cublasComputeType_t, cublasGemmAlgo_t);
   GemmPointersFn gemm_pointers = nullptr;  // cublasGemmBatchedEx
+  decltype(&cublasSgemm_v2) sgemm = nullptr;
+  using GemmOneFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                       const void*, cudaDataType, int, const void*, cudaDataType, int, const void*,
+                                       void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+  GemmOneFn gemm_one = nullptr;  // cublasGemmEx
   decltype(&cublasGetStatusString) status_string = nullptr;
   std::vector<cublasHandle_t> handles;  // per device
   std::string error;                    // why it could not be opened
@@ -59,9 +68,12 @@ Cublas& cublas() {
     lib.set_stream = reinterpret_cast<decltype(lib.set_stream)>(dlsym(h, "cublasSetStream_v2"));
     lib.gemm = reinterpret_cast<decltype(lib.gemm)>(dlsym(h, "cublasGemmStridedBatchedEx"));
     lib.gemm_pointers = reinterpret_cast<decltype(lib.gemm_pointers)>(dlsym(h, "cublasGemmBatchedEx"));
+    lib.sgemm = reinterpret_cast<decltype(lib.sgemm)>(dlsym(h, "cublasSgemm_v2"));
+    lib.gemm_one = reinterpret_cast<decltype(lib.gemm_one)>(dlsym(h, "cublasGemmEx"));
     lib.status_string = reinterpret_cast<decltype(lib.status_string)>(dlsym(h, "cublasGetStatusString"));
     if (!lib.create || !lib.set_stream || !lib.gemm) lib.error = "the cuBLAS found lacks cublasGemmStridedBatchedEx";
     else if (!lib.gemm_pointers) lib.error = "the cuBLAS found lacks cublasGemmBatchedEx";
+    else if (!lib.sgemm || !lib.gemm_one) lib.error = "the cuBLAS found lacks cublasSgemm_v2 or cublasGemmEx";
   });
   return lib;
 }
@@ -189,11 +201,25 @@ void gemm(Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta
   const void* pal = ty.dbl ? static_cast<const void*>(&alpha) : &falpha;
   const void* pbe = ty.dbl ? static_cast<const void*>(&beta) : &fbeta;
   // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS's "A" is our b, its "B" our a.
-  check_blas(
-      cublas().gemm(h, mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N, int(N),
-                    int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), sb, ma.ptr, in_ty.data, int(ma.ld), sa, pbe,
-                    pc->data(), ty.data, int(mc->ld), sc, int(batch), ty.compute, CUBLAS_GEMM_DEFAULT),
-      op);
+  const cublasOperation_t op_b = mb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          op_a = ma.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (batch == 1 && tuning().cuda_gemm == "plain") {
+    if (c.dtype == int32_t(DType::f32) && a.dtype == int32_t(DType::f32))
+      check_blas(cublas().sgemm(h, op_b, op_a, int(N), int(M), int(K), &falpha, reinterpret_cast<const float*>(mb.ptr),
+                                int(mb.ld), reinterpret_cast<const float*>(ma.ptr), int(ma.ld), &fbeta,
+                                reinterpret_cast<float*>(pc->data()), int(mc->ld)),
+                 op);
+    else
+      check_blas(cublas().gemm_one(h, op_b, op_a, int(N), int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), ma.ptr,
+                                   in_ty.data, int(ma.ld), pbe, pc->data(), ty.data, int(mc->ld), ty.compute,
+                                   CUBLAS_GEMM_DEFAULT),
+                 op);
+  } else {
+    check_blas(cublas().gemm(h, op_b, op_a, int(N), int(M), int(K), pal, mb.ptr, in_ty.data, int(mb.ld), sb, ma.ptr,
+                             in_ty.data, int(ma.ld), sa, pbe, pc->data(), ty.data, int(mc->ld), sc, int(batch),
+                             ty.compute, CUBLAS_GEMM_DEFAULT),
+               op);
+  }
   if (pc != &c) copy_any(c, *pc);
 }
 

@@ -92,6 +92,7 @@ void read_cuda(Lookup lookup, Tuning& t) {
   if (const char* v = given(lookup, "MPSPACK_CUDNN")) t.cudnn = v;
   t.cudnn_tf32 = on_unless_zero(lookup, "MPSPACK_CUDNN_TF32");
   t.cuda_attention = text(lookup, "MPSPACK_CUDA_ATTENTION");
+  t.cuda_gemm = text(lookup, "MPSPACK_CUDA_GEMM");
   if (const char* v = lookup("MPSPACK_ATTENTION_SCORE_BYTES"); v && std::atoll(v) > 0) {
     t.attention_score_bytes = std::atoll(v);
   }
