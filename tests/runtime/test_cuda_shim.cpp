@@ -153,42 +153,49 @@ TEST_CASE("cuda mm, addmm and bmm match the CPU shim", "[cuda]") {
   }
 }
 
-// MPSPACK_CUDA_GEMM's two ways to cuBLAS for a single product: the strided-batched call with a batch of one, and
-// torch's own (cublasSgemm for float32, cublasGemmEx otherwise). A row vector (the decode step's products), a
-// transposed weight as a Linear has it, and beta and alpha other than 1.
-TEST_CASE("cuda mm and addmm match the CPU shim through either cuBLAS call (MPSPACK_CUDA_GEMM)", "[cuda]") {
+// MPSPACK_CUDA_GEMM's ways for a single product: the strided-batched call with a batch of one; torch's own
+// (cublasSgemm for float32, cublasGemmEx otherwise); and a row times a Linear's weight as one kernel of mpspack's
+// (gemv), over K of 9 (element by element) and 64 (four at a time), with and without the bias. A row vector (the
+// decode step's products), 6 rows, a transposed weight as a Linear has it, and beta and alpha other than 1, which
+// gemv leaves to cuBLAS.
+TEST_CASE("cuda mm and addmm match the CPU shim whichever way a single product takes (MPSPACK_CUDA_GEMM)", "[cuda]") {
   REQUIRE_GPU();
-  for (const char* way : {"batched", "plain"})
-    for (int64_t M : {1, 6}) {
-      INFO(way << ", M " << M);
-      mpspack::Tuning t;
-      t.cuda_gemm = way;
-      const mpspack::ScopedTuning tuned(t);
-      const int64_t K = 9, N = 5;
-      Pair a = make({M, K}, 11), w = make({N, K}, 12), bias = make({N}, 13);
-      Handle wt_cpu = view(w.cpu.get(), {K, N}, {1, K}), wt_gpu = view(w.gpu.get(), {K, N}, {1, K});
-      Handle cpu_out = empty({M, N}, {N, 1}, kF32), gpu_out = empty_on(1, {M, N}, {N, 1});
-      REQUIRE(aoti_torch_cpu_mm_out(cpu_out.get(), a.cpu.get(), wt_cpu.get()) == 0);
-      REQUIRE(aoti_torch_cuda_mm_out(gpu_out.get(), a.gpu.get(), wt_gpu.get()) == 0);
-      require_close(host(gpu_out.get()), host(cpu_out.get()));
-      REQUIRE(aoti_torch_cpu_addmm_out(cpu_out.get(), bias.cpu.get(), a.cpu.get(), wt_cpu.get(), 0.5, 2.0) == 0);
-      REQUIRE(aoti_torch_cuda_addmm_out(gpu_out.get(), bias.gpu.get(), a.gpu.get(), wt_gpu.get(), 0.5, 2.0) == 0);
-      require_close(host(gpu_out.get()), host(cpu_out.get()));
-      // bfloat16 operands, through cublasGemmEx on the plain way: against the float32 product of the same rounded
-      // values, to bfloat16's precision.
-      const int32_t bf16 = aoti_torch_dtype_bfloat16();
-      Handle a16 = empty_on(1, {M, K}, {K, 1}, bf16), w16 = empty_on(1, {N, K}, {K, 1}, bf16);
-      REQUIRE(aoti_torch_copy_(a16.get(), a.gpu.get(), 0) == 0);
-      REQUIRE(aoti_torch_copy_(w16.get(), w.gpu.get(), 0) == 0);
-      Handle a_back = empty_on(1, {M, K}, {K, 1}), w_back = empty_on(1, {N, K}, {K, 1});
-      REQUIRE(aoti_torch_copy_(a_back.get(), a16.get(), 0) == 0);
-      REQUIRE(aoti_torch_copy_(w_back.get(), w16.get(), 0) == 0);
-      Handle w16t = view(w16.get(), {K, N}, {1, K}), w_backt = view(w_back.get(), {K, N}, {1, K});
-      Handle out16 = empty_on(1, {M, N}, {N, 1}, bf16), want = empty_on(1, {M, N}, {N, 1});
-      REQUIRE(aoti_torch_cuda_mm_out(out16.get(), a16.get(), w16t.get()) == 0);
-      REQUIRE(aoti_torch_cuda_mm_out(want.get(), a_back.get(), w_backt.get()) == 0);
-      require_close(host(out16.get()), host(want.get()), 1e-2f);
-    }
+  for (const char* way : {"batched", "plain", "gemv"})
+    for (int64_t M : {1, 6})
+      for (int64_t K : {9, 64}) {
+        INFO(way << ", M " << M << ", K " << K);
+        mpspack::Tuning t;
+        t.cuda_gemm = way;
+        const mpspack::ScopedTuning tuned(t);
+        const int64_t N = 37;
+        Pair a = make({M, K}, 11), w = make({N, K}, 12), bias = make({N}, 13);
+        Handle wt_cpu = view(w.cpu.get(), {K, N}, {1, K}), wt_gpu = view(w.gpu.get(), {K, N}, {1, K});
+        Handle cpu_out = empty({M, N}, {N, 1}, kF32), gpu_out = empty_on(1, {M, N}, {N, 1});
+        REQUIRE(aoti_torch_cpu_mm_out(cpu_out.get(), a.cpu.get(), wt_cpu.get()) == 0);
+        REQUIRE(aoti_torch_cuda_mm_out(gpu_out.get(), a.gpu.get(), wt_gpu.get()) == 0);
+        require_close(host(gpu_out.get()), host(cpu_out.get()));
+        for (auto [beta, alpha] : {std::pair{1.0, 1.0}, std::pair{0.5, 2.0}}) {
+          INFO("beta " << beta << ", alpha " << alpha);
+          REQUIRE(aoti_torch_cpu_addmm_out(cpu_out.get(), bias.cpu.get(), a.cpu.get(), wt_cpu.get(), beta, alpha) == 0);
+          REQUIRE(aoti_torch_cuda_addmm_out(gpu_out.get(), bias.gpu.get(), a.gpu.get(), wt_gpu.get(), beta, alpha) ==
+                  0);
+          require_close(host(gpu_out.get()), host(cpu_out.get()));
+        }
+        // bfloat16 operands (cublasGemmEx on the plain way): against the float32 product of the same rounded
+        // values, to bfloat16's precision.
+        const int32_t bf16 = aoti_torch_dtype_bfloat16();
+        Handle a16 = empty_on(1, {M, K}, {K, 1}, bf16), w16 = empty_on(1, {N, K}, {K, 1}, bf16);
+        REQUIRE(aoti_torch_copy_(a16.get(), a.gpu.get(), 0) == 0);
+        REQUIRE(aoti_torch_copy_(w16.get(), w.gpu.get(), 0) == 0);
+        Handle a_back = empty_on(1, {M, K}, {K, 1}), w_back = empty_on(1, {N, K}, {K, 1});
+        REQUIRE(aoti_torch_copy_(a_back.get(), a16.get(), 0) == 0);
+        REQUIRE(aoti_torch_copy_(w_back.get(), w16.get(), 0) == 0);
+        Handle w16t = view(w16.get(), {K, N}, {1, K}), w_backt = view(w_back.get(), {K, N}, {1, K});
+        Handle out16 = empty_on(1, {M, N}, {N, 1}, bf16), want = empty_on(1, {M, N}, {N, 1});
+        REQUIRE(aoti_torch_cuda_mm_out(out16.get(), a16.get(), w16t.get()) == 0);
+        REQUIRE(aoti_torch_cuda_mm_out(want.get(), a_back.get(), w_backt.get()) == 0);
+        require_close(host(out16.get()), host(want.get()), 1e-2f);
+      }
 }
 
 // A half-precision addmm with a 1-d bias rounds once, as torch's (cuBLASLt's bias epilogue): the products are

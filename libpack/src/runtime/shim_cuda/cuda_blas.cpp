@@ -1,8 +1,10 @@
 // aoti_torch_cuda_{addmm,mm,bmm,baddbmm}_out on cuBLAS.
 //
-// Every product goes through cublasGemmStridedBatchedEx, a single one as a batch of one. MPSPACK_CUDA_GEMM=plain
-// sends a single one where torch's mm and addmm send it (cublasSgemm for float32, cublasGemmEx for the others),
-// to measure whether cuBLAS picks another kernel, or spends less host time, for the decode step's batch-1 products.
+// Every product goes through cublasGemmStridedBatchedEx, a single one as a batch of one. For comparisons with the
+// decode step's batch-1 products (docs/CLI.md, MPSPACK_CUDA_GEMM): `plain` sends a single one where torch's mm and
+// addmm send it (cublasSgemm for float32, cublasGemmEx for the others), in case cuBLAS picks another kernel or
+// spends less host time there; `gemv` runs a float32 row times a Linear's weight, bias included, as one kernel of
+// ours (row_gemv) instead of a bias copy and a GEMM.
 //
 // cuBLAS is opened at the first matrix product (dlopen), not linked: mpspack then starts on machines without
 // the CUDA libraries (CI, CPU-only hosts), and the GPU host's own libcublas (the toolkit's, or the one torch
@@ -274,9 +276,42 @@ bool torch_takes_bias_epilogue(const Tensor& out, const Tensor& self, const Tens
          out.sizes[0] > 1 && out.sizes[1] > 1 && a.sizes[1] > 1;
 }
 
+// MPSPACK_CUDA_GEMM=gemv: a float32 product of one row by a Linear layer's weight (b a transposed view of its dense
+// rows), alpha 1, with its bias added (beta 1, a bias row) or none (beta 0), as one kernel (cuda_row_gemv.cu). False,
+// with nothing done, for any other product.
+bool row_gemv(Tensor& out, const Tensor* bias, const Tensor& a, const Tensor& b, double beta, double alpha) {
+  if (tuning().cuda_gemm != "gemv" || alpha != 1.0) return false;
+  const auto f32 = int32_t(DType::f32);
+  if (out.dtype != f32 || a.dtype != f32 || b.dtype != f32 || out.dim() != 2 || a.dim() != 2 || b.dim() != 2)
+    return false;
+  const int64_t N = out.sizes[1], K = a.sizes[1];
+  if (out.sizes[0] != 1 || a.sizes[0] != 1 || b.sizes[0] != K || b.sizes[1] != N || N == 0 || K == 0) return false;
+  if ((N > 1 && out.strides[1] != 1) || (K > 1 && a.strides[1] != 1) || (K > 1 && b.strides[0] != 1)) return false;
+  const int64_t ldw = N > 1 ? b.strides[1] : K;  // b [K, N] is w [N, K] with rows ldw apart
+  if (ldw < K || out.storage == a.storage || out.storage == b.storage) return false;
+  const float* bias_row = nullptr;
+  if (beta != 0) {
+    if (beta != 1.0 || bias == nullptr || bias->dtype != f32) return false;
+    const Tensor& s = *bias;
+    const bool row = s.dim() == 1   ? s.sizes[0] == N && (N == 1 || s.strides[0] == 1)
+                     : s.dim() == 2 ? s.sizes[0] == 1 && s.sizes[1] == N && (N == 1 || s.strides[1] == 1)
+                                    : false;
+    if (!row) return false;
+    require_cuda(s, "addmm");
+    bias_row = reinterpret_cast<const float*>(s.data());
+  }
+  require_cuda(out, "addmm");
+  require_cuda(a, "addmm");
+  require_cuda(b, "addmm");
+  launch_row_gemv(reinterpret_cast<float*>(out.data()), reinterpret_cast<const float*>(a.data()),
+                  reinterpret_cast<const float*>(b.data()), ldw, bias_row, N, K, current_stream());
+  return true;
+}
+
 // out <- beta * self (broadcast) + alpha * a @ b
 void add_product(Tensor& out, const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha,
                  const char* op) {
+  if (row_gemv(out, &self, a, b, beta, alpha)) return;
   if (torch_takes_bias_epilogue(out, self, a, beta)) {
     require_cuda(self, op);
     TensorPtr acc = empty_contiguous_like(out, int32_t(DType::f32));
@@ -307,7 +342,11 @@ AOTITorchError aoti_torch_cuda_addmm_out(AtenTensorHandle out, AtenTensorHandle 
 }
 
 AOTITorchError aoti_torch_cuda_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) {
-  return guarded(__func__, [&] { gemm(deref(out, "out"), deref(self, "self"), deref(mat2, "mat2"), 1.0, 0.0, "mm"); });
+  return guarded(__func__, [&] {
+    Tensor& o = deref(out, "out");
+    const Tensor &a = deref(self, "self"), &b = deref(mat2, "mat2");
+    if (!row_gemv(o, nullptr, a, b, 0.0, 1.0)) gemm(o, a, b, 1.0, 0.0, "mm");
+  });
 }
 
 // aten::mm.dtype_out: a float16/bfloat16 product accumulated and written in float32 (out_dtype float32), or in the

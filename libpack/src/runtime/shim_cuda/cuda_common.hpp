@@ -74,6 +74,11 @@ void open_blas(int device);
 void launch_add_bias_rounded(void* out, const float* acc, const void* bias, int64_t rows, int64_t cols, int32_t dtype,
                              cudaStream_t stream);
 
+// out[n] <- x . w[n, :] (+ bias[n]) for n < N, float32: x dense [K], w rows of K at a stride of ldw, out and bias
+// dense [N], bias null for none; one launch on `stream` (cuda_row_gemv.cu).
+void launch_row_gemv(float* out, const float* x, const float* w, int64_t ldw, const float* bias, int64_t N, int64_t K,
+                     cudaStream_t stream);
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace mpspack::shim::cuda
