@@ -156,8 +156,8 @@ TEST_CASE("cuda mm, addmm and bmm match the CPU shim", "[cuda]") {
 // MPSPACK_CUDA_GEMM's ways for a single product: the strided-batched call with a batch of one; torch's own
 // (cublasSgemm for float32, cublasGemmEx otherwise); and a row times a Linear's weight as one kernel of mpspack's
 // (gemv), over K of 9 (element by element) and 64 (four at a time), with and without the bias. A row vector (the
-// decode step's products), 6 rows, a transposed weight as a Linear has it, and beta and alpha other than 1, which
-// gemv leaves to cuBLAS.
+// decode step's products) and 6 rows; nn.Linear's weight transposed and GPT-2's Conv1D weight as it is; beta and
+// alpha other than 1, which gemv leaves to cuBLAS. N 37: a partial last block of columns.
 TEST_CASE("cuda mm and addmm match the CPU shim whichever way a single product takes (MPSPACK_CUDA_GEMM)", "[cuda]") {
   REQUIRE_GPU();
   for (const char* way : {"batched", "plain", "gemv"})
@@ -168,18 +168,22 @@ TEST_CASE("cuda mm and addmm match the CPU shim whichever way a single product t
         t.cuda_gemm = way;
         const mpspack::ScopedTuning tuned(t);
         const int64_t N = 37;
-        Pair a = make({M, K}, 11), w = make({N, K}, 12), bias = make({N}, 13);
+        Pair a = make({M, K}, 11), w = make({N, K}, 12), bias = make({N}, 13), conv1d = make({K, N}, 14);
+        // nn.Linear's weight transposed (read along K), and a [K, N] weight as GPT-2's Conv1D has it (along N).
         Handle wt_cpu = view(w.cpu.get(), {K, N}, {1, K}), wt_gpu = view(w.gpu.get(), {K, N}, {1, K});
-        Handle cpu_out = empty({M, N}, {N, 1}, kF32), gpu_out = empty_on(1, {M, N}, {N, 1});
-        REQUIRE(aoti_torch_cpu_mm_out(cpu_out.get(), a.cpu.get(), wt_cpu.get()) == 0);
-        REQUIRE(aoti_torch_cuda_mm_out(gpu_out.get(), a.gpu.get(), wt_gpu.get()) == 0);
-        require_close(host(gpu_out.get()), host(cpu_out.get()));
-        for (auto [beta, alpha] : {std::pair{1.0, 1.0}, std::pair{0.5, 2.0}}) {
-          INFO("beta " << beta << ", alpha " << alpha);
-          REQUIRE(aoti_torch_cpu_addmm_out(cpu_out.get(), bias.cpu.get(), a.cpu.get(), wt_cpu.get(), beta, alpha) == 0);
-          REQUIRE(aoti_torch_cuda_addmm_out(gpu_out.get(), bias.gpu.get(), a.gpu.get(), wt_gpu.get(), beta, alpha) ==
-                  0);
+        for (auto [w_cpu, w_gpu] :
+             {std::pair{wt_cpu.get(), wt_gpu.get()}, std::pair{conv1d.cpu.get(), conv1d.gpu.get()}}) {
+          INFO((w_cpu == wt_cpu.get() ? "[N, K] weight" : "[K, N] weight"));
+          Handle cpu_out = empty({M, N}, {N, 1}, kF32), gpu_out = empty_on(1, {M, N}, {N, 1});
+          REQUIRE(aoti_torch_cpu_mm_out(cpu_out.get(), a.cpu.get(), w_cpu) == 0);
+          REQUIRE(aoti_torch_cuda_mm_out(gpu_out.get(), a.gpu.get(), w_gpu) == 0);
           require_close(host(gpu_out.get()), host(cpu_out.get()));
+          for (auto [beta, alpha] : {std::pair{1.0, 1.0}, std::pair{0.5, 2.0}}) {
+            INFO("beta " << beta << ", alpha " << alpha);
+            REQUIRE(aoti_torch_cpu_addmm_out(cpu_out.get(), bias.cpu.get(), a.cpu.get(), w_cpu, beta, alpha) == 0);
+            REQUIRE(aoti_torch_cuda_addmm_out(gpu_out.get(), bias.gpu.get(), a.gpu.get(), w_gpu, beta, alpha) == 0);
+            require_close(host(gpu_out.get()), host(cpu_out.get()));
+          }
         }
         // bfloat16 operands (cublasGemmEx on the plain way): against the float32 product of the same rounded
         // values, to bfloat16's precision.

@@ -276,9 +276,9 @@ bool torch_takes_bias_epilogue(const Tensor& out, const Tensor& self, const Tens
          out.sizes[0] > 1 && out.sizes[1] > 1 && a.sizes[1] > 1;
 }
 
-// MPSPACK_CUDA_GEMM=gemv: a float32 product of one row by a Linear layer's weight (b a transposed view of its dense
-// rows), alpha 1, with its bias added (beta 1, a bias row) or none (beta 0), as one kernel (cuda_row_gemv.cu). False,
-// with nothing done, for any other product.
+// MPSPACK_CUDA_GEMM=gemv: a float32 product of one row by a weight read along K or along N (b a transposed view of
+// nn.Linear's dense rows, or dense rows itself as GPT-2's Conv1D has it), alpha 1, with its bias added (beta 1, a bias
+// row) or none (beta 0), as one kernel (cuda_row_gemv.cu). False, with nothing done, for any other product.
 bool row_gemv(Tensor& out, const Tensor* bias, const Tensor& a, const Tensor& b, double beta, double alpha) {
   if (tuning().cuda_gemm != "gemv" || alpha != 1.0) return false;
   const auto f32 = int32_t(DType::f32);
@@ -286,9 +286,13 @@ bool row_gemv(Tensor& out, const Tensor* bias, const Tensor& a, const Tensor& b,
     return false;
   const int64_t N = out.sizes[1], K = a.sizes[1];
   if (out.sizes[0] != 1 || a.sizes[0] != 1 || b.sizes[0] != K || b.sizes[1] != N || N == 0 || K == 0) return false;
-  if ((N > 1 && out.strides[1] != 1) || (K > 1 && a.strides[1] != 1) || (K > 1 && b.strides[0] != 1)) return false;
-  const int64_t ldw = N > 1 ? b.strides[1] : K;  // b [K, N] is w [N, K] with rows ldw apart
-  if (ldw < K || out.storage == a.storage || out.storage == b.storage) return false;
+  if ((N > 1 && out.strides[1] != 1) || (K > 1 && a.strides[1] != 1)) return false;
+  if (out.storage == a.storage || out.storage == b.storage) return false;
+  // Along K: b [K, N] is w [N, K] with rows ldw apart. Along N: b's own rows, ldw apart.
+  const bool along_k = (K == 1 || b.strides[0] == 1) && (N == 1 || b.strides[1] >= K);
+  const bool along_n = (N == 1 || b.strides[1] == 1) && (K == 1 || b.strides[0] >= N);
+  if (!along_k && !along_n) return false;
+  const int64_t ldw = along_k ? (N > 1 ? b.strides[1] : K) : (K > 1 ? b.strides[0] : N);
   const float* bias_row = nullptr;
   if (beta != 0) {
     if (beta != 1.0 || bias == nullptr || bias->dtype != f32) return false;
@@ -303,8 +307,10 @@ bool row_gemv(Tensor& out, const Tensor* bias, const Tensor& a, const Tensor& b,
   require_cuda(out, "addmm");
   require_cuda(a, "addmm");
   require_cuda(b, "addmm");
-  launch_row_gemv(reinterpret_cast<float*>(out.data()), reinterpret_cast<const float*>(a.data()),
-                  reinterpret_cast<const float*>(b.data()), ldw, bias_row, N, K, current_stream());
+  auto* y = reinterpret_cast<float*>(out.data());
+  const auto *x = reinterpret_cast<const float*>(a.data()), *w = reinterpret_cast<const float*>(b.data());
+  if (along_k) launch_row_gemv(y, x, w, ldw, bias_row, N, K, current_stream());
+  else launch_row_gemv_columns(y, x, w, ldw, bias_row, N, K, current_stream());
   return true;
 }
 

@@ -78,6 +78,9 @@ void launch_add_bias_rounded(void* out, const float* acc, const void* bias, int6
 // dense [N], bias null for none; one launch on `stream` (cuda_row_gemv.cu).
 void launch_row_gemv(float* out, const float* x, const float* w, int64_t ldw, const float* bias, int64_t N, int64_t K,
                      cudaStream_t stream);
+// The same with w [K, N]: out[n] <- sum over k of x[k] w[k, n] (+ bias[n]), w's rows of N at a stride of ldw.
+void launch_row_gemv_columns(float* out, const float* x, const float* w, int64_t ldw, const float* bias, int64_t N,
+                             int64_t K, cudaStream_t stream);
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

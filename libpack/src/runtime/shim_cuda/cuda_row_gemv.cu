@@ -1,4 +1,5 @@
-// A float32 row vector times a Linear layer's weight, with its bias, in one kernel: out[n] = x . w[n, :] + bias[n].
+// A float32 row vector times a Linear layer's weight, with its bias, in one kernel: out[n] = x . w[n, :] + bias[n]
+// for nn.Linear's [N, K] weight, out[n] = sum over k of x[k] w[k, n] + bias[n] for a [K, N] one (GPT-2's Conv1D).
 // The decode step's products are all of this shape (one token); through cuBLAS each is a bias copy and a GEMM, two
 // launches and cuBLAS's own host time (MPSPACK_CUDA_GEMM=gemv, cuda_blas.cpp).
 #include "cuda_common.hpp"
@@ -30,7 +31,33 @@ __global__ void row_gemv(float* out, const float* x, const float* w, int64_t ldw
   if (lane == 0) out[n] = bias ? sum + bias[n] : sum;
 }
 
+// [K, N] weights: a block takes 32 columns, its 8 warps a k in 8 each (a warp reads 32 adjacent columns of a row),
+// and the 8 partial sums are added in shared memory, in a fixed order.
+__global__ void row_gemv_columns(float* out, const float* x, const float* w, int64_t ldw, const float* bias, int64_t N,
+                                 int64_t K) {
+  __shared__ float partial[kWarps][32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int64_t n = int64_t(blockIdx.x) * 32 + lane;
+  float sum = 0.f;
+  if (n < N)
+    for (int64_t k = warp; k < K; k += kWarps) sum += x[k] * w[k * ldw + n];
+  partial[warp][lane] = sum;
+  __syncthreads();
+  if (warp == 0 && n < N) {
+    float total = 0.f;
+    for (int i = 0; i < kWarps; ++i) total += partial[i][lane];
+    out[n] = bias ? total + bias[n] : total;
+  }
+}
+
 }  // namespace
+
+void launch_row_gemv_columns(float* out, const float* x, const float* w, int64_t ldw, const float* bias, int64_t N,
+                             int64_t K, cudaStream_t stream) {
+  if (N == 0) return;
+  row_gemv_columns<<<unsigned(ceil_div(N, 32)), kWarps * 32, 0, stream>>>(out, x, w, ldw, bias, N, K);
+  check(cudaGetLastError(), "row GEMV");
+}
 
 void launch_row_gemv(float* out, const float* x, const float* w, int64_t ldw, const float* bias, int64_t N, int64_t K,
                      cudaStream_t stream) {
