@@ -31,21 +31,24 @@ __global__ void row_gemv(float* out, const float* x, const float* w, int64_t ldw
   if (lane == 0) out[n] = bias ? sum + bias[n] : sum;
 }
 
-// [K, N] weights: a block takes 32 columns, its 8 warps a k in 8 each (a warp reads 32 adjacent columns of a row),
-// and the 8 partial sums are added in shared memory, in a fixed order.
+// [K, N] weights: a block takes 8 columns and its 256 threads 32 groups of k (a warp reads 4 rows' 32 bytes at a time,
+// whole sectors), so that a 768-column product still spans 96 blocks; the 32 partial sums of a column are added in
+// shared memory in a fixed order.
+constexpr int kColumns = 8, kGroups = 256 / kColumns;
+
 __global__ void row_gemv_columns(float* out, const float* x, const float* w, int64_t ldw, const float* bias, int64_t N,
                                  int64_t K) {
-  __shared__ float partial[kWarps][32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int64_t n = int64_t(blockIdx.x) * 32 + lane;
+  __shared__ float partial[kGroups][kColumns];
+  const int column = threadIdx.x % kColumns, group = threadIdx.x / kColumns;
+  const int64_t n = int64_t(blockIdx.x) * kColumns + column;
   float sum = 0.f;
   if (n < N)
-    for (int64_t k = warp; k < K; k += kWarps) sum += x[k] * w[k * ldw + n];
-  partial[warp][lane] = sum;
+    for (int64_t k = group; k < K; k += kGroups) sum += x[k] * w[k * ldw + n];
+  partial[group][column] = sum;
   __syncthreads();
-  if (warp == 0 && n < N) {
+  if (group == 0 && n < N) {
     float total = 0.f;
-    for (int i = 0; i < kWarps; ++i) total += partial[i][lane];
+    for (int i = 0; i < kGroups; ++i) total += partial[i][column];
     out[n] = bias ? total + bias[n] : total;
   }
 }
@@ -55,7 +58,7 @@ __global__ void row_gemv_columns(float* out, const float* x, const float* w, int
 void launch_row_gemv_columns(float* out, const float* x, const float* w, int64_t ldw, const float* bias, int64_t N,
                              int64_t K, cudaStream_t stream) {
   if (N == 0) return;
-  row_gemv_columns<<<unsigned(ceil_div(N, 32)), kWarps * 32, 0, stream>>>(out, x, w, ldw, bias, N, K);
+  row_gemv_columns<<<unsigned(ceil_div(N, kColumns)), kColumns * kGroups, 0, stream>>>(out, x, w, ldw, bias, N, K);
   check(cudaGetLastError(), "row GEMV");
 }
 
