@@ -279,7 +279,8 @@ bool torch_takes_bias_epilogue(const Tensor& out, const Tensor& self, const Tens
 // MPSPACK_CUDA_GEMM=gemv: a float32 product of one row by a weight read along K or along N (b a transposed view of
 // nn.Linear's dense rows, or dense rows itself as GPT-2's Conv1D has it), alpha 1, with its bias added (beta 1, a bias
 // row) or none (beta 0), as one kernel (cuda_row_gemv.cu). False, with nothing done, for any other product.
-bool row_gemv(Tensor& out, const Tensor* bias, const Tensor& a, const Tensor& b, double beta, double alpha) {
+bool row_gemv(Tensor& out, const Tensor* bias, const Tensor& a, const Tensor& b, double beta, double alpha,
+              const char* op) {
   if (tuning().cuda_gemm != "gemv" || alpha != 1.0) return false;
   const auto f32 = int32_t(DType::f32);
   if (out.dtype != f32 || a.dtype != f32 || b.dtype != f32 || out.dim() != 2 || a.dim() != 2 || b.dim() != 2)
@@ -301,12 +302,12 @@ bool row_gemv(Tensor& out, const Tensor* bias, const Tensor& a, const Tensor& b,
                      : s.dim() == 2 ? s.sizes[0] == 1 && s.sizes[1] == N && (N == 1 || s.strides[1] == 1)
                                     : false;
     if (!row) return false;
-    require_cuda(s, "addmm");
+    require_cuda(s, op);
     bias_row = reinterpret_cast<const float*>(s.data());
   }
-  require_cuda(out, "addmm");
-  require_cuda(a, "addmm");
-  require_cuda(b, "addmm");
+  require_cuda(out, op);
+  require_cuda(a, op);
+  require_cuda(b, op);
   auto* y = reinterpret_cast<float*>(out.data());
   const auto *x = reinterpret_cast<const float*>(a.data()), *w = reinterpret_cast<const float*>(b.data());
   if (along_k) launch_row_gemv(y, x, w, ldw, bias_row, N, K, current_stream());
@@ -317,7 +318,7 @@ bool row_gemv(Tensor& out, const Tensor* bias, const Tensor& a, const Tensor& b,
 // out <- beta * self (broadcast) + alpha * a @ b
 void add_product(Tensor& out, const Tensor& self, const Tensor& a, const Tensor& b, double beta, double alpha,
                  const char* op) {
-  if (row_gemv(out, &self, a, b, beta, alpha)) return;
+  if (row_gemv(out, &self, a, b, beta, alpha, op)) return;
   if (torch_takes_bias_epilogue(out, self, a, beta)) {
     require_cuda(self, op);
     TensorPtr acc = empty_contiguous_like(out, int32_t(DType::f32));
@@ -351,7 +352,7 @@ AOTITorchError aoti_torch_cuda_mm_out(AtenTensorHandle out, AtenTensorHandle sel
   return guarded(__func__, [&] {
     Tensor& o = deref(out, "out");
     const Tensor &a = deref(self, "self"), &b = deref(mat2, "mat2");
-    if (!row_gemv(o, nullptr, a, b, 0.0, 1.0)) gemm(o, a, b, 1.0, 0.0, "mm");
+    if (!row_gemv(o, nullptr, a, b, 0.0, 1.0, "mm")) gemm(o, a, b, 1.0, 0.0, "mm");
   });
 }
 
