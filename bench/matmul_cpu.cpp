@@ -7,6 +7,7 @@
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). "linears": the float32
 // Linear layers' table only (bench/device/matmul_torch.py sets torch's times beside it).
 #include "runtime/shim/aoti_shim.h"
+#include "runtime/shim/constant_memory.hpp"
 #include "runtime/shim/parallel.hpp"
 #include "runtime/shim/tensor.hpp"
 
@@ -41,10 +42,12 @@ TensorPtr random_tensor(std::vector<int64_t> sizes, int32_t dtype, unsigned seed
   return t;
 }
 
-// with_bias: addmm(out, bias broadcast over rows, x, weight^T); else mm(out, x, weight^T).
+// with_bias: addmm(out, bias broadcast over rows, x, weight^T); else mm(out, x, weight^T). The weight is
+// registered as constant memory, as a loaded model's parameters are (MPSPACK_CPU_GEMM=packed packs it).
 double median_ms(int32_t dtype, const Shape& s, int reps, bool with_bias = true) {
   TensorPtr x = random_tensor({s.m, s.k}, dtype, 1), w = random_tensor({s.n, s.k}, dtype, 2),
             b = random_tensor({s.n}, dtype, 3), out = random_tensor({s.m, s.n}, dtype, 4);
+  add_constant_ranges(w.get(), {{w->data(), std::size_t(w->numel()) * w->itemsize()}});
   AtenTensorHandle wt = nullptr, bias = nullptr;
   const int64_t wt_sizes[] = {s.k, s.n}, wt_strides[] = {1, s.k}, b_sizes[] = {s.m, s.n}, b_strides[] = {0, 1};
   if (aoti_torch__reinterpret_tensor(w.get(), 2, wt_sizes, wt_strides, 0, &wt) != 0 ||
@@ -60,6 +63,7 @@ double median_ms(int32_t dtype, const Shape& s, int reps, bool with_bias = true)
   }
   aoti_torch_delete_tensor_object(wt);
   aoti_torch_delete_tensor_object(bias);
+  remove_constant_ranges(w.get());
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }

@@ -12,6 +12,7 @@
 #include "runtime/loader/large_blocks.hpp"
 #include "runtime/shim/parallel.hpp"
 #include "runtime/loader/self_mapping.hpp"
+#include "runtime/shim/constant_memory.hpp"
 #include "runtime/tuning/tuning.hpp"
 
 #include <fcntl.h>
@@ -230,6 +231,41 @@ TEST_CASE("large blocks: a model library's malloc, realloc, memcpy and free reac
     }
     // Delete freed it through the library's free: a routed block handed to the C library's free would abort.
     CHECK(runtime::routed_blocks_live() == 0);
+  }
+}
+
+TEST_CASE("loader: a CPU model's parameters are constant memory while it lives, its buffers never",
+          "[loader][packed]") {
+  // Products may keep a weight in constant memory packed in another layout (shim/constant_memory.hpp): a
+  // parameter must be registered from load to unload, and a buffer (what a run may write) never.
+  for (const char* name : {"cpu_block_blob", "cpu_mlp_embedded", "cpu_cnn_blob"}) {
+    INFO(name);
+    const auto dir = rebuilt(name);
+    MPK_REQUIRE_FIXTURE(dir / "model.so");
+    TempDir tmp;
+    auto c = build_container(dir, tmp / "m.mpk");
+    std::vector<const void*> registered;
+    {
+      auto m = runtime::Model::load(c, 0);
+      INFO((m.ok() ? "" : m.error().message));
+      REQUIRE(m.ok());
+      auto table = m->constant_table();
+      auto live = m->constants();
+      REQUIRE(table.ok());
+      REQUIRE(live.ok());
+      for (const ConstantInfo& k : *table) {
+        const auto l = std::find_if(live->begin(), live->end(), [&](const runtime::LiveConstant& l) {
+          return l.name == k.fqn || l.name == k.name;
+        });
+        REQUIRE(l != live->end());
+        INFO("constant " << k.name << ", type " << k.type);
+        const bool read_only = k.type == 1 || k.type == 3;
+        CHECK(shim::is_constant_memory(l->data, 1) == read_only);
+        if (read_only) registered.push_back(l->data);
+      }
+    }
+    CHECK_FALSE(registered.empty());
+    for (const void* p : registered) CHECK_FALSE(shim::is_constant_memory(p, 1));  // withdrawn with the model
   }
 }
 

@@ -1,7 +1,9 @@
 // The shim's fallback ops against plain reference loops.
+#include "runtime/shim/constant_memory.hpp"
 #include "runtime/shim/onednn_plugin.hpp"
 #include "runtime/shim/parallel.hpp"
 #include "runtime/shim/provided.hpp"
+#include "runtime/tuning/tuning.hpp"
 #include "shim_test_util.hpp"
 
 #include <dlfcn.h>
@@ -179,6 +181,82 @@ TEST_CASE("addmm_out: a Linear layer's bias is added in oneDNN's pass, other add
         for (int64_t j = 0; j < N; ++j) want[i * N + j] = c.beta * bias[j] + mm[i * N + j];
       require_close(read_f32(O.h.get()), want, 1e-4, 1e-4);
     }
+}
+
+TEST_CASE("constant memory answers for bytes inside one registered range only, and not once withdrawn",
+          "[shim][packed]") {
+  using namespace mpspack::shim;
+  std::vector<char> bytes(200);
+  char* const p = bytes.data();
+  const int model_a = 0, model_b = 0;  // owners, by address
+  add_constant_ranges(&model_a, {{p + 50, 100}});
+  add_constant_ranges(&model_b, {{p + 160, 20}, {nullptr, 8}, {p + 190, 0}});
+  CHECK(is_constant_memory(p + 50, 100));
+  CHECK(is_constant_memory(p + 149, 1));
+  CHECK_FALSE(is_constant_memory(p + 149, 2));   // past its end
+  CHECK_FALSE(is_constant_memory(p + 49, 2));    // before its start
+  CHECK_FALSE(is_constant_memory(p + 150, 1));   // between the two
+  CHECK_FALSE(is_constant_memory(p + 140, 30));  // across both
+  CHECK(is_constant_memory(p + 170, 10));
+  CHECK_FALSE(is_constant_memory(p + 190, 1));  // an empty range holds nothing
+  remove_constant_ranges(&model_a);
+  CHECK_FALSE(is_constant_memory(p + 50, 1));
+  CHECK(is_constant_memory(p + 160, 20));
+  add_constant_ranges(&model_b, {{p, 10}});  // registered again: replaces what it had
+  CHECK_FALSE(is_constant_memory(p + 160, 1));
+  CHECK(is_constant_memory(p, 10));
+  remove_constant_ranges(&model_b);
+  CHECK_FALSE(is_constant_memory(p, 1));
+}
+
+TEST_CASE("MPSPACK_CPU_GEMM=packed: a weight in constant memory is packed once into oneDNN's layout, and dropped "
+          "when its memory goes",
+          "[shim][ops][onednn][packed]") {
+  using namespace mpspack::shim;
+  std::string why;
+  if (!onednn_plugin_open(&why)) FAIL("the oneDNN plugin of this build does not open: " << why);
+  mpspack::Tuning t;
+  t.cpu_gemm = "packed";
+  const mpspack::ScopedTuning tuned(t);
+  // A Linear layer as AOTInductor passes it: B the transposed view of the weight [N, K]; ragged sizes past
+  // kOnednnGemmMinMacs.
+  const int64_t M = 67, K = 129, N = 259;
+  const auto a = random_floats(M * K, 41), bias = random_floats(N, 43);
+  Strided A({M, K}, {K, 1}, a), S({N}, {1}, bias);
+  auto check_products = [&](const Strided& B, const std::vector<float>& b) {
+    const auto mm = ref_mm(a, b, M, K, N);
+    std::vector<double> linear(M * N);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) linear[i * N + j] = bias[j] + mm[i * N + j];
+    Handle out = empty({M, N}, {N, 1}, f32);
+    for (int rep = 0; rep < 2; ++rep) {  // the second from what the first packed
+      REQUIRE(aoti_torch_cpu_addmm_out(out.get(), S.h.get(), A.h.get(), B.h.get(), 1.0, 1.0) == 0);
+      require_close(read_f32(out.get()), linear, 1e-4, 1e-4);
+    }
+    REQUIRE(aoti_torch_cpu_mm_out(out.get(), A.h.get(), B.h.get()) == 0);
+    require_close(read_f32(out.get()), mm, 1e-4, 1e-4);
+  };
+  const auto b = random_floats(K * N, 42);
+  Strided B({K, N}, {1, K}, b);
+  const std::size_t kept = onednn_packed_bytes();
+  check_products(B, b);
+  CHECK(onednn_packed_bytes() == kept);  // not constant memory: read as stored
+
+  add_constant_ranges(&B, {{B.buf.data(), B.buf.size() * sizeof(float)}});
+  check_products(B, b);
+  CHECK(onednn_packed_bytes() >= kept + 2 * std::size_t(K * N) * sizeof(float));  // addmm's plan and mm's
+
+  // The memory gets other values, as a model loaded at the same address would give it: withdrawn, written,
+  // registered again. A packed copy kept past the withdrawal would give the old weight's products.
+  remove_constant_ranges(&B);
+  CHECK(onednn_packed_bytes() == kept);
+  const auto b2 = random_floats(K * N, 44);
+  Strided B2({K, N}, {1, K}, b2);
+  std::copy(B2.buf.begin(), B2.buf.end(), B.buf.begin());
+  add_constant_ranges(&B, {{B.buf.data(), B.buf.size() * sizeof(float)}});
+  check_products(B, b2);
+  remove_constant_ranges(&B);
+  CHECK(onednn_packed_bytes() == kept);
 }
 
 TEST_CASE("addmm_out: beta 0 ignores self, out may be self (addmm_), mm_out", "[shim][ops]") {

@@ -2,6 +2,10 @@
 // and its constant table (Model::constants, Model::constant_table).
 #include "model_impl.hpp"
 
+#include "runtime/shim/constant_memory.hpp"
+
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -26,10 +30,7 @@ Status describe(Model::Impl& m) {
   return {};
 }
 
-}  // namespace loader
-
-Result<std::vector<LiveConstant>> Model::constants() const {
-  const Impl& m = *impl_;
+Result<std::vector<LiveConstant>> live_constants(const Model::Impl& m) {
   if (!m.api.extract_constants_map)
     return m.error(Kind::Unsupported, "does not export AOTInductorModelContainerExtractConstantsMap");
   // The C API takes a std::unordered_map<std::string, AtenTensorHandle>* (same libstdc++ ABI as the model).
@@ -57,6 +58,45 @@ Result<std::vector<LiveConstant>> Model::constants() const {
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
 }
+
+// AOTInductor's ConstantType: what a run may write is a buffer (2); parameters (1) and tensor constants (3) are
+// read only. Folded constants (4) are left out: a run of the folding graph writes them.
+constexpr int32_t kParameter = 1, kTensorConstant = 3;
+
+void register_constant_memory(Model::Impl& m) {
+  if (m.backend->device() != "cpu" || !m.api.extract_constants_map || !m.api.num_constants || !m.api.constant_name ||
+      !m.api.constant_type)
+    return;
+  const auto live = live_constants(m);
+  size_t n = 0;
+  if (!live.ok() || m.api.num_constants(m.handle, &n) != 0) {
+    spdlog::debug("{}: its constants are not described: no product keeps its weights packed", m.what());
+    return;
+  }
+  std::unordered_map<std::string_view, const LiveConstant*> by_name;
+  for (const LiveConstant& l : *live) by_name[l.name] = &l;
+  std::vector<shim::ConstantRange> ranges;
+  for (size_t i = 0; i < n; ++i) {
+    const char* name = nullptr;
+    const char* fqn = nullptr;
+    int32_t type = 0;
+    if (m.api.constant_name(m.handle, i, &name) != 0 || name == nullptr || m.api.constant_type(m.handle, i, &type) != 0)
+      continue;
+    if (type != kParameter && type != kTensorConstant) continue;
+    if (m.api.constant_fqn && m.api.constant_fqn(m.handle, i, &fqn) != 0) fqn = nullptr;
+    auto found = by_name.find(fqn ? fqn : name);
+    if (found == by_name.end()) found = by_name.find(name);  // ExtractConstantsMap keys by FQN, some by name
+    if (found == by_name.end()) continue;
+    const LiveConstant& c = *found->second;
+    const auto* storage = static_cast<const char*>(c.data) - c.storage_offset * int64_t(dtype_size(c.dtype));
+    ranges.push_back({storage, size_t(c.storage_bytes)});
+  }
+  shim::add_constant_ranges(&m, std::move(ranges));
+}
+
+}  // namespace loader
+
+Result<std::vector<LiveConstant>> Model::constants() const { return loader::live_constants(*impl_); }
 
 Result<std::vector<ConstantInfo>> Model::constant_table() const {
   const Impl& m = *impl_;

@@ -159,8 +159,9 @@ Result<Model> Model::load(const format::Container& container, uint32_t library_i
   MPK_CHECK(timed(m->t.create_ms, [&] { return create(*m, options); }));
   // 5. Weights after Create: an external blob in place, offered mapped, copied or uploaded.
   MPK_CHECK(timed(m->t.constants_ms, [&] { return weights_after_create(*m, options); }));
-  // 6. What the model says about itself: its inputs, outputs and recorded signature.
+  // 6. What the model says about itself: its inputs, outputs and recorded signature; its read-only constants.
   MPK_CHECK(describe(*m));
+  register_constant_memory(*m);
   spdlog::debug("{}: loaded ({}); {} inputs, {} outputs", m->what(), to_string(m->mode), m->n_in, m->n_out);
   return Model(std::move(m));
 }

@@ -15,6 +15,7 @@
 
 #include "aoti_api.hpp"
 #include "runtime/backend/backend.hpp"
+#include "runtime/shim/constant_memory.hpp"
 #include "self_mapping.hpp"
 
 #include <dirent.h>
@@ -69,6 +70,7 @@ struct Model::Impl {
   ~Impl() {
     if (weights_check.valid()) weights_check.wait();  // it reads the container
     if (populating.joinable()) populating.join();
+    shim::remove_constant_ranges(this);  // before the memory of the constants is freed or unmapped
     for (AtenTensorHandle h : prepared) aoti_torch_delete_tensor_object(h);
     if (handle && api.destroy) api.destroy(handle);
     for (AtenTensorHandle h : weight_tensors) aoti_torch_delete_tensor_object(h);
@@ -158,6 +160,10 @@ Status load_external_blob(Model::Impl& m, const LoadOptions& o);
 
 // introspection.cpp
 Status describe(Model::Impl& m);
+Result<std::vector<LiveConstant>> live_constants(const Model::Impl& m);
+// A CPU model's parameters and tensor constants registered as constant memory (shim/constant_memory.hpp), for
+// products to keep their weights in another layout across runs; withdrawn by ~Impl.
+void register_constant_memory(Model::Impl& m);
 
 }  // namespace loader
 }  // namespace mpspack::runtime

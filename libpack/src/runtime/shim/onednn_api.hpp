@@ -7,6 +7,7 @@
 
 #include "conv_shape.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,12 +37,30 @@ inline constexpr const char* kOnednnConvolutionEntry = "mpspack_onednn_convoluti
 // primitive has only reference loops or OnednnTuning::f32_on_sgemm. With `bias` (N floats, beta 0, alpha 1): C <- op(A)
 // op(B) + bias broadcast over the rows, added in the product's own pass (a Linear layer); where only sgemm would
 // run it, nothing is written and the answer is kOnednnBiasNotFused (the shim copies the bias and calls again
-// without it). Returns an empty string, or why it could not.
+// without it). `pack_b`: B lies in constant memory (constant_memory.hpp), so the primitive may read it from a copy
+// in its own layout made at the first call and kept. Returns an empty string, or why it could not.
 inline constexpr const char* kOnednnBiasNotFused = "the bias cannot be added in the product's pass";
-using OnednnSgemm = std::string (*)(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                                    int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc,
-                                    const float* bias);
-inline constexpr const char* kOnednnSgemmEntry = "mpspack_onednn_sgemm_v2";
+struct OnednnSgemmCall {
+  bool ta = false, tb = false;
+  int64_t M = 0, N = 0, K = 0;
+  float alpha = 1.f;
+  const float* A = nullptr;
+  int64_t lda = 0;
+  const float* B = nullptr;
+  int64_t ldb = 0;
+  bool pack_b = false;
+  float beta = 0.f;
+  float* C = nullptr;
+  int64_t ldc = 0;
+  const float* bias = nullptr;
+};
+using OnednnSgemm = std::string (*)(const OnednnSgemmCall& call);
+inline constexpr const char* kOnednnSgemmEntry = "mpspack_onednn_sgemm_v3";
+
+// Drops the packed copies made from B's starting within [data, data + bytes) (that memory is about to hold other
+// data; bytes 0: none); returns the bytes of the packed copies kept.
+using OnednnPacked = std::size_t (*)(const void* data, std::size_t bytes);
+inline constexpr const char* kOnednnPackedEntry = "mpspack_onednn_packed_v1";
 
 // A bfloat16 product op(A)[M, K] @ op(B)[K, N] accumulated in float32 into C, dense [M, N] float32, for the shim
 // to finish (alpha, the accumulated term) and round once. A and B as stored: element (i, j) at p + i*s0 + j*s1.

@@ -73,11 +73,12 @@ std::shared_ptr<const Matmul16Plan> matmul16_plan(const OnednnMatmul16Call& c) {
 struct SgemmPlan {
   dnnl::matmul matmul;
   memory::desc a, b, c, bias, scratchpad;  // bias: empty without one
+  memory::desc b_packed;                   // packed plans: B in the layout the primitive chose (b: as stored)
   bool usable = false;
 };
 
 struct SgemmKey {
-  bool ta, tb, bias;
+  bool ta, tb, bias, packed;
   int64_t M, N, K, lda, ldb, ldc;
   float alpha, beta;
   int threads;  // team_size()
@@ -91,6 +92,8 @@ std::shared_ptr<const SgemmPlan> make_sgemm_plan(const SgemmKey& k) {
   p->b = memory::desc({k.K, k.N}, f32, k.tb ? memory::dims{1, k.ldb} : memory::dims{k.ldb, 1});
   p->c = memory::desc({k.M, k.N}, f32, {k.ldc, 1});
   if (k.bias) p->bias = memory::desc({1, k.N}, f32, {k.N, 1});
+  const memory::desc b_any({k.K, k.N}, f32, memory::format_tag::any);
+  const memory::desc& b_planned = k.packed ? b_any : p->b;
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: concurrent calls share nothing
   if (k.alpha != 1.f) attr.set_output_scales(0, {k.alpha});
@@ -100,9 +103,10 @@ std::shared_ptr<const SgemmPlan> make_sgemm_plan(const SgemmKey& k) {
     attr.set_post_ops(ops);
   }
   dnnl::matmul::primitive_desc pd(
-      k.bias ? dnnl::matmul::desc(p->a, p->b, p->bias, p->c) : dnnl::matmul::desc(p->a, p->b, p->c), attr, cpu_engine(),
-      true);
+      k.bias ? dnnl::matmul::desc(p->a, b_planned, p->bias, p->c) : dnnl::matmul::desc(p->a, b_planned, p->c), attr,
+      cpu_engine(), true);
   if (!pd || std::string_view(pd.impl_info_str()).substr(0, 3) == "ref") return p;
+  if (k.packed) p->b_packed = pd.weights_desc();
   p->scratchpad = pd.scratchpad_desc();
   p->matmul = dnnl::matmul(pd);
   p->usable = true;
@@ -131,6 +135,47 @@ std::shared_ptr<const SgemmPlan> sgemm_plan(const SgemmKey& k) {
   return plans[k] = make_sgemm_plan(k);
 }
 
+// OnednnSgemmCall::pack_b: a constant B reordered once into the layout its plan chose, kept by its address and
+// plan until the shim says its memory is going (mpspack_onednn_packed_v1). Past
+// kMostPackedBytes, B is reordered into a buffer for the call alone.
+constexpr std::size_t kMostPackedBytes = std::size_t(8) << 30;
+
+struct PackedWeights {
+  std::shared_mutex mutex;
+  std::map<std::pair<const float*, const SgemmPlan*>, std::shared_ptr<Buffer>> packed;
+  std::size_t bytes = 0;
+};
+
+PackedWeights& packed_weights() {
+  static PackedWeights* all = new PackedWeights;  // never destroyed: products may run at exit
+  return *all;
+}
+
+std::shared_ptr<Buffer> reorder_b(const SgemmPlan& plan, const float* B) {
+  dnnl::engine& e = cpu_engine();
+  dnnl::stream stream(e);
+  auto out = std::make_shared<Buffer>(plan.b_packed.get_size());
+  memory from(plan.b, e, const_cast<float*>(B)), to(plan.b_packed, e, out->get());
+  dnnl::reorder(from, to).execute(stream, from, to);
+  stream.wait();
+  return out;
+}
+
+std::shared_ptr<Buffer> packed_b(const SgemmPlan& plan, const float* B) {
+  PackedWeights& all = packed_weights();
+  const auto key = std::make_pair(B, &plan);
+  {
+    std::shared_lock reading(all.mutex);
+    if (const auto found = all.packed.find(key); found != all.packed.end()) return found->second;
+  }
+  auto made = reorder_b(plan, B);
+  std::lock_guard writing(all.mutex);
+  if (const auto found = all.packed.find(key); found != all.packed.end()) return found->second;
+  if (all.bytes + plan.b_packed.get_size() > kMostPackedBytes) return made;
+  all.bytes += plan.b_packed.get_size();
+  return all.packed[key] = made;
+}
+
 // OnednnTuning::f32_on_sgemm: float32 products on dnnl_sgemm, not the matmul primitive (for comparisons). Set once,
 // when the shim opens the plugin, before any product.
 std::atomic<bool> g_f32_on_sgemm{false};
@@ -146,30 +191,47 @@ extern "C" __attribute__((visibility("default"))) void mpspack_onednn_tune_v1(co
   g_f32_on_sgemm.store(tuning.f32_on_sgemm, std::memory_order_relaxed);
 }
 
-extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sgemm_v2(
-    bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
-    int64_t ldb, float beta, float* C, int64_t ldc, const float* bias) {
+extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sgemm_v3(const OnednnSgemmCall& c) {
   if (matmul_primitive_for_f32()) {
     std::string problem = reporting_errors([&] {
-      const auto plan = sgemm_plan({ta, tb, bias != nullptr, M, N, K, lda, ldb, ldc, alpha, beta, team_size()});
+      const bool packed = c.pack_b;
+      const auto plan = sgemm_plan(
+          {c.ta, c.tb, c.bias != nullptr, packed, c.M, c.N, c.K, c.lda, c.ldb, c.ldc, c.alpha, c.beta, team_size()});
       if (!plan->usable) return std::string("-");
       dnnl::engine& e = cpu_engine();
       dnnl::stream stream(e);
       Buffer scratch(plan->scratchpad.get_size());
-      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<float*>(A))},
-                                              {DNNL_ARG_WEIGHTS, memory(plan->b, e, const_cast<float*>(B))},
-                                              {DNNL_ARG_DST, memory(plan->c, e, C)},
+      const std::shared_ptr<Buffer> b_packed = packed ? packed_b(*plan, c.B) : nullptr;
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<float*>(c.A))},
+                                              {DNNL_ARG_WEIGHTS, packed ? memory(plan->b_packed, e, b_packed->get())
+                                                                        : memory(plan->b, e, const_cast<float*>(c.B))},
+                                              {DNNL_ARG_DST, memory(plan->c, e, c.C)},
                                               {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}};
-      if (bias) args.insert({DNNL_ARG_BIAS, memory(plan->bias, e, const_cast<float*>(bias))});
+      if (c.bias) args.insert({DNNL_ARG_BIAS, memory(plan->bias, e, const_cast<float*>(c.bias))});
       plan->matmul.execute(stream, args);
       stream.wait();
       return std::string();
     });
     if (problem != "-") return problem;  // "-": no plan (reference loops only, or too many shapes): sgemm below
   }
-  if (bias) return kOnednnBiasNotFused;
-  const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (c.bias) return kOnednnBiasNotFused;
+  const dnnl_status_t status = dnnl_sgemm(c.ta ? 'T' : 'N', c.tb ? 'T' : 'N', c.M, c.N, c.K, c.alpha, c.A, c.lda, c.B,
+                                          c.ldb, c.beta, c.C, c.ldc);
   return status == dnnl_success ? std::string() : "oneDNN's sgemm failed (status " + std::to_string(int(status)) + ")";
+}
+
+extern "C" __attribute__((visibility("default"))) std::size_t mpspack_onednn_packed_v1(const void* data,
+                                                                                       std::size_t bytes) {
+  PackedWeights& all = packed_weights();
+  const auto lo = reinterpret_cast<uintptr_t>(data);
+  std::lock_guard writing(all.mutex);
+  std::erase_if(all.packed, [&](const auto& entry) {
+    const auto b = reinterpret_cast<uintptr_t>(entry.first.first);
+    if (b - lo >= bytes) return false;
+    all.bytes -= entry.first.second->b_packed.get_size();
+    return true;
+  });
+  return all.bytes;
 }
 
 extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_matmul16_v1(const OnednnMatmul16Call& c) {

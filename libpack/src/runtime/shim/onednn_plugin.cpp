@@ -4,6 +4,7 @@
 // in a few milliseconds (docs/PERFORMANCE.md), and most commands run no model.
 #include "onednn_plugin.hpp"
 
+#include "constant_memory.hpp"
 #include "conv_cpu.hpp"
 #include "onednn_api.hpp"
 #include "code_folder.hpp"
@@ -28,11 +29,14 @@ std::string plugin_path() {
   return folder + "../lib/mpspack/onednn.so";
 }
 
+std::atomic<bool> g_plugin_tried{false};  // plugin() has run: what it made can be read without opening it
+
 struct Plugin {
   OnednnConvolution convolution = nullptr;
   OnednnDescribe describe = nullptr;
   OnednnSgemm sgemm = nullptr;
   OnednnMatmul16 matmul16 = nullptr;
+  OnednnPacked packed = nullptr;
   std::string problem;  // why it is not open: one line naming where mpspack looked
 };
 
@@ -53,11 +57,13 @@ const Plugin& plugin() {
     made.describe = reinterpret_cast<OnednnDescribe>(::dlsym(handle, kOnednnDescribeEntry));
     made.sgemm = reinterpret_cast<OnednnSgemm>(::dlsym(handle, kOnednnSgemmEntry));
     made.matmul16 = reinterpret_cast<OnednnMatmul16>(::dlsym(handle, kOnednnMatmul16Entry));
+    made.packed = reinterpret_cast<OnednnPacked>(::dlsym(handle, kOnednnPackedEntry));
     const auto tune = reinterpret_cast<OnednnTune>(::dlsym(handle, kOnednnTuneEntry));
     if (made.convolution == nullptr || made.describe == nullptr || made.sgemm == nullptr || made.matmul16 == nullptr ||
-        tune == nullptr)
-      made.problem = path + " is not this mpspack's oneDNN plugin (no " + kOnednnConvolutionEntry + ")";
+        made.packed == nullptr || tune == nullptr)
+      made.problem = path + " is not this mpspack's oneDNN plugin (no " + kOnednnSgemmEntry + ")";
     else tune(OnednnTuning{.f32_on_sgemm = tuning().cpu_gemm == "sgemm"});
+    g_plugin_tried.store(true, std::memory_order_release);
     return made;
   }();
   return p;
@@ -92,7 +98,24 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const float* bias) {
   const Plugin& p = plugin();
   if (!p.problem.empty()) return false;
-  const std::string problem = p.sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, bias);
+  // B's last element: (K-1, N-1) of op(B), stored at (N-1) * ldb + K - 1 when transposed.
+  const int64_t b_floats = tb ? (N - 1) * ldb + K : (K - 1) * ldb + N;
+  const bool pack_b = cpu_gemm_mode() == "packed" && is_constant_memory(B, std::size_t(b_floats) * sizeof(float));
+  const std::string problem = p.sgemm({.ta = ta,
+                                       .tb = tb,
+                                       .M = M,
+                                       .N = N,
+                                       .K = K,
+                                       .alpha = alpha,
+                                       .A = A,
+                                       .lda = lda,
+                                       .B = B,
+                                       .ldb = ldb,
+                                       .pack_b = pack_b,
+                                       .beta = beta,
+                                       .C = C,
+                                       .ldc = ldc,
+                                       .bias = bias});
   if (problem == kOnednnBiasNotFused) return false;
   if (!problem.empty())
     fail("float32 product [" + std::to_string(M) + ", " + std::to_string(K) + "] @ [" + std::to_string(K) + ", " +
@@ -107,6 +130,17 @@ bool matmul16_onednn(const OnednnMatmul16Call& call) {
   if (!p.matmul16(call).empty()) return false;
   g_gemm_calls.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+void onednn_forget_packed(const void* data, std::size_t bytes) {
+  if (!g_plugin_tried.load(std::memory_order_acquire)) return;  // never opened: nothing packed
+  if (const Plugin& p = plugin(); p.problem.empty()) p.packed(data, bytes);
+}
+
+std::size_t onednn_packed_bytes() {
+  if (!g_plugin_tried.load(std::memory_order_acquire)) return 0;
+  const Plugin& p = plugin();
+  return p.problem.empty() ? p.packed(nullptr, 0) : 0;
 }
 
 uint64_t onednn_gemm_calls() { return g_gemm_calls.load(std::memory_order_relaxed); }

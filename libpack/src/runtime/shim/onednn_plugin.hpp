@@ -5,6 +5,7 @@
 
 #include "onednn_api.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -37,6 +38,12 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
 // to float32 instead).
 bool matmul16_onednn(const OnednnMatmul16Call& call);
 
+// Drops oneDNN's packed copies of constant B's within [data, data + bytes) (constant_memory.hpp), without opening
+// the plugin when no product has.
+void onednn_forget_packed(const void* data, std::size_t bytes);
+// The bytes of the packed copies oneDNN keeps (MPSPACK_CPU_GEMM=packed; tests check the route with it).
+std::size_t onednn_packed_bytes();
+
 // How many products sgemm_onednn and matmul16_onednn have run in this process (tests check the route with it).
 uint64_t onednn_gemm_calls();
 
@@ -46,8 +53,8 @@ uint64_t onednn_gemm_calls();
 bool needs_onednn(std::string_view import);
 
 // MPSPACK_CPU_GEMM, read once: "openblas" keeps float32 GEMMs on OpenBLAS, "sgemm" on oneDNN's sgemm with the
-// bias copied first (both for measurements); empty by default (oneDNN's matmul when the plugin opens, else
-// OpenBLAS).
+// bias copied first (both for measurements); "packed" as the default, a B in constant memory packed once into
+// oneDNN's layout; empty by default (oneDNN's matmul when the plugin opens, else OpenBLAS).
 std::string_view cpu_gemm_mode();
 
 }  // namespace mpspack::shim
