@@ -342,37 +342,51 @@ TEST_CASE("mm_out for float64, float16, bfloat16 and int64", "[shim][ops]") {
       const int64_t wt_sizes[] = {Kb, Nb}, wt_strides[] = {1, Kb}, self_sizes[] = {Mb, Nb}, self_strides[] = {0, 1};
       REQUIRE(aoti_torch__reinterpret_tensor(W.get(), 2, wt_sizes, wt_strides, 0, WT.out()) == 0);
       REQUIRE(aoti_torch__reinterpret_tensor(Bias.get(), 2, self_sizes, self_strides, 0, Self.out()) == 0);
-      Handle O = empty({Mb, Nb}, {Nb, 1}, aoti_torch_dtype_bfloat16());
-      const double beta = 0.5, alpha = 2.0;
-      const uint64_t onednn_before = mpspack::shim::onednn_gemm_calls();
-      REQUIRE(aoti_torch_cpu_addmm_out(O.get(), Self.get(), X.get(), WT.get(), beta, alpha) == 0);
-      // The route: never oneDNN below the threshold; above it, oneDNN where the CPU has bf16 instructions
-      // ("avx512_core_bf16", "avx512_core_amx"). Elsewhere oneDNN decides whether it has more than its reference
-      // loops (which are refused), so the route is not checked there.
-      const std::string isa = mpspack::shim::onednn_description();
-      const bool bf16_isa = isa.find("bf16") != std::string::npos || isa.find("amx") != std::string::npos;
-      const bool big = double(Mb) * double(Kb) * double(Nb) >= mpspack::shim::kOnednnGemmMinMacs;
-      const uint64_t on_onednn = mpspack::shim::onednn_gemm_calls() - onednn_before;
-      INFO("oneDNN: " << isa);
-      if (!big) CHECK(on_onednn == 0);
-      else if (bf16_isa) CHECK(on_onednn == 1);
-      else
-        WARN("route not checked: " << isa << " has no bf16 instructions (ran on "
-                                   << (on_onednn ? "oneDNN" : "the widening path") << ")");
-      Handle O32 = empty({Mb, Nb}, {Nb, 1}, f32);
-      REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
-      const auto got = read_f32(O32.get());
-      for (int64_t i = 0; i < Mb; ++i)
-        for (int64_t j = 0; j < Nb; ++j) {
-          double r = 0, magnitude = 0;
-          for (int64_t k = 0; k < Kb; ++k) {
-            r += double(xv[i * Kb + k]) * double(wv[j * Kb + k]);
-            magnitude += std::abs(double(xv[i * Kb + k]) * double(wv[j * Kb + k]));
+      // As stored, then (MPSPACK_CPU_GEMM=packed) with the weight in constant memory, as a model's parameter is:
+      // oneDNN keeps it packed in its own layout.
+      for (const bool packed : {false, true}) {
+        INFO((packed ? "packed" : "as stored"));
+        mpspack::Tuning t;
+        t.cpu_gemm = packed ? "packed" : "";
+        const mpspack::ScopedTuning tuned(t);
+        void* w_data = nullptr;
+        REQUIRE(aoti_torch_get_data_ptr(W.get(), &w_data) == 0);
+        if (packed) mpspack::shim::add_constant_ranges(&W, {{w_data, std::size_t(Nb * Kb) * 2}});
+        const std::size_t kept = mpspack::shim::onednn_packed_bytes();
+        Handle O = empty({Mb, Nb}, {Nb, 1}, aoti_torch_dtype_bfloat16());
+        const double beta = 0.5, alpha = 2.0;
+        const uint64_t onednn_before = mpspack::shim::onednn_gemm_calls();
+        REQUIRE(aoti_torch_cpu_addmm_out(O.get(), Self.get(), X.get(), WT.get(), beta, alpha) == 0);
+        // The route: never oneDNN below the threshold; above it, oneDNN where the CPU has bf16 instructions
+        // ("avx512_core_bf16", "avx512_core_amx"). Elsewhere oneDNN decides whether it has more than its reference
+        // loops (which are refused), so the route is not checked there.
+        const std::string isa = mpspack::shim::onednn_description();
+        const bool bf16_isa = isa.find("bf16") != std::string::npos || isa.find("amx") != std::string::npos;
+        const bool big = double(Mb) * double(Kb) * double(Nb) >= mpspack::shim::kOnednnGemmMinMacs;
+        const uint64_t on_onednn = mpspack::shim::onednn_gemm_calls() - onednn_before;
+        INFO("oneDNN: " << isa);
+        if (!big) CHECK(on_onednn == 0);
+        else if (bf16_isa) CHECK(on_onednn == 1);
+        else
+          WARN("route not checked: " << isa << " has no bf16 instructions (ran on "
+                                     << (on_onednn ? "oneDNN" : "the widening path") << ")");
+        Handle O32 = empty({Mb, Nb}, {Nb, 1}, f32);
+        REQUIRE(aoti_torch_copy_(O32.get(), O.get(), 0) == 0);
+        const auto got = read_f32(O32.get());
+        for (int64_t i = 0; i < Mb; ++i)
+          for (int64_t j = 0; j < Nb; ++j) {
+            double r = 0, magnitude = 0;
+            for (int64_t k = 0; k < Kb; ++k) {
+              r += double(xv[i * Kb + k]) * double(wv[j * Kb + k]);
+              magnitude += std::abs(double(xv[i * Kb + k]) * double(wv[j * Kb + k]));
+            }
+            r = beta * bv[j] + alpha * r;
+            // one rounding to bfloat16 (8 significant bits) of a float-accumulated result
+            CHECK(std::abs(got[i * Nb + j] - r) <= std::abs(r) / 256 + 1e-6 * magnitude);
           }
-          r = beta * bv[j] + alpha * r;
-          // one rounding to bfloat16 (8 significant bits) of a float-accumulated result
-          CHECK(std::abs(got[i * Nb + j] - r) <= std::abs(r) / 256 + 1e-6 * magnitude);
-        }
+        if (packed && big && bf16_isa) CHECK(mpspack::shim::onednn_packed_bytes() > kept);
+        mpspack::shim::remove_constant_ranges(&W);
+      }
     }
   SECTION("int64 (loop)") {
     std::vector<int64_t> a{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, b{1, -1, 2, 0, -3, 1, 4, 2};

@@ -242,8 +242,17 @@ bool matmul16_on_onednn(const Mat& C, const Mat& A, const Mat& B, double alpha, 
   const int64_t M = C.rows, N = C.cols, K = A.cols;
   if (!product_for_onednn(M, N, K)) return false;
   std::vector<float> acc(static_cast<std::size_t>(M * N));
-  const OnednnMatmul16Call call{
-      static_cast<int32_t>(DType::bf16), M, N, K, A.p, A.s0, A.s1, B.p, B.s0, B.s1, acc.data()};
+  const OnednnMatmul16Call call{.dtype = static_cast<int32_t>(DType::bf16),
+                                .M = M,
+                                .N = N,
+                                .K = K,
+                                .a = A.p,
+                                .a_s0 = A.s0,
+                                .a_s1 = A.s1,
+                                .b = B.p,
+                                .b_s0 = B.s0,
+                                .b_s1 = B.s1,
+                                .c = acc.data()};
   if (!matmul16_onednn(call)) return false;
   auto* c = reinterpret_cast<S*>(C.p);
   over_rows(M, M * N, [&](int64_t r0, int64_t r1) {

@@ -71,6 +71,7 @@ struct OnednnMatmul16Call {
   int64_t a_s0 = 0, a_s1 = 0;
   const void* b = nullptr;
   int64_t b_s0 = 0, b_s1 = 0;
+  bool pack_b = false;  // as OnednnSgemmCall's
   float* c = nullptr;
 };
 

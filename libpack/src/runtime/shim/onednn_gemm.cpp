@@ -26,10 +26,69 @@ namespace {
 
 using dnnl::memory;
 
+// A constant B (OnednnSgemmCall::pack_b, OnednnMatmul16Call::pack_b) reordered once into the layout its plan chose,
+// kept by its address and plan until the shim says its memory is going (mpspack_onednn_packed_v1): oneDNN's
+// kernels read B in blocks of their own layout, and copy a B given in any other into that layout at every call.
+// Past kMostPackedBytes, B is reordered into a buffer for the call alone.
+constexpr std::size_t kMostPackedBytes = std::size_t(8) << 30;
+
+struct PackedWeights {
+  struct Copy {
+    std::shared_ptr<Buffer> bytes;
+    std::size_t size;
+  };
+  std::shared_mutex mutex;
+  std::map<std::pair<const void*, const void*>, Copy> packed;  // by (B, plan)
+  std::size_t bytes = 0;
+};
+
+PackedWeights& packed_weights() {
+  static PackedWeights* all = new PackedWeights;  // never destroyed: products may run at exit
+  return *all;
+}
+
+std::shared_ptr<Buffer> reorder(const memory::desc& stored, const memory::desc& packed, const void* B) {
+  dnnl::engine& e = cpu_engine();
+  dnnl::stream stream(e);
+  auto out = std::make_shared<Buffer>(packed.get_size());
+  memory from(stored, e, const_cast<void*>(B)), to(packed, e, out->get());
+  dnnl::reorder(from, to).execute(stream, from, to);
+  stream.wait();
+  return out;
+}
+
+// B in the layout `packed`, for the plan `plan` (the key's other half): from the kept copies, or made now.
+std::shared_ptr<Buffer> packed_b(const void* plan, const memory::desc& stored, const memory::desc& packed,
+                                 const void* B) {
+  PackedWeights& all = packed_weights();
+  const auto key = std::make_pair(B, plan);
+  {
+    std::shared_lock reading(all.mutex);
+    if (const auto found = all.packed.find(key); found != all.packed.end()) return found->second.bytes;
+  }
+  auto made = reorder(stored, packed, B);
+  std::lock_guard writing(all.mutex);
+  if (const auto found = all.packed.find(key); found != all.packed.end()) return found->second.bytes;
+  if (all.bytes + packed.get_size() > kMostPackedBytes) return made;
+  all.bytes += packed.get_size();
+  all.packed[key] = {made, packed.get_size()};
+  return made;
+}
+
+// The weights argument of a product: B as stored, or its packed copy (kept alive by `holder` for the call).
+memory weights_memory(const void* plan, const memory::desc& stored, const memory::desc& packed, const void* B,
+                      bool pack, std::shared_ptr<Buffer>& holder) {
+  dnnl::engine& e = cpu_engine();
+  if (!pack) return memory(stored, e, const_cast<void*>(B));
+  holder = packed_b(plan, stored, packed, B);
+  return memory(packed, e, holder->get());
+}
+
 struct Matmul16Plan {
   dnnl::matmul matmul;
   memory::desc a, b, c, scratchpad;
-  std::string refused;  // why oneDNN does not run this product (empty: it does)
+  memory::desc b_packed;  // packed plans: B in the layout the primitive chose (b: as stored)
+  std::string refused;    // why oneDNN does not run this product (empty: it does)
 };
 
 std::shared_ptr<const Matmul16Plan> make_matmul16_plan(const OnednnMatmul16Call& c) {
@@ -42,25 +101,27 @@ std::shared_ptr<const Matmul16Plan> make_matmul16_plan(const OnednnMatmul16Call&
   p->a = memory::desc({c.M, c.K}, bf16, {c.a_s0, c.a_s1});
   p->b = memory::desc({c.K, c.N}, bf16, {c.b_s0, c.b_s1});
   p->c = memory::desc({c.M, c.N}, memory::data_type::f32, {c.N, 1});
+  const memory::desc b_any({c.K, c.N}, bf16, memory::format_tag::any);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // per call: concurrent calls share nothing
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, p->b, p->c), attr, cpu_engine(), true);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, c.pack_b ? b_any : p->b, p->c), attr, cpu_engine(), true);
   if (!pd) {
     p->refused = "oneDNN has no bfloat16 matmul for these strides";
   } else if (std::string_view(pd.impl_info_str()).substr(0, 3) == "ref") {
     p->refused = "oneDNN has no bfloat16 kernel for this CPU";  // its reference loops: slower than widening
   } else {
+    if (c.pack_b) p->b_packed = pd.weights_desc();
     p->scratchpad = pd.scratchpad_desc();
     p->matmul = dnnl::matmul(pd);
   }
   return p;
 }
 
-// Made once per (dtype, sizes, strides, team size), kept for the process.
+// Made once per (dtype, sizes, strides, packing, team size), kept for the process.
 std::shared_ptr<const Matmul16Plan> matmul16_plan(const OnednnMatmul16Call& c) {
   static std::mutex mutex;
   static std::map<std::vector<int64_t>, std::shared_ptr<const Matmul16Plan>> plans;
-  std::vector<int64_t> key = {c.dtype, c.M, c.N, c.K, c.a_s0, c.a_s1, c.b_s0, c.b_s1, team_size()};
+  std::vector<int64_t> key = {c.dtype, c.M, c.N, c.K, c.a_s0, c.a_s1, c.b_s0, c.b_s1, c.pack_b, team_size()};
   std::lock_guard lock(mutex);
   auto& plan = plans[std::move(key)];
   if (!plan) plan = make_matmul16_plan(c);
@@ -135,47 +196,6 @@ std::shared_ptr<const SgemmPlan> sgemm_plan(const SgemmKey& k) {
   return plans[k] = make_sgemm_plan(k);
 }
 
-// OnednnSgemmCall::pack_b: a constant B reordered once into the layout its plan chose, kept by its address and
-// plan until the shim says its memory is going (mpspack_onednn_packed_v1). Past
-// kMostPackedBytes, B is reordered into a buffer for the call alone.
-constexpr std::size_t kMostPackedBytes = std::size_t(8) << 30;
-
-struct PackedWeights {
-  std::shared_mutex mutex;
-  std::map<std::pair<const float*, const SgemmPlan*>, std::shared_ptr<Buffer>> packed;
-  std::size_t bytes = 0;
-};
-
-PackedWeights& packed_weights() {
-  static PackedWeights* all = new PackedWeights;  // never destroyed: products may run at exit
-  return *all;
-}
-
-std::shared_ptr<Buffer> reorder_b(const SgemmPlan& plan, const float* B) {
-  dnnl::engine& e = cpu_engine();
-  dnnl::stream stream(e);
-  auto out = std::make_shared<Buffer>(plan.b_packed.get_size());
-  memory from(plan.b, e, const_cast<float*>(B)), to(plan.b_packed, e, out->get());
-  dnnl::reorder(from, to).execute(stream, from, to);
-  stream.wait();
-  return out;
-}
-
-std::shared_ptr<Buffer> packed_b(const SgemmPlan& plan, const float* B) {
-  PackedWeights& all = packed_weights();
-  const auto key = std::make_pair(B, &plan);
-  {
-    std::shared_lock reading(all.mutex);
-    if (const auto found = all.packed.find(key); found != all.packed.end()) return found->second;
-  }
-  auto made = reorder_b(plan, B);
-  std::lock_guard writing(all.mutex);
-  if (const auto found = all.packed.find(key); found != all.packed.end()) return found->second;
-  if (all.bytes + plan.b_packed.get_size() > kMostPackedBytes) return made;
-  all.bytes += plan.b_packed.get_size();
-  return all.packed[key] = made;
-}
-
 // OnednnTuning::f32_on_sgemm: float32 products on dnnl_sgemm, not the matmul primitive (for comparisons). Set once,
 // when the shim opens the plugin, before any product.
 std::atomic<bool> g_f32_on_sgemm{false};
@@ -194,19 +214,18 @@ extern "C" __attribute__((visibility("default"))) void mpspack_onednn_tune_v1(co
 extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sgemm_v3(const OnednnSgemmCall& c) {
   if (matmul_primitive_for_f32()) {
     std::string problem = reporting_errors([&] {
-      const bool packed = c.pack_b;
       const auto plan = sgemm_plan(
-          {c.ta, c.tb, c.bias != nullptr, packed, c.M, c.N, c.K, c.lda, c.ldb, c.ldc, c.alpha, c.beta, team_size()});
+          {c.ta, c.tb, c.bias != nullptr, c.pack_b, c.M, c.N, c.K, c.lda, c.ldb, c.ldc, c.alpha, c.beta, team_size()});
       if (!plan->usable) return std::string("-");
       dnnl::engine& e = cpu_engine();
       dnnl::stream stream(e);
       Buffer scratch(plan->scratchpad.get_size());
-      const std::shared_ptr<Buffer> b_packed = packed ? packed_b(*plan, c.B) : nullptr;
-      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<float*>(c.A))},
-                                              {DNNL_ARG_WEIGHTS, packed ? memory(plan->b_packed, e, b_packed->get())
-                                                                        : memory(plan->b, e, const_cast<float*>(c.B))},
-                                              {DNNL_ARG_DST, memory(plan->c, e, c.C)},
-                                              {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}};
+      std::shared_ptr<Buffer> b_packed;
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, memory(plan->a, e, const_cast<float*>(c.A))},
+          {DNNL_ARG_WEIGHTS, weights_memory(plan.get(), plan->b, plan->b_packed, c.B, c.pack_b, b_packed)},
+          {DNNL_ARG_DST, memory(plan->c, e, c.C)},
+          {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}};
       if (c.bias) args.insert({DNNL_ARG_BIAS, memory(plan->bias, e, const_cast<float*>(c.bias))});
       plan->matmul.execute(stream, args);
       stream.wait();
@@ -226,9 +245,8 @@ extern "C" __attribute__((visibility("default"))) std::size_t mpspack_onednn_pac
   const auto lo = reinterpret_cast<uintptr_t>(data);
   std::lock_guard writing(all.mutex);
   std::erase_if(all.packed, [&](const auto& entry) {
-    const auto b = reinterpret_cast<uintptr_t>(entry.first.first);
-    if (b - lo >= bytes) return false;
-    all.bytes -= entry.first.second->b_packed.get_size();
+    if (reinterpret_cast<uintptr_t>(entry.first.first) - lo >= bytes) return false;
+    all.bytes -= entry.second.size;
     return true;
   });
   return all.bytes;
@@ -241,10 +259,12 @@ extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_mat
     dnnl::engine& e = cpu_engine();
     dnnl::stream stream(e);
     Buffer scratch(plan->scratchpad.get_size());
-    plan->matmul.execute(stream, {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<void*>(c.a))},
-                                  {DNNL_ARG_WEIGHTS, memory(plan->b, e, const_cast<void*>(c.b))},
-                                  {DNNL_ARG_DST, memory(plan->c, e, c.c)},
-                                  {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}});
+    std::shared_ptr<Buffer> b_packed;
+    plan->matmul.execute(
+        stream, {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<void*>(c.a))},
+                 {DNNL_ARG_WEIGHTS, weights_memory(plan.get(), plan->b, plan->b_packed, c.b, c.pack_b, b_packed)},
+                 {DNNL_ARG_DST, memory(plan->c, e, c.c)},
+                 {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}});
     stream.wait();
     return std::string();
   });

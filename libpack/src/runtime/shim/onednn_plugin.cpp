@@ -71,6 +71,14 @@ const Plugin& plugin() {
 
 std::atomic<uint64_t> g_gemm_calls{0};
 
+// Whether oneDNN may keep B ([K, N], element (k, n) at B + k * s0 + n * s1, non-negative strides) packed: with
+// MPSPACK_CPU_GEMM=packed, when every byte of it lies in constant memory.
+bool packs_constant_b(const void* B, int64_t K, int64_t N, int64_t s0, int64_t s1, std::size_t itemsize) {
+  if (cpu_gemm_mode() != "packed" || K <= 0 || N <= 0 || s0 < 0 || s1 < 0) return false;
+  const int64_t last = (K - 1) * s0 + (N - 1) * s1;
+  return is_constant_memory(B, std::size_t(last + 1) * itemsize);
+}
+
 ConvTensorView view_of(const Tensor& t) { return {t.data(), t.dtype, t.sizes, t.strides}; }
 
 }  // namespace
@@ -98,9 +106,8 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const float* bias) {
   const Plugin& p = plugin();
   if (!p.problem.empty()) return false;
-  // B's last element: (K-1, N-1) of op(B), stored at (N-1) * ldb + K - 1 when transposed.
-  const int64_t b_floats = tb ? (N - 1) * ldb + K : (K - 1) * ldb + N;
-  const bool pack_b = cpu_gemm_mode() == "packed" && is_constant_memory(B, std::size_t(b_floats) * sizeof(float));
+  const bool pack_b =
+      tb ? packs_constant_b(B, K, N, 1, ldb, sizeof(float)) : packs_constant_b(B, K, N, ldb, 1, sizeof(float));
   const std::string problem = p.sgemm({.ta = ta,
                                        .tb = tb,
                                        .M = M,
@@ -127,7 +134,9 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
 bool matmul16_onednn(const OnednnMatmul16Call& call) {
   const Plugin& p = plugin();
   if (!p.problem.empty()) return false;
-  if (!p.matmul16(call).empty()) return false;
+  OnednnMatmul16Call packing = call;
+  packing.pack_b = packs_constant_b(call.b, call.K, call.N, call.b_s0, call.b_s1, 2);
+  if (!p.matmul16(packing).empty()) return false;
   g_gemm_calls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
