@@ -6,9 +6,16 @@
 #include "runtime/tuning/tuning.hpp"
 #include "shim_test_util.hpp"
 
-#include <dlfcn.h>
+#include <cli_runner.hpp>
 
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
+#include <fstream>
 #include <cmath>
 #include <limits>
 
@@ -183,6 +190,25 @@ TEST_CASE("addmm_out: a Linear layer's bias is added in oneDNN's pass, other add
     }
 }
 
+namespace {
+
+// How many whole pages of [p, p + bytes) this process has present (/proc/self/pagemap, bit 63).
+std::size_t present_pages(const void* p, std::size_t bytes) {
+  const auto page = std::size_t(::sysconf(_SC_PAGESIZE));
+  const auto lo = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (lo + page - 1) / page, last = (lo + bytes) / page;
+  if (last <= first) return 0;
+  std::vector<uint64_t> entries(last - first);
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const auto want = ssize_t(entries.size() * sizeof(uint64_t));
+  REQUIRE(::pread(fd, entries.data(), std::size_t(want), off_t(first * sizeof(uint64_t))) == want);
+  ::close(fd);
+  return std::size_t(std::count_if(entries.begin(), entries.end(), [](uint64_t e) { return (e >> 63) & 1; }));
+}
+
+}  // namespace
+
 TEST_CASE("constant memory answers for bytes inside one registered range only, and not once withdrawn",
           "[shim][packed]") {
   using namespace mpspack::shim;
@@ -223,27 +249,27 @@ TEST_CASE("MPSPACK_CPU_GEMM=packed: a weight in constant memory is packed once i
   const int64_t M = 67, K = 129, N = 259;
   const auto a = random_floats(M * K, 41), bias = random_floats(N, 43);
   Strided A({M, K}, {K, 1}, a), S({N}, {1}, bias);
-  auto check_products = [&](const Strided& B, const std::vector<float>& b) {
+  auto check_products = [&](AtenTensorHandle B, const std::vector<float>& b) {
     const auto mm = ref_mm(a, b, M, K, N);
     std::vector<double> linear(M * N);
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) linear[i * N + j] = bias[j] + mm[i * N + j];
     Handle out = empty({M, N}, {N, 1}, f32);
     for (int rep = 0; rep < 2; ++rep) {  // the second from what the first packed
-      REQUIRE(aoti_torch_cpu_addmm_out(out.get(), S.h.get(), A.h.get(), B.h.get(), 1.0, 1.0) == 0);
+      REQUIRE(aoti_torch_cpu_addmm_out(out.get(), S.h.get(), A.h.get(), B, 1.0, 1.0) == 0);
       require_close(read_f32(out.get()), linear, 1e-4, 1e-4);
     }
-    REQUIRE(aoti_torch_cpu_mm_out(out.get(), A.h.get(), B.h.get()) == 0);
+    REQUIRE(aoti_torch_cpu_mm_out(out.get(), A.h.get(), B) == 0);
     require_close(read_f32(out.get()), mm, 1e-4, 1e-4);
   };
   const auto b = random_floats(K * N, 42);
   Strided B({K, N}, {1, K}, b);
   const std::size_t kept = onednn_packed_bytes();
-  check_products(B, b);
+  check_products(B.h.get(), b);
   CHECK(onednn_packed_bytes() == kept);  // not constant memory: read as stored
 
   add_constant_ranges(&B, {{B.buf.data(), B.buf.size() * sizeof(float)}});
-  check_products(B, b);
+  check_products(B.h.get(), b);
   CHECK(onednn_packed_bytes() >= kept + 2 * std::size_t(K * N) * sizeof(float));  // addmm's plan and mm's
 
   // The memory gets other values, as a model loaded at the same address would give it: withdrawn, written,
@@ -254,9 +280,29 @@ TEST_CASE("MPSPACK_CPU_GEMM=packed: a weight in constant memory is packed once i
   Strided B2({K, N}, {1, K}, b2);
   std::copy(B2.buf.begin(), B2.buf.end(), B.buf.begin());
   add_constant_ranges(&B, {{B.buf.data(), B.buf.size() * sizeof(float)}});
-  check_products(B, b2);
+  check_products(B.h.get(), b2);
   remove_constant_ranges(&B);
   CHECK(onednn_packed_bytes() == kept);
+
+  // The weight in a mapped file, as a container's mapped weights are: once packed, its own pages go back to the
+  // file, and a plan that packs it later reads them back from there (mm after addmm).
+  mpspack::test::TempDir tmp;
+  const auto path = tmp / "weight.bin";
+  const std::size_t file_bytes = B2.buf.size() * sizeof(float);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(B2.buf.data()), std::streamsize(file_bytes));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  void* mapped = ::mmap(nullptr, file_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  REQUIRE(mapped != MAP_FAILED);
+  Handle from_file = from_blob(mapped, {K, N}, {1, K}, f32);
+  add_constant_ranges(mapped, {{mapped, file_bytes}});
+  check_products(from_file.get(), b2);
+  CHECK(onednn_packed_bytes() >= kept + 2 * std::size_t(K * N) * sizeof(float));
+  CHECK(present_pages(mapped, file_bytes) == 0);
+  remove_constant_ranges(mapped);
+  ::munmap(mapped, file_bytes);
 }
 
 TEST_CASE("addmm_out: beta 0 ignores self, out may be self (addmm_), mm_out", "[shim][ops]") {

@@ -49,6 +49,7 @@ struct OnednnSgemmCall {
   const float* B = nullptr;
   int64_t ldb = 0;
   bool pack_b = false;
+  bool* packed_now = nullptr;  // when set: whether this call made B's packed copy and kept it
   float beta = 0.f;
   float* C = nullptr;
   int64_t ldc = 0;
@@ -71,7 +72,8 @@ struct OnednnMatmul16Call {
   int64_t a_s0 = 0, a_s1 = 0;
   const void* b = nullptr;
   int64_t b_s0 = 0, b_s1 = 0;
-  bool pack_b = false;  // as OnednnSgemmCall's
+  bool pack_b = false;         // as OnednnSgemmCall's
+  bool* packed_now = nullptr;  // as OnednnSgemmCall's
   float* c = nullptr;
 };
 

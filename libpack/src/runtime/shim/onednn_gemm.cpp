@@ -57,9 +57,10 @@ std::shared_ptr<Buffer> reorder(const memory::desc& stored, const memory::desc& 
   return out;
 }
 
-// B in the layout `packed`, for the plan `plan` (the key's other half): from the kept copies, or made now.
+// B in the layout `packed`, for the plan `plan` (the key's other half): from the kept copies, or made now (then
+// `packed_now`, when given, says whether it was kept).
 std::shared_ptr<Buffer> packed_b(const void* plan, const memory::desc& stored, const memory::desc& packed,
-                                 const void* B) {
+                                 const void* B, bool* packed_now) {
   PackedWeights& all = packed_weights();
   const auto key = std::make_pair(B, plan);
   {
@@ -72,15 +73,16 @@ std::shared_ptr<Buffer> packed_b(const void* plan, const memory::desc& stored, c
   if (all.bytes + packed.get_size() > kMostPackedBytes) return made;
   all.bytes += packed.get_size();
   all.packed[key] = {made, packed.get_size()};
+  if (packed_now) *packed_now = true;
   return made;
 }
 
 // The weights argument of a product: B as stored, or its packed copy (kept alive by `holder` for the call).
 memory weights_memory(const void* plan, const memory::desc& stored, const memory::desc& packed, const void* B,
-                      bool pack, std::shared_ptr<Buffer>& holder) {
+                      bool pack, bool* packed_now, std::shared_ptr<Buffer>& holder) {
   dnnl::engine& e = cpu_engine();
   if (!pack) return memory(stored, e, const_cast<void*>(B));
-  holder = packed_b(plan, stored, packed, B);
+  holder = packed_b(plan, stored, packed, B, packed_now);
   return memory(packed, e, holder->get());
 }
 
@@ -221,11 +223,11 @@ extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sge
       dnnl::stream stream(e);
       Buffer scratch(plan->scratchpad.get_size());
       std::shared_ptr<Buffer> b_packed;
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, memory(plan->a, e, const_cast<float*>(c.A))},
-          {DNNL_ARG_WEIGHTS, weights_memory(plan.get(), plan->b, plan->b_packed, c.B, c.pack_b, b_packed)},
-          {DNNL_ARG_DST, memory(plan->c, e, c.C)},
-          {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}};
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<float*>(c.A))},
+                                              {DNNL_ARG_WEIGHTS, weights_memory(plan.get(), plan->b, plan->b_packed,
+                                                                                c.B, c.pack_b, c.packed_now, b_packed)},
+                                              {DNNL_ARG_DST, memory(plan->c, e, c.C)},
+                                              {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}};
       if (c.bias) args.insert({DNNL_ARG_BIAS, memory(plan->bias, e, const_cast<float*>(c.bias))});
       plan->matmul.execute(stream, args);
       stream.wait();
@@ -261,10 +263,11 @@ extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_mat
     Buffer scratch(plan->scratchpad.get_size());
     std::shared_ptr<Buffer> b_packed;
     plan->matmul.execute(
-        stream, {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<void*>(c.a))},
-                 {DNNL_ARG_WEIGHTS, weights_memory(plan.get(), plan->b, plan->b_packed, c.b, c.pack_b, b_packed)},
-                 {DNNL_ARG_DST, memory(plan->c, e, c.c)},
-                 {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}});
+        stream,
+        {{DNNL_ARG_SRC, memory(plan->a, e, const_cast<void*>(c.a))},
+         {DNNL_ARG_WEIGHTS, weights_memory(plan.get(), plan->b, plan->b_packed, c.b, c.pack_b, c.packed_now, b_packed)},
+         {DNNL_ARG_DST, memory(plan->c, e, c.c)},
+         {DNNL_ARG_SCRATCHPAD, memory(plan->scratchpad, e, scratch.get())}});
     stream.wait();
     return std::string();
   });

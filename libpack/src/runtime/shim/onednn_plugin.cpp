@@ -6,6 +6,7 @@
 
 #include "constant_memory.hpp"
 #include "conv_cpu.hpp"
+#include "file_pages.hpp"
 #include "onednn_api.hpp"
 #include "code_folder.hpp"
 #include "runtime/tuning/tuning.hpp"
@@ -71,12 +72,21 @@ const Plugin& plugin() {
 
 std::atomic<uint64_t> g_gemm_calls{0};
 
-// Whether oneDNN may keep B ([K, N], element (k, n) at B + k * s0 + n * s1, non-negative strides) packed: with
-// MPSPACK_CPU_GEMM=packed, when every byte of it lies in constant memory.
+// B's bytes: [K, N], element (k, n) at B + k * s0 + n * s1, non-negative strides.
+std::size_t b_bytes(int64_t K, int64_t N, int64_t s0, int64_t s1, std::size_t itemsize) {
+  return std::size_t((K - 1) * s0 + (N - 1) * s1 + 1) * itemsize;
+}
+
+// Whether oneDNN may keep B packed: with MPSPACK_CPU_GEMM=packed, when every byte of it lies in constant memory.
 bool packs_constant_b(const void* B, int64_t K, int64_t N, int64_t s0, int64_t s1, std::size_t itemsize) {
   if (cpu_gemm_mode() != "packed" || K <= 0 || N <= 0 || s0 < 0 || s1 < 0) return false;
-  const int64_t last = (K - 1) * s0 + (N - 1) * s1;
-  return is_constant_memory(B, std::size_t(last + 1) * itemsize);
+  return is_constant_memory(B, b_bytes(K, N, s0, s1, itemsize));
+}
+
+// Once oneDNN keeps B packed, B's own pages are read again only by another plan's first call: those of the
+// container's mapped file go back to it (file_pages.hpp), so the weight is not resident twice.
+void after_packing(bool packed_now, const void* B, std::size_t bytes) {
+  if (packed_now) release_file_pages(B, bytes);
 }
 
 ConvTensorView view_of(const Tensor& t) { return {t.data(), t.dtype, t.sizes, t.strides}; }
@@ -106,8 +116,9 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const float* bias) {
   const Plugin& p = plugin();
   if (!p.problem.empty()) return false;
-  const bool pack_b =
-      tb ? packs_constant_b(B, K, N, 1, ldb, sizeof(float)) : packs_constant_b(B, K, N, ldb, 1, sizeof(float));
+  const int64_t s0 = tb ? 1 : ldb, s1 = tb ? ldb : 1;
+  const bool pack_b = packs_constant_b(B, K, N, s0, s1, sizeof(float));
+  bool packed_now = false;
   const std::string problem = p.sgemm({.ta = ta,
                                        .tb = tb,
                                        .M = M,
@@ -119,10 +130,12 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
                                        .B = B,
                                        .ldb = ldb,
                                        .pack_b = pack_b,
+                                       .packed_now = &packed_now,
                                        .beta = beta,
                                        .C = C,
                                        .ldc = ldc,
                                        .bias = bias});
+  after_packing(packed_now, B, b_bytes(K, N, s0, s1, sizeof(float)));
   if (problem == kOnednnBiasNotFused) return false;
   if (!problem.empty())
     fail("float32 product [" + std::to_string(M) + ", " + std::to_string(K) + "] @ [" + std::to_string(K) + ", " +
@@ -135,8 +148,12 @@ bool matmul16_onednn(const OnednnMatmul16Call& call) {
   const Plugin& p = plugin();
   if (!p.problem.empty()) return false;
   OnednnMatmul16Call packing = call;
+  bool packed_now = false;
   packing.pack_b = packs_constant_b(call.b, call.K, call.N, call.b_s0, call.b_s1, 2);
-  if (!p.matmul16(packing).empty()) return false;
+  packing.packed_now = &packed_now;
+  const bool ran = p.matmul16(packing).empty();
+  after_packing(packed_now, call.b, b_bytes(call.K, call.N, call.b_s0, call.b_s1, 2));
+  if (!ran) return false;
   g_gemm_calls.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
