@@ -3,9 +3,10 @@
 // Beside each oneDNN figure: the largest difference of its result from the im2col one.
 //
 //   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build conv_cpu && build/bin/conv_cpu [REPS=30]
-//   (bench/conv_cpu.sh runs it on one thread and on every core)
+//   (bench/conv_cpu.sh runs it on one thread and on every core; MPSPACK_CPU_PACK_WEIGHTS=on keeps weights packed)
 //
 // OMP_NUM_THREADS sets the team's size (default: every core this process may use).
+#include "runtime/shim/constant_memory.hpp"
 #include "runtime/shim/conv_cpu.hpp"
 #include "runtime/shim/parallel.hpp"
 
@@ -79,6 +80,8 @@ void measure(const Shape& sh, bool channels_last_input, int reps) {
   const std::vector<int64_t> x_strides = channels_last_input ? channels_last(sh.input) : contiguous_strides(sh.input);
   TensorPtr x = random_tensor(sh.input, x_strides, 1), w = random_tensor(sh.weight, contiguous_strides(sh.weight), 2);
   TensorPtr b = random_tensor({sh.weight[0]}, {1}, 3);
+  // The weights as a loaded model's parameters are: constant memory (MPSPACK_CPU_PACK_WEIGHTS=on packs them once).
+  add_constant_ranges(w.get(), {{w->data(), std::size_t(w->numel()) * w->itemsize()}});
   const std::vector<int64_t> stride(spatial, sh.stride), pad(spatial, sh.pad), one(spatial, 1), zero(spatial, 0);
   const ConvShape s = convolution_shape(*x, *w, b.get(), stride.data(), spatial, pad.data(), spatial, one.data(),
                                         spatial, 0, zero.data(), spatial, sh.groups);
@@ -92,6 +95,7 @@ void measure(const Shape& sh, bool channels_last_input, int reps) {
   std::printf("| %s%s | %.3f | %.3f | %.2fx | %.1f | %s | %.1e |\n", sh.what, channels_last_input ? ", NHWC" : "",
               old_ms, new_ms, old_ms / new_ms, 2 * macs / new_ms * 1e-6, implementation.c_str(),
               max_abs_diff(*y_old, *y_new));
+  remove_constant_ranges(w.get());
 }
 
 }  // namespace
@@ -116,6 +120,8 @@ int main(int argc, char** argv) {
       {"7x7 stride 2 stem 3->64 at 224x224", {1, 3, 224, 224}, {64, 3, 7, 7}, 2, 3, 1},
       {"1x1 conv 256->64 at 56x56", {1, 256, 56, 56}, {64, 256, 1, 1}, 1, 0, 1},
       {"Conv1d 80->384 k3 over 3000 frames", {1, 80, 3000}, {384, 80, 3}, 1, 1, 1},
+      {"3x3 conv 512->512 at 7x7 (ResNet-50 stage 4)", {1, 512, 7, 7}, {512, 512, 3, 3}, 1, 1, 1},
+      {"1x1 conv 2048->512 at 7x7 (ResNet-50 stage 4)", {1, 2048, 7, 7}, {512, 2048, 1, 1}, 1, 0, 1},
   };
   for (const Shape& sh : shapes) measure(sh, false, reps);
   for (const Shape& sh : shapes)

@@ -43,7 +43,7 @@ TensorPtr random_tensor(std::vector<int64_t> sizes, int32_t dtype, unsigned seed
 }
 
 // with_bias: addmm(out, bias broadcast over rows, x, weight^T); else mm(out, x, weight^T). The weight is
-// registered as constant memory, as a loaded model's parameters are (MPSPACK_CPU_GEMM=packed packs it).
+// registered as constant memory, as a loaded model's parameters are (MPSPACK_CPU_PACK_WEIGHTS=on packs it).
 double median_ms(int32_t dtype, const Shape& s, int reps, bool with_bias = true) {
   TensorPtr x = random_tensor({s.m, s.k}, dtype, 1), w = random_tensor({s.n, s.k}, dtype, 2),
             b = random_tensor({s.n}, dtype, 3), out = random_tensor({s.m, s.n}, dtype, 4);

@@ -1,8 +1,11 @@
 // aten::convolution on the CPU shim (oneDNN for float32/bfloat16/float16, the built-in path for float64) against a
 // direct loop in double: 1-, 2- and 3-D, plain and transposed, groups up to depthwise, stride, padding, dilation,
 // output_padding, bias or none, contiguous and channels-last tensors, odd sizes, random data.
+#include "runtime/shim/constant_memory.hpp"
 #include "runtime/shim/conv_cpu.hpp"
+#include "runtime/shim/onednn_plugin.hpp"
 #include "runtime/shim/provided.hpp"
+#include "runtime/tuning/tuning.hpp"
 #include "shim_test_util.hpp"
 
 #include <array>
@@ -219,10 +222,8 @@ struct Inputs {
         B({k.O}, {1}, k.dtype, b) {}
 };
 
-// Through the C ABI: the output's sizes and strides as torch gives them, its values against the reference.
-void check_through_abi(const Case& k) {
-  INFO(k.name());
-  Inputs in(k, uint32_t(k.N * 131 + k.C * 17 + k.O));
+// One convolution of `in` through the C ABI, checked.
+void check_call(const Case& k, const Inputs& in) {
   std::array<int64_t, 3> op = k.out_pad;
   AtenTensorHandle bh = in.B.h.get();
   Handle Y;
@@ -238,6 +239,20 @@ void check_through_abi(const Case& k) {
   CHECK(strides_of(Y.get()) == (cl ? channels_last(out_sizes) : contiguous(out_sizes)));
   const int64_t terms = (k.C / k.groups) * numel(std::vector<int64_t>(k.kernel.begin(), k.kernel.begin() + k.spatial));
   require_matches(read_values(*Y.get()), reference(k, in.x, in.w, k.bias ? &in.b : nullptr), k.dtype, terms);
+}
+
+// Through the C ABI: the output's sizes and strides as torch gives them, its values against the reference. With
+// `constant_weights`, the weights are registered as constant memory (as a model's parameters are) for the call and
+// a second one, which MPSPACK_CPU_PACK_WEIGHTS=on answers from their packed copy; the bytes oneDNN keeps packed
+// before they are withdrawn.
+std::size_t check_through_abi(const Case& k, bool constant_weights = false) {
+  INFO(k.name());
+  Inputs in(k, uint32_t(k.N * 131 + k.C * 17 + k.O));
+  if (constant_weights) shim::add_constant_ranges(&in, {{in.W.bytes.data(), in.W.bytes.size()}});
+  for (int call = 0; call < (constant_weights ? 2 : 1); ++call) check_call(k, in);
+  const std::size_t packed = shim::onednn_packed_bytes();
+  if (constant_weights) shim::remove_constant_ranges(&in);
+  return packed;
 }
 
 std::vector<Case> cases_of_every_kind() {
@@ -283,6 +298,25 @@ TEST_CASE("convolution float32: every kind of shape against a direct loop in dou
     nb.bias = false;
     check_through_abi(nb);
   }
+}
+
+TEST_CASE(
+    "convolution with MPSPACK_CPU_PACK_WEIGHTS=on: weights in constant memory packed once, dropped when withdrawn",
+    "[shim][conv][packed]") {
+  mpspack::Tuning t;
+  t.cpu_pack_weights = true;
+  const mpspack::ScopedTuning tuned(t);
+  const std::size_t kept = shim::onednn_packed_bytes();
+  std::size_t packed_cases = 0;
+  for (int32_t dtype : {kF32, kBf16}) {
+    for (Case k : cases_of_every_kind()) {
+      k.dtype = dtype;
+      // Both calls right, the second from the packed copy where the primitive's layout is not the user's.
+      packed_cases += check_through_abi(k, true) > kept;
+      CHECK(shim::onednn_packed_bytes() == kept);  // withdrawn with the weights: nothing kept for that memory
+    }
+  }
+  CHECK(packed_cases > 0);
 }
 
 TEST_CASE("convolution bfloat16 and float16 at their tolerances", "[shim][conv]") {

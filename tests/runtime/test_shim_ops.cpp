@@ -235,14 +235,14 @@ TEST_CASE("constant memory answers for bytes inside one registered range only, a
   CHECK_FALSE(is_constant_memory(p, 1));
 }
 
-TEST_CASE("MPSPACK_CPU_GEMM=packed: a weight in constant memory is packed once into oneDNN's layout, and dropped "
+TEST_CASE("MPSPACK_CPU_PACK_WEIGHTS=on: a weight in constant memory is packed once into oneDNN's layout, and dropped "
           "when its memory goes",
           "[shim][ops][onednn][packed]") {
   using namespace mpspack::shim;
   std::string why;
   if (!onednn_plugin_open(&why)) FAIL("the oneDNN plugin of this build does not open: " << why);
   mpspack::Tuning t;
-  t.cpu_gemm = "packed";
+  t.cpu_pack_weights = true;
   const mpspack::ScopedTuning tuned(t);
   // A Linear layer as AOTInductor passes it: B the transposed view of the weight [N, K]; ragged sizes past
   // kOnednnGemmMinMacs.
@@ -388,12 +388,12 @@ TEST_CASE("mm_out for float64, float16, bfloat16 and int64", "[shim][ops]") {
       const int64_t wt_sizes[] = {Kb, Nb}, wt_strides[] = {1, Kb}, self_sizes[] = {Mb, Nb}, self_strides[] = {0, 1};
       REQUIRE(aoti_torch__reinterpret_tensor(W.get(), 2, wt_sizes, wt_strides, 0, WT.out()) == 0);
       REQUIRE(aoti_torch__reinterpret_tensor(Bias.get(), 2, self_sizes, self_strides, 0, Self.out()) == 0);
-      // As stored, then (MPSPACK_CPU_GEMM=packed) with the weight in constant memory, as a model's parameter is:
+      // As stored, then (MPSPACK_CPU_PACK_WEIGHTS=on) with the weight in constant memory, as a model's parameter is:
       // oneDNN keeps it packed in its own layout.
       for (const bool packed : {false, true}) {
         INFO((packed ? "packed" : "as stored"));
         mpspack::Tuning t;
-        t.cpu_gemm = packed ? "packed" : "";
+        t.cpu_pack_weights = packed;
         const mpspack::ScopedTuning tuned(t);
         void* w_data = nullptr;
         REQUIRE(aoti_torch_get_data_ptr(W.get(), &w_data) == 0);

@@ -25,6 +25,8 @@ struct OnednnConvCall {
   const ConvShape* shape = nullptr;
   ConvTensorView input, weight, bias, output;  // output allocated by the caller with shape->out_strides
   std::string* implementation = nullptr;       // when set, gets the kernel oneDNN chose ("jit:avx512_core", ...)
+  bool pack_weights = false;                   // the weights lie in constant memory: keep them packed
+  bool* packed_now = nullptr;                  // when set: whether this call packed the weights and kept them
 };
 
 // Runs the convolution; returns an empty string, or one line saying why it could not (without the shape, which

@@ -9,14 +9,14 @@
 // as the shim's other ops do).
 //
 // Primitives and reorders are made once per shape and kept for the process. The weights are reordered at every
-// call, not cached: a cache keyed on the weight's address would give wrong answers where a model computes a weight
-// (weight norm, folded batch norm at run time) into memory later reused for another, and reordering costs a
-// pass over the weights, small next to the convolution (bench/conv_cpu.cpp measures the whole call).
+// call, unless the shim says they lie in constant memory (a model's parameters, never a weight a run computes):
+// then their packed copy is kept (onednn_packed.hpp).
 //
 // Threads: oneDNN runs its loops on OpenMP (libgomp), the same runtime and so the same thread team as the model
 // library's own loops and the shim's products (parallel.hpp); one team, no second pool.
 #include "onednn_api.hpp"
 #include "onednn_module.hpp"
+#include "onednn_packed.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -237,7 +237,11 @@ void run(const Plan& p, const OnednnConvCall& c) {
   memory user_dst(p.user_dst, e, c.output.data);
   std::unordered_map<int, memory> args;
   args[DNNL_ARG_SRC] = bring_in(p.src_in, p.src, memory(p.user_src, e, c.input.data), stream, buffers);
-  args[DNNL_ARG_WEIGHTS] = bring_in(p.weights_in, p.weights, memory(p.user_weights, e, c.weight.data), stream, buffers);
+  std::shared_ptr<Buffer> packed;
+  args[DNNL_ARG_WEIGHTS] =
+      c.pack_weights && p.weights_in
+          ? weights_memory(&p, p.user_weights, p.weights, c.weight.data, true, c.packed_now, packed)
+          : bring_in(p.weights_in, p.weights, memory(p.user_weights, e, c.weight.data), stream, buffers);
   if (c.bias.data != nullptr)
     args[DNNL_ARG_BIAS] = bring_in(p.bias_in, p.bias, memory(p.user_bias, e, c.bias.data), stream, buffers);
   if (p.dst_out) buffers.emplace_back(p.dst.get_size());

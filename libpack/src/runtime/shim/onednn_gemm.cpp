@@ -8,6 +8,7 @@
 // own pass, where sgemm needs the bias copied into the output first (the same section).
 #include "onednn_api.hpp"
 #include "onednn_module.hpp"
+#include "onednn_packed.hpp"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -25,66 +26,6 @@ namespace mpspack::shim {
 namespace {
 
 using dnnl::memory;
-
-// A constant B (OnednnSgemmCall::pack_b, OnednnMatmul16Call::pack_b) reordered once into the layout its plan chose,
-// kept by its address and plan until the shim says its memory is going (mpspack_onednn_packed_v1): oneDNN's
-// kernels read B in blocks of their own layout, and copy a B given in any other into that layout at every call.
-// Past kMostPackedBytes, B is reordered into a buffer for the call alone.
-constexpr std::size_t kMostPackedBytes = std::size_t(8) << 30;
-
-struct PackedWeights {
-  struct Copy {
-    std::shared_ptr<Buffer> bytes;
-    std::size_t size;
-  };
-  std::shared_mutex mutex;
-  std::map<std::pair<const void*, const void*>, Copy> packed;  // by (B, plan)
-  std::size_t bytes = 0;
-};
-
-PackedWeights& packed_weights() {
-  static PackedWeights* all = new PackedWeights;  // never destroyed: products may run at exit
-  return *all;
-}
-
-std::shared_ptr<Buffer> reorder(const memory::desc& stored, const memory::desc& packed, const void* B) {
-  dnnl::engine& e = cpu_engine();
-  dnnl::stream stream(e);
-  auto out = std::make_shared<Buffer>(packed.get_size());
-  memory from(stored, e, const_cast<void*>(B)), to(packed, e, out->get());
-  dnnl::reorder(from, to).execute(stream, from, to);
-  stream.wait();
-  return out;
-}
-
-// B in the layout `packed`, for the plan `plan` (the key's other half): from the kept copies, or made now (then
-// `packed_now`, when given, says whether it was kept).
-std::shared_ptr<Buffer> packed_b(const void* plan, const memory::desc& stored, const memory::desc& packed,
-                                 const void* B, bool* packed_now) {
-  PackedWeights& all = packed_weights();
-  const auto key = std::make_pair(B, plan);
-  {
-    std::shared_lock reading(all.mutex);
-    if (const auto found = all.packed.find(key); found != all.packed.end()) return found->second.bytes;
-  }
-  auto made = reorder(stored, packed, B);
-  std::lock_guard writing(all.mutex);
-  if (const auto found = all.packed.find(key); found != all.packed.end()) return found->second.bytes;
-  if (all.bytes + packed.get_size() > kMostPackedBytes) return made;
-  all.bytes += packed.get_size();
-  all.packed[key] = {made, packed.get_size()};
-  if (packed_now) *packed_now = true;
-  return made;
-}
-
-// The weights argument of a product: B as stored, or its packed copy (kept alive by `holder` for the call).
-memory weights_memory(const void* plan, const memory::desc& stored, const memory::desc& packed, const void* B,
-                      bool pack, bool* packed_now, std::shared_ptr<Buffer>& holder) {
-  dnnl::engine& e = cpu_engine();
-  if (!pack) return memory(stored, e, const_cast<void*>(B));
-  holder = packed_b(plan, stored, packed, B, packed_now);
-  return memory(packed, e, holder->get());
-}
 
 struct Matmul16Plan {
   dnnl::matmul matmul;
@@ -239,19 +180,6 @@ extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_sge
   const dnnl_status_t status = dnnl_sgemm(c.ta ? 'T' : 'N', c.tb ? 'T' : 'N', c.M, c.N, c.K, c.alpha, c.A, c.lda, c.B,
                                           c.ldb, c.beta, c.C, c.ldc);
   return status == dnnl_success ? std::string() : "oneDNN's sgemm failed (status " + std::to_string(int(status)) + ")";
-}
-
-extern "C" __attribute__((visibility("default"))) std::size_t mpspack_onednn_packed_v1(const void* data,
-                                                                                       std::size_t bytes) {
-  PackedWeights& all = packed_weights();
-  const auto lo = reinterpret_cast<uintptr_t>(data);
-  std::lock_guard writing(all.mutex);
-  std::erase_if(all.packed, [&](const auto& entry) {
-    if (reinterpret_cast<uintptr_t>(entry.first.first) - lo >= bytes) return false;
-    all.bytes -= entry.second.size;
-    return true;
-  });
-  return all.bytes;
 }
 
 extern "C" __attribute__((visibility("default"))) std::string mpspack_onednn_matmul16_v1(const OnednnMatmul16Call& c) {

@@ -77,9 +77,9 @@ std::size_t b_bytes(int64_t K, int64_t N, int64_t s0, int64_t s1, std::size_t it
   return std::size_t((K - 1) * s0 + (N - 1) * s1 + 1) * itemsize;
 }
 
-// Whether oneDNN may keep B packed: with MPSPACK_CPU_GEMM=packed, when every byte of it lies in constant memory.
+// Whether oneDNN may keep B packed: with MPSPACK_CPU_PACK_WEIGHTS=on, when every byte of it lies in constant memory.
 bool packs_constant_b(const void* B, int64_t K, int64_t N, int64_t s0, int64_t s1, std::size_t itemsize) {
-  if (cpu_gemm_mode() != "packed" || K <= 0 || N <= 0 || s0 < 0 || s1 < 0) return false;
+  if (!tuning().cpu_pack_weights || K <= 0 || N <= 0 || s0 < 0 || s1 < 0) return false;
   return is_constant_memory(B, b_bytes(K, N, s0, s1, itemsize));
 }
 
@@ -90,6 +90,16 @@ void after_packing(bool packed_now, const void* B, std::size_t bytes) {
 }
 
 ConvTensorView view_of(const Tensor& t) { return {t.data(), t.dtype, t.sizes, t.strides}; }
+
+// The bytes from t's first element to its last (non-negative strides, as a convolution's weights have).
+std::size_t tensor_bytes(const Tensor& t) {
+  int64_t last = 0;
+  for (std::size_t d = 0; d < t.sizes.size(); ++d) {
+    if (t.sizes[d] == 0) return 0;
+    last += (t.sizes[d] - 1) * std::max<int64_t>(t.strides[d], 0);
+  }
+  return std::size_t(last + 1) * t.itemsize();
+}
 
 }  // namespace
 
@@ -108,7 +118,12 @@ void convolution_onednn(const ConvShape& s, const Tensor& x, const Tensor& w, co
   const Plugin& p = plugin();
   if (!p.problem.empty()) fail("convolution: " + p.problem);
   OnednnConvCall call{&s, view_of(x), view_of(w), b ? view_of(*b) : ConvTensorView{}, view_of(out), implementation};
+  bool packed_now = false;
+  const std::size_t w_bytes = tensor_bytes(w);
+  call.pack_weights = tuning().cpu_pack_weights && is_constant_memory(w.data(), w_bytes);
+  call.packed_now = &packed_now;
   const std::string problem = p.convolution(call);
+  after_packing(packed_now, w.data(), w_bytes);
   if (!problem.empty()) fail("convolution: " + problem + ": " + dtype_name(x.dtype) + " " + s.describe());
 }
 

@@ -53,8 +53,8 @@ uint64_t onednn_gemm_calls();
 bool needs_onednn(std::string_view import);
 
 // MPSPACK_CPU_GEMM, read once: "openblas" keeps float32 GEMMs on OpenBLAS, "sgemm" on oneDNN's sgemm with the
-// bias copied first (both for measurements); "packed" as the default, a B in constant memory packed once into
-// oneDNN's layout; empty by default (oneDNN's matmul when the plugin opens, else OpenBLAS).
+// bias copied first (both for measurements); empty by default (oneDNN's matmul when the plugin opens, else
+// OpenBLAS).
 std::string_view cpu_gemm_mode();
 
 }  // namespace mpspack::shim

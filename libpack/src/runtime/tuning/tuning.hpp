@@ -65,6 +65,9 @@ struct Tuning {
   std::string cpu_int8mm;     // MPSPACK_CPU_INT8MM
   std::string cpu_int4mm;     // MPSPACK_CPU_INT4MM
   bool profile_shim = false;  // MPSPACK_PROFILE_SHIM: a table of the shim's calls at exit
+  // MPSPACK_CPU_PACK_WEIGHTS=on: oneDNN keeps a model parameter's weight packed in its own layout (products and
+  // convolutions), shim/constant_memory.hpp.
+  bool cpu_pack_weights = false;
 
   // --- CUDA: the libraries opened at first use (empty: the usual names), convolutions, attention, and the shape of
   // the weight upload (docs/PERFORMANCE.md, "GPU").
