@@ -235,7 +235,7 @@ TEST_CASE("constant memory answers for bytes inside one registered range only, a
   CHECK_FALSE(is_constant_memory(p, 1));
 }
 
-TEST_CASE("MPSPACK_CPU_PACK_WEIGHTS=on: a weight in constant memory is packed once into oneDNN's layout, and dropped "
+TEST_CASE("MPSPACK_CPU_PACK_WEIGHTS: a weight in constant memory is packed once into oneDNN's layout, and dropped "
           "when its memory goes",
           "[shim][ops][onednn][packed]") {
   using namespace mpspack::shim;
@@ -269,6 +269,13 @@ TEST_CASE("MPSPACK_CPU_PACK_WEIGHTS=on: a weight in constant memory is packed on
   CHECK(onednn_packed_bytes() == kept);  // not constant memory: read as stored
 
   add_constant_ranges(&B, {{B.buf.data(), B.buf.size() * sizeof(float)}});
+  {
+    mpspack::Tuning off;
+    off.cpu_pack_weights = false;
+    const mpspack::ScopedTuning unpacked(off);
+    check_products(B.h.get(), b);
+    CHECK(onednn_packed_bytes() == kept);  // MPSPACK_CPU_PACK_WEIGHTS=off: read as stored
+  }
   check_products(B.h.get(), b);
   CHECK(onednn_packed_bytes() >= kept + 2 * std::size_t(K * N) * sizeof(float));  // addmm's plan and mm's
 

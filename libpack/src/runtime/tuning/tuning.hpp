@@ -65,9 +65,9 @@ struct Tuning {
   std::string cpu_int8mm;     // MPSPACK_CPU_INT8MM
   std::string cpu_int4mm;     // MPSPACK_CPU_INT4MM
   bool profile_shim = false;  // MPSPACK_PROFILE_SHIM: a table of the shim's calls at exit
-  // MPSPACK_CPU_PACK_WEIGHTS=on: oneDNN keeps a model parameter's weight packed in its own layout (products and
-  // convolutions), shim/constant_memory.hpp.
-  bool cpu_pack_weights = false;
+  // MPSPACK_CPU_PACK_WEIGHTS (on by default): oneDNN keeps a model parameter's weight packed in its own layout
+  // (products and convolutions), shim/constant_memory.hpp; off reorders it at every call (for comparisons).
+  bool cpu_pack_weights = true;
 
   // --- CUDA: the libraries opened at first use (empty: the usual names), convolutions, attention, and the shape of
   // the weight upload (docs/PERFORMANCE.md, "GPU").
