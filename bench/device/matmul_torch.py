@@ -2,7 +2,7 @@
 # The CPU shim's float32 Linear layers (bench/matmul_cpu.cpp's second table: aoti_torch_cpu_addmm_out and mm_out)
 # against torch's addmm and mm on the same shapes, in rounds that alternate which side goes first. Each VARIANT is
 # a MPSPACK_CPU_GEMM value for matmul_cpu ("default" leaves it unset; "sgemm": oneDNN's sgemm instead of its matmul
-# primitive; "openblas"), or "packed" (MPSPACK_CPU_PACK_WEIGHTS=on). Both sides use every core unless
+# primitive; "openblas"), or "unpacked" (MPSPACK_CPU_PACK_WEIGHTS=off). Both sides use every core unless
 # OMP_NUM_THREADS says otherwise. Median ms per round, then the ratio of the medians of the rounds.
 #
 #   python3 bench/device/matmul_torch.py MATMUL_CPU [REPS=30] [ROUNDS=3] [VARIANT ...]    (default: default sgemm)
@@ -20,8 +20,8 @@ def mpspack_rows(binary, reps, variant):
     env = dict(os.environ)
     env.pop("MPSPACK_CPU_GEMM", None)
     env.pop("MPSPACK_CPU_PACK_WEIGHTS", None)
-    if variant == "packed":
-        env["MPSPACK_CPU_PACK_WEIGHTS"] = "on"
+    if variant == "unpacked":
+        env["MPSPACK_CPU_PACK_WEIGHTS"] = "off"
     elif variant != "default":
         env["MPSPACK_CPU_GEMM"] = variant
     out = subprocess.run([binary, str(reps), "linears"], capture_output=True, text=True, check=True, env=env).stdout
