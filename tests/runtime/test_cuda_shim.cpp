@@ -187,13 +187,16 @@ TEST_CASE("cuda mm and addmm match the CPU shim whichever way a single product t
         }
         // bfloat16 operands (cublasGemmEx on the plain way): against the float32 product of the same rounded
         // values, to bfloat16's precision.
+        // Converted on the way up from the host: the CUDA shim converts dtypes only between host and device.
         const int32_t bf16 = aoti_torch_dtype_bfloat16();
-        Handle a16 = empty_on(1, {M, K}, {K, 1}, bf16), w16 = empty_on(1, {N, K}, {K, 1}, bf16);
-        REQUIRE(aoti_torch_copy_(a16.get(), a.gpu.get(), 0) == 0);
-        REQUIRE(aoti_torch_copy_(w16.get(), w.gpu.get(), 0) == 0);
-        Handle a_back = empty_on(1, {M, K}, {K, 1}), w_back = empty_on(1, {N, K}, {K, 1});
-        REQUIRE(aoti_torch_copy_(a_back.get(), a16.get(), 0) == 0);
-        REQUIRE(aoti_torch_copy_(w_back.get(), w16.get(), 0) == 0);
+        auto upload = [](std::vector<float> values, const std::vector<int64_t>& sizes, int32_t dtype) {
+          Handle from = from_blob(values.data(), sizes, contiguous(sizes), kF32);
+          Handle to = empty_on(aoti_torch_device_type_cuda(), sizes, contiguous(sizes), dtype);
+          REQUIRE(aoti_torch_copy_(to.get(), from.get(), 0) == 0);
+          return to;
+        };
+        Handle a16 = upload(a.host_data, {M, K}, bf16), w16 = upload(w.host_data, {N, K}, bf16);
+        Handle a_back = upload(host(a16.get()), {M, K}, kF32), w_back = upload(host(w16.get()), {N, K}, kF32);
         Handle w16t = view(w16.get(), {K, N}, {1, K}), w_backt = view(w_back.get(), {K, N}, {1, K});
         Handle out16 = empty_on(1, {M, N}, {N, 1}, bf16), want = empty_on(1, {M, N}, {N, 1});
         REQUIRE(aoti_torch_cuda_mm_out(out16.get(), a16.get(), w16t.get()) == 0);

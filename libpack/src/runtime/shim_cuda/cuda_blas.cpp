@@ -276,12 +276,14 @@ bool torch_takes_bias_epilogue(const Tensor& out, const Tensor& self, const Tens
          out.sizes[0] > 1 && out.sizes[1] > 1 && a.sizes[1] > 1;
 }
 
-// MPSPACK_CUDA_GEMM=gemv: a float32 product of one row by a weight read along K or along N (b a transposed view of
-// nn.Linear's dense rows, or dense rows itself as GPT-2's Conv1D has it), alpha 1, with its bias added (beta 1, a bias
-// row) or none (beta 0), as one kernel (cuda_row_gemv.cu). False, with nothing done, for any other product.
+// By default (MPSPACK_CUDA_GEMM unset or gemv): a float32 product of one row by a weight read along K or along N (b a
+// transposed view of nn.Linear's dense rows, or dense rows itself as GPT-2's Conv1D has it), alpha 1, with its bias
+// added (beta 1, a bias row) or none (beta 0), as one kernel (cuda_row_gemv.cu). False, with nothing done, for any
+// other product.
 bool row_gemv(Tensor& out, const Tensor* bias, const Tensor& a, const Tensor& b, double beta, double alpha,
               const char* op) {
-  if (tuning().cuda_gemm != "gemv" || alpha != 1.0) return false;
+  const std::string& way = tuning().cuda_gemm;
+  if ((!way.empty() && way != "gemv") || alpha != 1.0) return false;
   const auto f32 = int32_t(DType::f32);
   if (out.dtype != f32 || a.dtype != f32 || b.dtype != f32 || out.dim() != 2 || a.dim() != 2 || b.dim() != 2)
     return false;

@@ -75,7 +75,7 @@ struct Tuning {
   std::string cudnn;                                   // MPSPACK_CUDNN
   bool cudnn_tf32 = true;                              // MPSPACK_CUDNN_TF32=0: no TF32 (see tf32_convolutions())
   std::string cuda_attention;                          // MPSPACK_CUDA_ATTENTION: empty, fused or blocked
-  std::string cuda_gemm;                               // MPSPACK_CUDA_GEMM: empty or batched, plain or gemv
+  std::string cuda_gemm;                               // MPSPACK_CUDA_GEMM: empty or gemv, batched, plain
   int64_t attention_score_bytes = int64_t(256) << 20;  // MPSPACK_ATTENTION_SCORE_BYTES
   bool open_libraries_early = true;                    // MPSPACK_OPEN_LIBRARIES_EARLY
   std::string upload_mode = "pread-thp";               // MPSPACK_UPLOAD_MODE
