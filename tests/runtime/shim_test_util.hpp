@@ -3,8 +3,12 @@
 
 #include "runtime/shim/aoti_shim.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -126,6 +130,21 @@ inline void require_close(const std::vector<float>& got, const std::vector<doubl
   }
   INFO("elements out of tolerance: " << bad << " of " << got.size() << ", max abs diff " << worst);
   REQUIRE(bad == 0);
+}
+
+// How many whole pages of [p, p + bytes) this process has present (/proc/self/pagemap, bit 63).
+inline std::size_t present_pages(const void* p, std::size_t bytes) {
+  const auto page = std::size_t(::sysconf(_SC_PAGESIZE));
+  const auto lo = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (lo + page - 1) / page, last = (lo + bytes) / page;
+  if (last <= first) return 0;
+  std::vector<uint64_t> entries(last - first);
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  const auto want = ssize_t(entries.size() * sizeof(uint64_t));
+  REQUIRE(::pread(fd, entries.data(), std::size_t(want), off_t(first * sizeof(uint64_t))) == want);
+  ::close(fd);
+  return std::size_t(std::count_if(entries.begin(), entries.end(), [](uint64_t e) { return (e >> 63) & 1; }));
 }
 
 }  // namespace mpspack::test

@@ -2,6 +2,8 @@
 // stays.
 #include "runtime/shim/file_pages.hpp"
 
+#include "shim_test_util.hpp"
+
 #include <catch2/catch.hpp>
 #include <cli_runner.hpp>
 
@@ -20,15 +22,7 @@ namespace {
 
 const std::size_t kPage = std::size_t(::sysconf(_SC_PAGESIZE));
 
-bool resident(const void* p) {
-  uint64_t entry = 0;
-  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  REQUIRE(fd >= 0);
-  const auto at = off_t(reinterpret_cast<uintptr_t>(p) / kPage * sizeof(entry));
-  REQUIRE(::pread(fd, &entry, sizeof(entry), at) == ssize_t(sizeof(entry)));
-  ::close(fd);
-  return (entry >> 63) & 1;
-}
+bool resident(const void* p) { return present_pages(p, kPage) == 1; }  // p: a page's start
 
 }  // namespace
 

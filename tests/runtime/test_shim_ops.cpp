@@ -190,25 +190,6 @@ TEST_CASE("addmm_out: a Linear layer's bias is added in oneDNN's pass, other add
     }
 }
 
-namespace {
-
-// How many whole pages of [p, p + bytes) this process has present (/proc/self/pagemap, bit 63).
-std::size_t present_pages(const void* p, std::size_t bytes) {
-  const auto page = std::size_t(::sysconf(_SC_PAGESIZE));
-  const auto lo = reinterpret_cast<uintptr_t>(p);
-  const uintptr_t first = (lo + page - 1) / page, last = (lo + bytes) / page;
-  if (last <= first) return 0;
-  std::vector<uint64_t> entries(last - first);
-  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  REQUIRE(fd >= 0);
-  const auto want = ssize_t(entries.size() * sizeof(uint64_t));
-  REQUIRE(::pread(fd, entries.data(), std::size_t(want), off_t(first * sizeof(uint64_t))) == want);
-  ::close(fd);
-  return std::size_t(std::count_if(entries.begin(), entries.end(), [](uint64_t e) { return (e >> 63) & 1; }));
-}
-
-}  // namespace
-
 TEST_CASE("constant memory answers for bytes inside one registered range only, and not once withdrawn",
           "[shim][packed]") {
   using namespace mpspack::shim;

@@ -14,11 +14,13 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <mutex>
+#include <span>
 
 namespace mpspack::shim {
 namespace {
@@ -72,34 +74,17 @@ const Plugin& plugin() {
 
 std::atomic<uint64_t> g_gemm_calls{0};
 
-// B's bytes: [K, N], element (k, n) at B + k * s0 + n * s1, non-negative strides.
-std::size_t b_bytes(int64_t K, int64_t N, int64_t s0, int64_t s1, std::size_t itemsize) {
-  return std::size_t((K - 1) * s0 + (N - 1) * s1 + 1) * itemsize;
-}
-
-// Whether oneDNN may keep B packed: with MPSPACK_CPU_PACK_WEIGHTS=on, when every byte of it lies in constant memory.
-bool packs_constant_b(const void* B, int64_t K, int64_t N, int64_t s0, int64_t s1, std::size_t itemsize) {
-  if (!tuning().cpu_pack_weights || K <= 0 || N <= 0 || s0 < 0 || s1 < 0) return false;
-  return is_constant_memory(B, b_bytes(K, N, s0, s1, itemsize));
-}
-
-// Once oneDNN keeps B packed, B's own pages are read again only by another plan's first call: those of the
-// container's mapped file go back to it (file_pages.hpp), so the weight is not resident twice.
-void after_packing(bool packed_now, const void* B, std::size_t bytes) {
-  if (packed_now) release_file_pages(B, bytes);
+// The bytes of weights oneDNN may keep packed (MPSPACK_CPU_PACK_WEIGHTS=on, every byte in constant memory), else 0.
+// Once they are packed, their own pages are read again only by another plan's first call: those of the container's
+// mapped file go back to it (release_file_pages), so the weights are not resident twice.
+std::size_t packable_bytes(const void* data, std::span<const int64_t> sizes, std::span<const int64_t> strides,
+                           std::size_t itemsize) {
+  if (!tuning().cpu_pack_weights || std::ranges::any_of(strides, [](int64_t s) { return s < 0; })) return 0;
+  const std::size_t bytes = storage_nbytes(sizes, strides, itemsize);
+  return bytes > 0 && is_constant_memory(data, bytes) ? bytes : 0;
 }
 
 ConvTensorView view_of(const Tensor& t) { return {t.data(), t.dtype, t.sizes, t.strides}; }
-
-// The bytes from t's first element to its last (non-negative strides, as a convolution's weights have).
-std::size_t tensor_bytes(const Tensor& t) {
-  int64_t last = 0;
-  for (std::size_t d = 0; d < t.sizes.size(); ++d) {
-    if (t.sizes[d] == 0) return 0;
-    last += (t.sizes[d] - 1) * std::max<int64_t>(t.strides[d], 0);
-  }
-  return std::size_t(last + 1) * t.itemsize();
-}
 
 }  // namespace
 
@@ -119,11 +104,11 @@ void convolution_onednn(const ConvShape& s, const Tensor& x, const Tensor& w, co
   if (!p.problem.empty()) fail("convolution: " + p.problem);
   OnednnConvCall call{&s, view_of(x), view_of(w), b ? view_of(*b) : ConvTensorView{}, view_of(out), implementation};
   bool packed_now = false;
-  const std::size_t w_bytes = tensor_bytes(w);
-  call.pack_weights = tuning().cpu_pack_weights && is_constant_memory(w.data(), w_bytes);
+  const std::size_t packable = packable_bytes(w.data(), w.sizes, w.strides, w.itemsize());
+  call.pack_weights = packable > 0;
   call.packed_now = &packed_now;
   const std::string problem = p.convolution(call);
-  after_packing(packed_now, w.data(), w_bytes);
+  if (packed_now) release_file_pages(w.data(), packable);
   if (!problem.empty()) fail("convolution: " + problem + ": " + dtype_name(x.dtype) + " " + s.describe());
 }
 
@@ -131,8 +116,8 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc, const float* bias) {
   const Plugin& p = plugin();
   if (!p.problem.empty()) return false;
-  const int64_t s0 = tb ? 1 : ldb, s1 = tb ? ldb : 1;
-  const bool pack_b = packs_constant_b(B, K, N, s0, s1, sizeof(float));
+  const int64_t b_sizes[] = {K, N}, b_strides[] = {tb ? 1 : ldb, tb ? ldb : 1};
+  const std::size_t packable = packable_bytes(B, b_sizes, b_strides, sizeof(float));
   bool packed_now = false;
   const std::string problem = p.sgemm({.ta = ta,
                                        .tb = tb,
@@ -144,13 +129,13 @@ bool sgemm_onednn(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha
                                        .lda = lda,
                                        .B = B,
                                        .ldb = ldb,
-                                       .pack_b = pack_b,
+                                       .pack_b = packable > 0,
                                        .packed_now = &packed_now,
                                        .beta = beta,
                                        .C = C,
                                        .ldc = ldc,
                                        .bias = bias});
-  after_packing(packed_now, B, b_bytes(K, N, s0, s1, sizeof(float)));
+  if (packed_now) release_file_pages(B, packable);
   if (problem == kOnednnBiasNotFused) return false;
   if (!problem.empty())
     fail("float32 product [" + std::to_string(M) + ", " + std::to_string(K) + "] @ [" + std::to_string(K) + ", " +
@@ -164,10 +149,12 @@ bool matmul16_onednn(const OnednnMatmul16Call& call) {
   if (!p.problem.empty()) return false;
   OnednnMatmul16Call packing = call;
   bool packed_now = false;
-  packing.pack_b = packs_constant_b(call.b, call.K, call.N, call.b_s0, call.b_s1, 2);
+  const int64_t b_sizes[] = {call.K, call.N}, b_strides[] = {call.b_s0, call.b_s1};
+  const std::size_t packable = packable_bytes(call.b, b_sizes, b_strides, 2);
+  packing.pack_b = packable > 0;
   packing.packed_now = &packed_now;
   const bool ran = p.matmul16(packing).empty();
-  after_packing(packed_now, call.b, b_bytes(call.K, call.N, call.b_s0, call.b_s1, 2));
+  if (packed_now) release_file_pages(call.b, packable);
   if (!ran) return false;
   g_gemm_calls.fetch_add(1, std::memory_order_relaxed);
   return true;
