@@ -16,6 +16,7 @@
 #include "aoti_api.hpp"
 #include "runtime/backend/backend.hpp"
 #include "runtime/shim/constant_memory.hpp"
+#include "runtime/shim/cpu_block_cache.hpp"
 #include "self_mapping.hpp"
 
 #include <dirent.h>
@@ -79,6 +80,8 @@ struct Model::Impl {
     remove_cubin_dir();
     if (dl) dlclose(dl);
     if (memfd >= 0) ::close(memfd);
+    // The blocks its runs freed: another model loaded beside it only faults its own in again.
+    shim::cpu_blocks::release_all();
   }
 
   void remove_cubin_dir() {

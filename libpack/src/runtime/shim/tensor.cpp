@@ -1,6 +1,7 @@
 // Tensor handles, storages, dtype conversion and strided copies.
 #include "tensor.hpp"
 
+#include "cpu_block_cache.hpp"
 #include "element.hpp"
 #include "parallel.hpp"
 
@@ -76,7 +77,7 @@ void copy_any(Tensor& dst, const Tensor& src) {
 Storage::~Storage() {
   if (!owned || data == nullptr) return;
   if (device_type == kCpu) {
-    std::free(data);
+    cpu_blocks::give_back(data, nbytes);
   } else if (DeviceMemory* d = device_memory(device_type)) {
     d->release(data, device_index, device_context);
   }
@@ -97,10 +98,8 @@ std::shared_ptr<Storage> Storage::allocate_on(int32_t device_type, int32_t devic
 std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes) {
   auto s = std::make_shared<Storage>();
   if (nbytes > 0) {
-    // aligned_alloc wants a multiple of the alignment.
-    const std::size_t rounded = (nbytes + 63) / 64 * 64;
-    if (rounded < nbytes) fail("allocation size overflows");
-    s->data = std::aligned_alloc(64, rounded);
+    if (cpu_blocks::block_bytes(nbytes) < nbytes) fail("allocation size overflows");
+    s->data = cpu_blocks::take(nbytes);
     if (s->data == nullptr) fail("out of memory allocating " + std::to_string(nbytes) + " bytes");
   }
   s->nbytes = nbytes;

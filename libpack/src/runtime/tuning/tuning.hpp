@@ -68,6 +68,9 @@ struct Tuning {
   // MPSPACK_CPU_PACK_WEIGHTS (on by default): oneDNN keeps a model parameter's weight packed in its own layout
   // (products and convolutions), shim/constant_memory.hpp; off reorders it at every call (for comparisons).
   bool cpu_pack_weights = true;
+  // MPSPACK_CPU_BLOCK_CACHE (on by default): freed CPU storages of 64 KiB or more are kept for the next allocation of
+  // their size class (shim/cpu_block_cache.hpp); off frees every one to the C library.
+  bool cpu_block_cache = true;
 
   // --- CUDA: the libraries opened at first use (empty: the usual names), convolutions, attention, and the shape of
   // the weight upload (docs/PERFORMANCE.md, "GPU").
