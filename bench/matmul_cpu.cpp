@@ -149,7 +149,11 @@ int main(int argc, char** argv) {
                            {"[197,768] @ [768,2304] (ViT-B/16 q, k, v)", 197, 768, 2304},
                            {"[197,768] @ [768,768] (ViT-B/16 projection)", 197, 768, 768},
                            {"[197,768] @ [768,3072] (ViT-B/16 MLP in)", 197, 768, 3072},
-                           {"[197,3072] @ [3072,768] (ViT-B/16 MLP out)", 197, 3072, 768}};
+                           {"[197,3072] @ [3072,768] (ViT-B/16 MLP out)", 197, 3072, 768},
+                           {"[128,896] @ [896,896] (llama_500m q, o)", 128, 896, 896},
+                           {"[128,896] @ [896,4864] (llama_500m MLP gate, up)", 128, 896, 4864},
+                           {"[128,4864] @ [4864,896] (llama_500m MLP down)", 128, 4864, 896},
+                           {"[128,896] @ [896,151936] (llama_500m LM head)", 128, 896, 151936}};
   for (const Shape& s : linears) {
     const double mm = median_ms(static_cast<int32_t>(DType::f32), s, reps, false);
     const double addmm = median_ms(static_cast<int32_t>(DType::f32), s, reps, true);
