@@ -3,7 +3,8 @@
 // Linear 512-2048-512) and a batch-1 transformer projection: median of the timed calls of
 // aoti_torch_cpu_addmm_out(out, bias, x, weight^T), as AOTInductor's generated code calls it.
 //
-//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200] [linears|decode]
+//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200]
+//   [linears|decode|prompt]
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). "linears": the float32
 // Linear layers' table only (bench/device/matmul_torch.py sets torch's times beside it).
 #include "runtime/shim/aoti_shim.h"
@@ -101,6 +102,44 @@ double decode_step_ms(int reps) {
   return ms[ms.size() / 2];
 }
 
+// A 128-token prompt's products through llama_500m's 24 layers in float32 (q, k, v, o, MLP gate, up, down; no LM
+// head), each layer's weights its own and registered as constant memory as a loaded model's are (1.4 GB, so they
+// are cold in memory at every call, as in the model, where the Linear table's repeated calls find them in cache).
+// Milliseconds a prompt, median of REPS.
+double prompt_ms(int reps) {
+  const int64_t m = 128, d = 896, kv = 128, ff = 4864;
+  const Shape layer[] = {{"q", m, d, d},     {"k", m, d, kv},  {"v", m, d, kv},   {"o", m, d, d},
+                         {"gate", m, d, ff}, {"up", m, d, ff}, {"down", m, ff, d}};
+  struct Linear {
+    TensorPtr x, w, out;
+    AtenTensorHandle wt = nullptr;
+  };
+  std::vector<Linear> linears;
+  for (int l = 0; l < 24; ++l)
+    for (const Shape& s : layer) {
+      Linear lin{random_tensor({s.m, s.k}, static_cast<int32_t>(DType::f32), 1),
+                 random_tensor({s.n, s.k}, static_cast<int32_t>(DType::f32), unsigned(2 + l)),
+                 random_tensor({s.m, s.n}, static_cast<int32_t>(DType::f32), 4)};
+      add_constant_ranges(lin.w.get(), {{lin.w->data(), std::size_t(lin.w->numel()) * lin.w->itemsize()}});
+      const int64_t wt_sizes[] = {s.k, s.n}, wt_strides[] = {1, s.k};
+      if (aoti_torch__reinterpret_tensor(lin.w.get(), 2, wt_sizes, wt_strides, 0, &lin.wt) != 0) std::exit(1);
+      linears.push_back(std::move(lin));
+    }
+  std::vector<double> ms;
+  for (int r = 0; r < reps + 2; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (Linear& lin : linears)
+      if (aoti_torch_cpu_mm_out(lin.out.get(), lin.x.get(), lin.wt) != 0) std::exit(1);
+    if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  for (Linear& lin : linears) {
+    aoti_torch_delete_tensor_object(lin.wt);
+    remove_constant_ranges(lin.w.get());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,6 +148,11 @@ int main(int argc, char** argv) {
   if (argc > 2 && std::string_view(argv[2]) == "decode") {
     std::printf("GPT-2 124M decode step, 72 batch-1 float32 products, weights cold (340 MB): %.3f ms, median of %d\n",
                 decode_step_ms(reps), reps);
+    return 0;
+  }
+  if (argc > 2 && std::string_view(argv[2]) == "prompt") {
+    std::printf("llama_500m 128-token prompt, 168 float32 products, weights cold (1.4 GB): %.3f ms, median of %d\n",
+                prompt_ms(reps), reps);
     return 0;
   }
   const char* omp = std::getenv("OMP_NUM_THREADS");
