@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -69,58 +70,22 @@ double median_ms(int32_t dtype, const Shape& s, int reps, bool with_bias = true)
   return ms[ms.size() / 2];
 }
 
-// A GPT-2 124M decode step's products in float32, weights cold: the 12 layers' q, k, v, output, MLP-in and MLP-out
-// Linears at batch 1, each layer's weights its own (340 MB in all, past any cache), as a decode step streams them.
-// Milliseconds a step, median of REPS steps.
-double decode_step_ms(int reps) {
-  const int64_t d = 768, ff = 3072;
-  const Shape layer[] = {{"q", 1, d, d}, {"k", 1, d, d},   {"v", 1, d, d},
-                         {"o", 1, d, d}, {"up", 1, d, ff}, {"down", 1, ff, d}};
+// Milliseconds a pass through `layers` layers of `layer`'s float32 products (mm, x @ weight^T), each layer's weights
+// its own so that a pass streams them from memory as a model's run does, median of REPS passes. `as_parameters`: the
+// weights registered as constant memory, as a loaded model's are (MPSPACK_CPU_PACK_WEIGHTS=on packs them).
+double cold_products_ms(std::span<const Shape> layer, int layers, bool as_parameters, int reps) {
   struct Linear {
     TensorPtr x, w, out;
     AtenTensorHandle wt = nullptr;
   };
   std::vector<Linear> linears;
-  for (int l = 0; l < 12; ++l)
-    for (const Shape& s : layer) {
-      Linear lin{random_tensor({1, s.k}, static_cast<int32_t>(DType::f32), 1),
-                 random_tensor({s.n, s.k}, static_cast<int32_t>(DType::f32), unsigned(2 + l)),
-                 random_tensor({1, s.n}, static_cast<int32_t>(DType::f32), 4)};
-      const int64_t wt_sizes[] = {s.k, s.n}, wt_strides[] = {1, s.k};
-      if (aoti_torch__reinterpret_tensor(lin.w.get(), 2, wt_sizes, wt_strides, 0, &lin.wt) != 0) std::exit(1);
-      linears.push_back(std::move(lin));
-    }
-  std::vector<double> ms;
-  for (int r = 0; r < reps + 2; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (Linear& lin : linears)
-      if (aoti_torch_cpu_mm_out(lin.out.get(), lin.x.get(), lin.wt) != 0) std::exit(1);
-    if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  for (Linear& lin : linears) aoti_torch_delete_tensor_object(lin.wt);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-// A 128-token prompt's products through llama_500m's 24 layers in float32 (q, k, v, o, MLP gate, up, down; no LM
-// head), each layer's weights its own and registered as constant memory as a loaded model's are (1.4 GB, so they
-// are cold in memory at every call, as in the model, where the Linear table's repeated calls find them in cache).
-// Milliseconds a prompt, median of REPS.
-double prompt_ms(int reps) {
-  const int64_t m = 128, d = 896, kv = 128, ff = 4864;
-  const Shape layer[] = {{"q", m, d, d},     {"k", m, d, kv},  {"v", m, d, kv},   {"o", m, d, d},
-                         {"gate", m, d, ff}, {"up", m, d, ff}, {"down", m, ff, d}};
-  struct Linear {
-    TensorPtr x, w, out;
-    AtenTensorHandle wt = nullptr;
-  };
-  std::vector<Linear> linears;
-  for (int l = 0; l < 24; ++l)
+  for (int l = 0; l < layers; ++l)
     for (const Shape& s : layer) {
       Linear lin{random_tensor({s.m, s.k}, static_cast<int32_t>(DType::f32), 1),
                  random_tensor({s.n, s.k}, static_cast<int32_t>(DType::f32), unsigned(2 + l)),
                  random_tensor({s.m, s.n}, static_cast<int32_t>(DType::f32), 4)};
-      add_constant_ranges(lin.w.get(), {{lin.w->data(), std::size_t(lin.w->numel()) * lin.w->itemsize()}});
+      if (as_parameters)
+        add_constant_ranges(lin.w.get(), {{lin.w->data(), std::size_t(lin.w->numel()) * lin.w->itemsize()}});
       const int64_t wt_sizes[] = {s.k, s.n}, wt_strides[] = {1, s.k};
       if (aoti_torch__reinterpret_tensor(lin.w.get(), 2, wt_sizes, wt_strides, 0, &lin.wt) != 0) std::exit(1);
       linears.push_back(std::move(lin));
@@ -134,10 +99,29 @@ double prompt_ms(int reps) {
   }
   for (Linear& lin : linears) {
     aoti_torch_delete_tensor_object(lin.wt);
-    remove_constant_ranges(lin.w.get());
+    if (as_parameters) remove_constant_ranges(lin.w.get());
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+// A GPT-2 124M decode step's products: the 12 layers' q, k, v, output, MLP-in and MLP-out Linears at batch 1 (340 MB
+// of weights, past any cache).
+double decode_step_ms(int reps) {
+  const int64_t d = 768, ff = 3072;
+  const Shape layer[] = {{"q", 1, d, d}, {"k", 1, d, d},   {"v", 1, d, d},
+                         {"o", 1, d, d}, {"up", 1, d, ff}, {"down", 1, ff, d}};
+  return cold_products_ms(layer, 12, false, reps);
+}
+
+// A 128-token prompt's products through llama_500m's 24 layers (q, k, v, o, MLP gate, up, down; no LM head), weights
+// as parameters (1.4 GB: cold at every call, as in the model, where the Linear table's repeated calls find them in
+// cache).
+double prompt_ms(int reps) {
+  const int64_t m = 128, d = 896, kv = 128, ff = 4864;
+  const Shape layer[] = {{"q", m, d, d},     {"k", m, d, kv},  {"v", m, d, kv},   {"o", m, d, d},
+                         {"gate", m, d, ff}, {"up", m, d, ff}, {"down", m, ff, d}};
+  return cold_products_ms(layer, 24, true, reps);
 }
 
 }  // namespace
