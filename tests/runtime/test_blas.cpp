@@ -98,7 +98,10 @@ TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack t
     INFO("OPENBLAS_NUM_THREADS=" << user << " set by the user");
     CHECK(openblas_get_num_threads() == std::atoi(user));
     check_gemm(64, 1024, 256);
-    CHECK(threads_in_process() == 1);  // left to OpenBLAS as the user set it: not split
+    const uint64_t own_before = mpspack::shim::own_gemv_calls();
+    check_gemv(int64_t(mpspack::shim::kSplitGemvMinElements) / 64 + 3, 64, 1, 1);
+    CHECK(mpspack::shim::own_gemv_calls() == own_before);  // whole to OpenBLAS, on its threads
+    CHECK(threads_in_process() == 1);                      // left to OpenBLAS as the user set it: not split
     REQUIRE(std::getenv("OPENBLAS_NUM_THREADS") != nullptr);
     CHECK(std::string(std::getenv("OPENBLAS_NUM_THREADS")) == user);
     return;
@@ -118,10 +121,17 @@ TEST_CASE("OpenBLAS stays single-threaded and big GEMMs are split over mpspack t
   check_gemm(7, 9, 5);  // too small to split
   // Matrix-vector products from the pool's threshold: split by rows, or by columns when transposed; the odd side
   // leaves the last block the rest, and strided x and y must land in their own elements.
+  // Contiguous vectors run on mpspack's kernels, block by block (more than one block each way round); strided ones on
+  // OpenBLAS's GEMV.
   const int64_t gemv_rows = int64_t(mpspack::shim::kSplitGemvMinElements) / odd + 3;
+  uint64_t own = mpspack::shim::own_gemv_calls();
   check_gemv(gemv_rows, odd, 1, 1);
+  CHECK(mpspack::shim::own_gemv_calls() > own + 2);
+  own = mpspack::shim::own_gemv_calls();
   check_gemv(odd, gemv_rows, 3, 2);
-  check_gemv(9, 40, 1, 1);  // too small to split
+  CHECK(mpspack::shim::own_gemv_calls() == own);
+  check_gemv(9, 40, 1, 1);  // too small to split: one block each way round
+  CHECK(mpspack::shim::own_gemv_calls() == own + 2);
   CHECK(openblas_get_num_threads() == 1);
   REQUIRE_FALSE(mpspack::shim::threads_on_openmp());  // no libgomp here: the split ran on mpspack's pool
   CHECK(threads_in_process() == int(cores));

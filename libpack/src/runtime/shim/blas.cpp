@@ -7,6 +7,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -122,16 +123,22 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A
 
 namespace {
 
-// One block of a matrix-vector product: OpenBLAS's GEMV, or under MPSPACK_CPU_GEMV=own (a measurement) mpspack's
-// own kernels where x and y are contiguous float vectors.
+// One block of a matrix-vector product: float32 with contiguous vectors on mpspack's own kernels (gemv_rows.hpp),
+// anything else, or everything under MPSPACK_CPU_GEMV=openblas, on OpenBLAS's GEMV. Why not OpenBLAS's for all:
+// it takes a buffer from a table shared by every thread under one lock at each call, and a decode step's products
+// split over 16 threads make that many calls at once; on mpspack's kernels the Llama 0.5B decode step took 0.72x
+// and 0.84x the time, GPT-2's 0.89x (docs/PERFORMANCE.md, "Full-size zoo models").
+std::atomic<uint64_t> g_own_gemv_calls{0};
+
 template <class T>
 void gemv_block(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx,
                 T beta, T* y, int64_t incy) {
   if constexpr (std::is_same_v<T, float>) {
-    static const bool own = gemv_mode() == "own";
-    if (own && incx == 1 && incy == 1) {
+    static const bool openblas = gemv_mode() == "openblas";
+    if (!openblas && incx == 1 && incy == 1) {
       const gemv_rows::Kernels& k = gemv_rows::best_kernels();
       (trans ? k.columns : k.rows)(rows, cols, alpha, a, lda, x, beta, y);
+      g_own_gemv_calls.fetch_add(1, std::memory_order_relaxed);
       return;
     }
   }
@@ -140,13 +147,19 @@ void gemv_block(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int
 
 }  // namespace
 
+uint64_t own_gemv_calls() { return g_own_gemv_calls.load(std::memory_order_relaxed); }
+
 template <class T>
 void gemv(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int64_t lda, const T* x, int64_t incx, T beta,
           T* y, int64_t incy) {
   settle();
-  // MPSPACK_CPU_GEMV=blas: never split.
+  // Whole to OpenBLAS, on its own threads: where the user chose their number, or MPSPACK_CPU_GEMV=blas.
+  if (!g_split || gemv_mode() == "blas") {
+    blas_gemv(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
+    return;
+  }
   const double split_from = threads_wake_fast() ? kSplitGemvMinElements : kSplitGemvMinElementsAsleep;
-  if (!g_split || double(rows) * double(cols) < split_from || gemv_mode() == "blas") {
+  if (double(rows) * double(cols) < split_from) {
     gemv_block(trans, rows, cols, alpha, a, lda, x, incx, beta, y, incy);
     return;
   }

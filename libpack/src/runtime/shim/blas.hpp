@@ -16,10 +16,11 @@
 //   not know gets its oldest x86-64 kernels (Prescott: SSE3). The Xeon of our build machines (family 6, model 207)
 //   is one: single-threaded SGEMMs run several times slower there than on the AVX-512 kernels
 //   (docs/PERFORMANCE.md, "CPU: OpenBLAS's kernels and threads").
-// - Matrix-vector products (batch-1 Linear layers) are split by rows over the same threads, each block on
-//   OpenBLAS's single-threaded GEMV. Why: OpenBLAS's own threaded GEMV stops scaling after about four threads on
-//   the device machine, and its AVX-512 GEMV on each block was as fast as an AVX2 row kernel of the shim's own or
-//   faster (docs/PERFORMANCE.md, "Batch-1 latency against torch's runner").
+// - Matrix-vector products (batch-1 Linear layers) are split by rows over the same threads, each float32 block on
+//   mpspack's own kernels (gemv_rows.hpp). Why: OpenBLAS's own threaded GEMV stops scaling after about four threads
+//   on the device machine, and its single-threaded GEMV takes a buffer from a table shared under one lock at each
+//   call, which a decode step's products split over 16 threads call at once (docs/PERFORMANCE.md, "Full-size zoo
+//   models").
 #pragma once
 
 #include <cstdint>
@@ -44,6 +45,10 @@ inline constexpr double kSplitGemmMinMacs = double(1 << 24);
 // and a wake can cost milliseconds on a loaded machine: from 16 MiB (docs/PERFORMANCE.md, "Full-size zoo models").
 inline constexpr double kSplitGemvMinElements = double(1 << 18);
 inline constexpr double kSplitGemvMinElementsAsleep = double(1 << 22);
+
+// How many blocks of matrix-vector products mpspack's own kernels have run in this process (tests check the route
+// with it).
+uint64_t own_gemv_calls();
 
 // C[M,N] = alpha * op(A)[M,K] @ op(B)[K,N] + beta * C, row-major, as cblas_sgemm/cblas_dgemm (T float or
 // double); ta/tb: op transposes. Sizes and leading dimensions must fit in an int.

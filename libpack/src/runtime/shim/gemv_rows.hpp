@@ -1,7 +1,8 @@
-// mpspack's own float32 matrix-vector kernels, for the parts of a product split over threads (blas.cpp's gemv()
-// under MPSPACK_CPU_GEMV=own): no allocation and no lock per call, where OpenBLAS's GEMV takes a buffer from its
-// shared, locked table on every call. One set per vector instruction set, the same source (gemv_rows.inc) compiled
-// for AVX-512, for AVX2 + FMA and for the portable baseline; the set this CPU runs is picked at the first call.
+// mpspack's own float32 matrix-vector kernels, for the parts of a product split over threads and for products too
+// small to split (blas.cpp's gemv(), unless MPSPACK_CPU_GEMV=openblas or blas): no allocation and no lock per call,
+// where OpenBLAS's GEMV takes a buffer from its shared, locked table on every call. One set per vector instruction set,
+// the same source (gemv_rows.inc) compiled for AVX-512, for AVX2 + FMA and for the portable baseline; the set this CPU
+// runs is picked at the first call.
 #pragma once
 
 #include <cstdint>
