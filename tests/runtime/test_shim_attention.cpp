@@ -8,7 +8,9 @@
 
 #include <mpspack/half.hpp>
 
+#include <bit>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 using namespace mpspack::test;
@@ -77,6 +79,32 @@ TEST_CASE("attention kernels: products, dot products, row max and exp sums again
       CHECK(std::abs(sum - want_sum) < 1e-5 * want_sum);
     }
     CHECK(k->row_max(nullptr, 0) == -std::numeric_limits<float>::infinity());
+    // bfloat16 widened and rounded back as half.hpp's scalar conversions do, bit for bit: ties to even either way,
+    // the largest finite values rounding to infinity, NaNs to 0x7fc0, subnormals and signed zeros kept; lengths
+    // across the vector width and its tail.
+    const uint32_t specials[] = {0x3f808000u, 0x3f818000u, 0x3f80c000u, 0x3f807fffu, 0x7f7fffffu, 0xff7fffffu,
+                                 0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffffffffu, 0x00000001u, 0x80000000u,
+                                 0x807fffffu, 0x00008000u, 0x00018000u, 0x7f7f8000u};
+    for (int64_t n : {1, 15, 16, 17, 40}) {
+      INFO("values " << n);
+      auto f = random_floats(size_t(n), 6, -1e4f, 1e4f);
+      for (size_t i = 0; i < f.size(); i += 2) f[i] = std::bit_cast<float>(specials[i / 2 % std::size(specials)]);
+      std::vector<uint16_t> got(size_t(n) + 1, 0xabcd);
+      k->narrow_bf16(f.data(), n, got.data());
+      for (int64_t i = 0; i < n; ++i) {
+        INFO("float bits " << std::hex << std::bit_cast<uint32_t>(f[size_t(i)]));
+        REQUIRE(got[size_t(i)] == mpspack::float_to_bf16(f[size_t(i)]));
+      }
+      CHECK(got[size_t(n)] == 0xabcd);  // nothing past n written
+      std::vector<uint16_t> h(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) h[size_t(i)] = uint16_t(0x8001u * uint32_t(i) + 0x3f80u);
+      std::vector<float> back(size_t(n) + 1, 7.f);
+      k->widen_bf16(h.data(), n, back.data());
+      for (int64_t i = 0; i < n; ++i)
+        REQUIRE(std::bit_cast<uint32_t>(back[size_t(i)]) ==
+                std::bit_cast<uint32_t>(mpspack::bf16_to_float(h[size_t(i)])));
+      CHECK(back[size_t(n)] == 7.f);
+    }
   }
 }
 

@@ -4,9 +4,10 @@
 // against the head's keys transposed (once per thread and head; blocks of 1-3 rows, as a decode step's, take dot
 // products with the keys where they are), under a causal mask only up to the block's last row; the mask's rows
 // and the softmax in vectors; the output as a second product, normalized in it and written in place. q, k, v and
-// the mask are read where they are (float32 rows in place; bf16/f16 widened a block at a time, never copied
-// whole). Keys and values may have fewer heads than the query (grouped-query attention, H a multiple of theirs):
-// query head h reads key/value head h / (H / Hk), and a thread keeps one transposed key head for the whole group.
+// the mask are read where they are (float32 rows in place; bf16/f16 widened by the thread that needs them, query
+// rows a block at a time, keys and values a head at a time, never copied whole). Keys and values may have fewer
+// heads than the query (grouped-query attention, H a multiple of theirs): query head h reads key/value head
+// h / (H / Hk), and a thread keeps one key/value head, transposed or widened, for the whole group.
 // Float64 (attend<double>): the same blocks on blas.hpp's products.
 #include "aoti_shim.h"
 #include "attention_kernels.hpp"
@@ -211,28 +212,27 @@ Operand operand_of(const Tensor& t) {
   return {t.data(), t.dtype, {t.strides[0], t.strides[1], t.strides[2], t.sizes[3] == 1 ? 1 : t.strides[3]}};
 }
 
-// n rows of `width` elements of head (b, h) from row r0 into dst (rows ld apart) as float.
-void widen_rows(const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t width, float* dst, int64_t ld) {
-  for (int64_t r = 0; r < n; ++r) {
-    const char* src = o.at4(b, h, r0 + r);
-    float* d = dst + r * ld;
-    if (o.st[3] == 1) {
-      if (o.dtype == static_cast<int32_t>(DType::bf16)) {
-        const auto* u = reinterpret_cast<const uint16_t*>(src);
-        for (int64_t e = 0; e < width; ++e) d[e] = std::bit_cast<float>(uint32_t(u[e]) << 16);
-        continue;
-      }
-      if (o.dtype == static_cast<int32_t>(DType::f32)) {
-        std::memcpy(d, src, std::size_t(width) * 4);
-        continue;
-      }
-    }
+// `width` elements of a row from src (an element pointer) into d as float: dense bf16 rows on the kernel set's
+// vectors, dense f32 rows copied, anything else element by element.
+void widen_row(const attn::Kernels& kern, const Operand& o, const char* src, int64_t width, float* d) {
+  if (o.st[3] == 1 && o.dtype == static_cast<int32_t>(DType::bf16)) {
+    kern.widen_bf16(reinterpret_cast<const uint16_t*>(src), width, d);
+  } else if (o.st[3] == 1 && o.dtype == static_cast<int32_t>(DType::f32)) {
+    std::memcpy(d, src, std::size_t(width) * 4);
+  } else {
     for (int64_t e = 0; e < width; ++e) d[e] = o.at(src, e * o.st[3]);
   }
 }
 
+// n rows of `width` elements of head (b, h) from row r0 into dst (rows ld apart) as float.
+void widen_rows(const attn::Kernels& kern, const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t width,
+                float* dst, int64_t ld) {
+  for (int64_t r = 0; r < n; ++r) widen_row(kern, o, o.at4(b, h, r0 + r), width, dst + r * ld);
+}
+
 // The key rows [0, n) of head (b, h) transposed: kt[e * ld + j] = k[j, e], columns n..ld zero.
-void transpose_keys(const Operand& k, int64_t b, int64_t h, int64_t n, int64_t E, float* kt, int64_t ld) {
+void transpose_keys(const attn::Kernels& kern, const Operand& k, int64_t b, int64_t h, int64_t n, int64_t E, float* kt,
+                    int64_t ld) {
   constexpr int64_t kTile = 16;  // 16 keys at a time: each read row and written column run stays in a cache line
   for (int64_t j0 = 0; j0 < n; j0 += kTile) {
     const int64_t jn = std::min(kTile, n - j0);
@@ -240,10 +240,7 @@ void transpose_keys(const Operand& k, int64_t b, int64_t h, int64_t n, int64_t E
     for (int64_t e0 = 0; e0 < E; e0 += 256) {
       const int64_t en = std::min<int64_t>(256, E - e0);
       for (int64_t j = 0; j < jn; ++j) {
-        const char* src = k.at4(b, h, j0 + j);
-        if (k.in_place()) std::memcpy(tile[j], reinterpret_cast<const float*>(src) + e0, std::size_t(en) * 4);
-        else
-          for (int64_t e = 0; e < en; ++e) tile[j][e] = k.at(src, (e0 + e) * k.st[3]);
+        widen_row(kern, k, k.at4(b, h, j0 + j) + e0 * k.st[3] * int64_t(k.isz()), en, tile[j]);
       }
       for (int64_t e = 0; e < en; ++e)
         for (int64_t j = 0; j < jn; ++j) kt[(e0 + e) * ld + j0 + j] = tile[j][e];
@@ -291,6 +288,9 @@ struct Scratch {
   // keys, rows ld apart.
   uint64_t kt_call = 0;
   int64_t kt_head = -1, kt_keys = 0, kt_ld = 0;
+  // Whose values v holds widened (bf16, f16 or strided ones), rows Ev apart: as for kt.
+  uint64_t v_call = 0;
+  int64_t v_head = -1, v_keys = 0;
   static float* fit(std::vector<float>& buf, int64_t n) {
     if (int64_t(buf.size()) < n) buf.resize(std::size_t(n));
     return buf.data();
@@ -333,15 +333,15 @@ struct Block {
 };
 
 // Rows of `width` values of a head where they are (float32 rows) or widened into buf; returns them and their stride.
-const float* rows_as_float(const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t width,
-                           std::vector<float>& buf, int64_t& ld) {
+const float* rows_as_float(const attn::Kernels& kern, const Operand& o, int64_t b, int64_t h, int64_t r0, int64_t n,
+                           int64_t width, std::vector<float>& buf, int64_t& ld) {
   if (o.in_place()) {
     ld = o.st[2];
     return reinterpret_cast<const float*>(o.at4(b, h, r0));
   }
   ld = width;
   float* d = Scratch::fit(buf, n * width);
-  widen_rows(o, b, h, r0, n, width, d, width);
+  widen_rows(kern, o, b, h, r0, n, width, d, width);
   return d;
 }
 
@@ -349,11 +349,11 @@ const float* rows_as_float(const Operand& o, int64_t b, int64_t h, int64_t r0, i
 float* block_scores(const F32Call& c, Scratch& sc, const Block& k, int64_t& ld) {
   const Problem& p = c.p;
   int64_t qld;
-  const float* qa = rows_as_float(c.Q, k.b, k.h, k.i0, k.n, p.E, sc.q, qld);
+  const float* qa = rows_as_float(c.kern, c.Q, k.b, k.h, k.i0, k.n, p.E, sc.q, qld);
   if (k.n < kDotRows) {  // against the keys where they are (or widened, not transposed)
     int64_t kld;
     sc.kt_head = -1;  // kt may hold the widened keys now, not transposed ones
-    const float* kr = rows_as_float(c.K, k.b, k.h / p.group, 0, k.keys, p.E, sc.kt, kld);
+    const float* kr = rows_as_float(c.kern, c.K, k.b, k.h / p.group, 0, k.keys, p.E, sc.kt, kld);
     ld = k.keys;
     float* s = Scratch::fit(sc.scores, k.n * ld);
     c.kern.dots(k.n, k.keys, p.E, float(p.scale), qa, qld, kr, kld, s, ld);
@@ -365,7 +365,7 @@ float* block_scores(const F32Call& c, Scratch& sc, const Block& k, int64_t& ld) 
   const int64_t bh = k.b * (p.H / p.group) + k.h / p.group;  // the key/value head: query heads of a group share it
   if (!(sc.kt_call == c.id && sc.kt_head == bh && sc.kt_keys >= k.keys)) {
     Scratch::fit(sc.kt, p.E * ld);
-    transpose_keys(c.K, k.b, k.h / p.group, k.keys, p.E, sc.kt.data(), ld);
+    transpose_keys(c.kern, c.K, k.b, k.h / p.group, k.keys, p.E, sc.kt.data(), ld);
     sc.kt_call = c.id, sc.kt_head = bh, sc.kt_keys = k.keys, sc.kt_ld = ld;
   }
   float* s = Scratch::fit(sc.scores, k.n * ld);
@@ -399,8 +399,14 @@ void block_softmax(const F32Call& c, const Block& k, float* s, int64_t ld, float
 void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s, int64_t ld, const float* inv) {
   const Problem& p = c.p;
   Tensor& out = c.out;
-  int64_t vld;
-  const float* va = rows_as_float(c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, sc.v, vld);
+  // Values widened are kept for the thread's next block of the same key/value head, as the transposed keys are.
+  const int64_t bh = k.b * (p.H / p.group) + k.h / p.group;
+  int64_t vld = p.Ev;
+  const float* va = sc.v.data();
+  if (c.V.in_place() || !(sc.v_call == c.id && sc.v_head == bh && sc.v_keys >= k.keys)) {
+    va = rows_as_float(c.kern, c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, sc.v, vld);
+    if (!c.V.in_place()) sc.v_call = c.id, sc.v_head = bh, sc.v_keys = k.keys;
+  }
   const int64_t oisz = int64_t(out.itemsize());
   char* out0 = out.data() + (k.b * out.strides[0] + k.h * out.strides[1] + k.i0 * out.strides[2]) * oisz;
   if (out.dtype == static_cast<int32_t>(DType::f32) && out.strides[3] == 1) {
@@ -412,8 +418,7 @@ void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s,
   for (int64_t r = 0; r < k.n; ++r) {
     char* orow = out0 + r * out.strides[2] * oisz;
     if (out.dtype == static_cast<int32_t>(DType::bf16) && out.strides[3] == 1) {
-      auto* u = reinterpret_cast<uint16_t*>(orow);
-      for (int64_t e = 0; e < p.Ev; ++e) u[e] = mpspack::float_to_bf16(o[r * p.Ev + e]);
+      c.kern.narrow_bf16(o + r * p.Ev, p.Ev, reinterpret_cast<uint16_t*>(orow));
       continue;
     }
     for (int64_t e = 0; e < p.Ev; ++e)

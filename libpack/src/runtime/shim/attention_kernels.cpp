@@ -73,10 +73,13 @@ struct V : simd::Avx512 {
 
 namespace {
 
-const Kernels kPortable{"portable", portable::product, portable::dots, portable::row_max, portable::exp_sum};
+const Kernels kPortable{"portable",        portable::product,    portable::dots,       portable::row_max,
+                        portable::exp_sum, portable::widen_bf16, portable::narrow_bf16};
 #if defined(__x86_64__)
-const Kernels kAvx2{"avx2", avx2::product, avx2::dots, avx2::row_max, avx2::exp_sum};
-const Kernels kAvx512{"avx512", avx512::product, avx512::dots, avx512::row_max, avx512::exp_sum};
+const Kernels kAvx2{"avx2",        avx2::product,    avx2::dots,       avx2::row_max,
+                    avx2::exp_sum, avx2::widen_bf16, avx2::narrow_bf16};
+const Kernels kAvx512{"avx512",        avx512::product,    avx512::dots,       avx512::row_max,
+                      avx512::exp_sum, avx512::widen_bf16, avx512::narrow_bf16};
 #endif
 
 }  // namespace

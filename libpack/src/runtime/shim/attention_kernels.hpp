@@ -25,6 +25,10 @@ struct Kernels {
   // s[j] <- exp(s[j] - shift) for j < n, shift finite and s[j] <= shift; returns their sum. Within 2 ulp of
   // std::exp down to -87.3, 0 below it and for -inf.
   float (*exp_sum)(float* s, int64_t n, float shift);
+  // bfloat16 operands widened to float and results rounded back (to nearest even), n values: the conversions
+  // run at the set's width, as the products do, rather than at the baseline's.
+  void (*widen_bf16)(const uint16_t* s, int64_t n, float* d);
+  void (*narrow_bf16)(const float* s, int64_t n, uint16_t* d);
 };
 
 // The fastest set this CPU runs.
