@@ -5,6 +5,7 @@
 // holds the first cases.
 #include "runtime/shim/attention_kernels.hpp"
 #include "op_test_util.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <mpspack/half.hpp>
 
@@ -104,6 +105,47 @@ TEST_CASE("attention kernels: products, dot products, row max and exp sums again
         REQUIRE(std::bit_cast<uint32_t>(back[size_t(i)]) ==
                 std::bit_cast<uint32_t>(mpspack::bf16_to_float(h[size_t(i)])));
       CHECK(back[size_t(n)] == 7.f);
+    }
+    // The bf16 pair products, where the set has them (AVX-512 BF16): float32 sums of exact products.
+    if (k->product_bf16 == nullptr) continue;
+    for (int64_t M : {1, 5, 7, 13}) {
+      for (int64_t N : {1, 7, 16, 37, 64, 130}) {
+        for (int64_t P : {0, 1, 9, 32}) {
+          INFO("bf16 pairs: M " << M << " N " << N << " P " << P);
+          const int64_t lda = 2 * P + 3, ldb = N + 5, ldc = N + 2;
+          std::vector<uint16_t> a;
+          for (float x : randoms(size_t(M * lda), 7)) a.push_back(mpspack::float_to_bf16(x));
+          const auto bf = randoms(size_t(std::max<int64_t>(P, 1) * ldb * 2), 8);
+          std::vector<uint32_t> b(size_t(std::max<int64_t>(P, 1) * ldb));
+          for (size_t i = 0; i < b.size(); ++i)
+            b[i] = uint32_t(mpspack::float_to_bf16(bf[2 * i])) | uint32_t(mpspack::float_to_bf16(bf[2 * i + 1])) << 16;
+          const auto scale = randoms(size_t(M), 9);
+          std::vector<float> c(size_t(M * ldc), 99.f);
+          k->product_bf16(M, N, P, 1.0f, scale.data(), a.data(), lda, b.data(), ldb, c.data(), ldc);
+          for (int64_t m = 0; m < M; ++m) {
+            for (int64_t n = 0; n < N; ++n) {
+              double want = 0;
+              for (int64_t p = 0; p < P; ++p) {
+                const uint32_t w = b[size_t(p * ldb + n)];
+                want += double(mpspack::bf16_to_float(a[size_t(m * lda + 2 * p)])) * mpspack::bf16_to_float(w & 0xffff);
+                want +=
+                    double(mpspack::bf16_to_float(a[size_t(m * lda + 2 * p + 1)])) * mpspack::bf16_to_float(w >> 16);
+              }
+              REQUIRE(std::abs(c[size_t(m * ldc + n)] - scale[size_t(m)] * want) < 1e-4);
+            }
+            for (int64_t n = N; n < ldc; ++n) REQUIRE(c[size_t(m * ldc + n)] == 99.f);  // nothing past N written
+          }
+        }
+      }
+    }
+    for (int64_t n : {1, 16, 21}) {
+      std::vector<uint16_t> r0(static_cast<size_t>(n)), r1(static_cast<size_t>(n));
+      for (int64_t e = 0; e < n; ++e) r0[size_t(e)] = uint16_t(0x1000 + e), r1[size_t(e)] = uint16_t(0xf000 - e);
+      std::vector<uint32_t> out(size_t(n) + 1, 5u);
+      k->interleave_bf16(r0.data(), r1.data(), n, out.data());
+      for (int64_t e = 0; e < n; ++e)
+        REQUIRE(out[size_t(e)] == (uint32_t(r0[size_t(e)]) | uint32_t(r1[size_t(e)]) << 16));
+      CHECK(out[size_t(n)] == 5u);
     }
   }
 }
@@ -291,4 +333,36 @@ TEST_CASE("sdpa flash_attention_for_cpu: the layouts and dtypes models hand it",
         k(kF32, {B, H, S, E}, dense(B, H, S, E), 22), v(kF32, {B, H, S, 24}, dense(B, H, S, 24), 23);
     check(q, k, v, nullptr, false, 2e-5);
   }
+}
+
+TEST_CASE("sdpa flash_attention_for_cpu: bfloat16 on bf16 pairs and widened to float32", "[shim][ops][attention]") {
+  // Both routes against the double reference; where this CPU has the pairs (AVX-512 BF16), the two must differ
+  // (the probabilities are rounded to bf16 on one), else the switch changes nothing.
+  const int64_t B = 2, H = 4, L = 50;
+  std::vector<double> outputs[2];
+  for (const bool pairs : {true, false}) {
+    mpspack::Tuning t = mpspack::tuning();
+    t.cpu_attention_pairs = pairs;
+    mpspack::ScopedTuning scoped(t);
+    INFO("pairs route " << pairs);
+    for (const int64_t S : {45, 64}) {  // an odd and an even number of keys (values paired by rows)
+      for (const int64_t E : {20, 64}) {
+        INFO("S " << S << " E " << E);
+        Operand q(kBF16, {B, H, L, E}, from_rows(B, H, L, E), 40), k(kBF16, {B, 2, S, E}, from_rows(B, 2, S, E), 41),
+            v(kBF16, {B, 2, S, 24}, dense(B, 2, S, 24), 42);
+        check(q, k, v, nullptr, true, 4e-3);
+        check(q, k, v, nullptr, false, 4e-3);
+        Operand m(kBF16, {B, 1, L, S}, dense(B, 1, L, S), 43, -2.f, 2.f);
+        check(q, k, v, &m, false, 4e-3);
+      }
+    }
+    Operand q(kBF16, {B, H, L, 64}, dense(B, H, L, 64), 44), k(kBF16, {B, H, L, 64}, dense(B, H, L, 64), 45),
+        v(kBF16, {B, H, L, 64}, dense(B, H, L, 64), 46);
+    Handle O, LSE;
+    REQUIRE(aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(q.t.get(), k.t.get(), v.t.get(), 0.0, 1, nullptr,
+                                                                       nullptr, O.out(), LSE.out()) == 0);
+    outputs[pairs ? 0 : 1] = read_any(O.get());
+  }
+  if (mpspack::shim::attn::best_kernels().product_bf16 != nullptr) CHECK(outputs[0] != outputs[1]);
+  else CHECK(outputs[0] == outputs[1]);
 }

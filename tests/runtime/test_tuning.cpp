@@ -42,6 +42,7 @@ TEST_CASE("tuning: unset switches give the measured defaults", "[tuning]") {
   CHECK(t.cpu_int4mm.empty());
   CHECK(t.cpu_pack_weights);
   CHECK(t.cpu_block_cache);
+  CHECK(t.cpu_attention_pairs);
   CHECK(!t.profile_shim);
   CHECK(t.cublas.empty());
   CHECK(t.cudnn.empty());
@@ -69,6 +70,7 @@ TEST_CASE("tuning: each switch is read from its variable", "[tuning]") {
                          {"MPSPACK_CPU_INT4MM", "direct"},
                          {"MPSPACK_CPU_PACK_WEIGHTS", "off"},
                          {"MPSPACK_CPU_BLOCK_CACHE", "off"},
+                         {"MPSPACK_CPU_ATTENTION", "widen"},
                          {"MPSPACK_PROFILE_SHIM", "1"},
                          {"MPSPACK_CUBLAS", "/x/libcublas.so"},
                          {"MPSPACK_CUDNN", "/x/libcudnn.so"},
@@ -95,6 +97,7 @@ TEST_CASE("tuning: each switch is read from its variable", "[tuning]") {
   CHECK(t.cpu_int4mm == "direct");
   CHECK(!t.cpu_pack_weights);
   CHECK(!t.cpu_block_cache);
+  CHECK(!t.cpu_attention_pairs);
   CHECK(t.profile_shim);
   CHECK(t.cublas == "/x/libcublas.so");
   CHECK(t.cudnn == "/x/libcudnn.so");

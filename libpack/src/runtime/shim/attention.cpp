@@ -7,13 +7,15 @@
 // the mask are read where they are (float32 rows in place; bf16/f16 widened by the thread that needs them, query
 // rows a block at a time, keys and values a head at a time, never copied whole). Keys and values may have fewer
 // heads than the query (grouped-query attention, H a multiple of theirs): query head h reads key/value head
-// h / (H / Hk), and a thread keeps one key/value head, transposed or widened, for the whole group.
+// h / (H / Hk), and a thread keeps one key/value head, transposed or widened, for the whole group. bf16 q, k and v
+// on a CPU with AVX-512 BF16 are multiplied as bf16 pairs instead of widened (pairs_route), as torch multiplies them.
 // Float64 (attend<double>): the same blocks on blas.hpp's products.
 #include "aoti_shim.h"
 #include "attention_kernels.hpp"
 #include "blas.hpp"
 #include "parallel.hpp"
 #include "tensor.hpp"
+#include "runtime/tuning/tuning.hpp"
 
 #include <mpspack/half.hpp>
 
@@ -249,6 +251,35 @@ void transpose_keys(const attn::Kernels& kern, const Operand& k, int64_t b, int6
   for (int64_t e = 0; e < E; ++e) std::fill(kt + e * ld + n, kt + e * ld + ld, 0.0f);
 }
 
+// The key rows [0, n) of head (b, h) as bf16 pairs for attn::Kernels::product_bf16: kw[p * ld + j] = the 32-bit word
+// holding k[j, 2p] and k[j, 2p + 1] (bf16 rows with a stride-1 last dim, E even).
+void pack_key_pairs(const Operand& k, int64_t b, int64_t h, int64_t n, int64_t E, uint32_t* kw, int64_t ld) {
+  constexpr int64_t kTile = 16;  // as transpose_keys: 16 keys' words at a time
+  const int64_t P = E / 2;
+  for (int64_t j0 = 0; j0 < n; j0 += kTile) {
+    const int64_t jn = std::min(kTile, n - j0);
+    uint32_t tile[kTile][128];
+    for (int64_t p0 = 0; p0 < P; p0 += 128) {
+      const int64_t pn = std::min<int64_t>(128, P - p0);
+      for (int64_t j = 0; j < jn; ++j) std::memcpy(tile[j], k.at4(b, h, j0 + j) + p0 * 4, std::size_t(pn) * 4);
+      for (int64_t p = 0; p < pn; ++p)
+        for (int64_t j = 0; j < jn; ++j) kw[(p0 + p) * ld + j0 + j] = tile[j][p];
+    }
+  }
+}
+
+// The value rows [0, n) of head (b, h) as bf16 pairs of consecutive rows: vw[j * Ev + e] = v[2j, e] | v[2j + 1, e]
+// << 16, for j < ceil(n / 2); an odd n's last pair takes zero for its missing row.
+void pack_value_pairs(const attn::Kernels& kern, const Operand& v, int64_t b, int64_t h, int64_t n, int64_t Ev,
+                      uint32_t* vw, std::vector<uint16_t>& zeros) {
+  if (int64_t(zeros.size()) < Ev) zeros.assign(std::size_t(Ev), 0);
+  for (int64_t j = 0; 2 * j < n; ++j) {
+    const auto* r0 = reinterpret_cast<const uint16_t*>(v.at4(b, h, 2 * j));
+    const auto* r1 = 2 * j + 1 < n ? reinterpret_cast<const uint16_t*>(v.at4(b, h, 2 * j + 1)) : zeros.data();
+    kern.interleave_bf16(r0, r1, Ev, vw + j * Ev);
+  }
+}
+
 // The mask's row for (b, h, i): added to (or, bool, kept where set in) the scores s[0, n).
 void apply_mask_row(const View4& m, bool is_bool, int64_t b, int64_t h, int64_t i, float* s, int64_t n) {
   const char* row = m.p + (b * m.st[0] + h * m.st[1] + i * m.st[2]) * int64_t(m.isz);
@@ -284,14 +315,17 @@ constexpr int64_t kDotRows = 4;
 // One thread's scratch, kept between calls (grown, never shrunk): a call allocates nothing per block.
 struct Scratch {
   std::vector<float> q, kt, v, scores, out, inv;
+  std::vector<uint32_t> kw, vw;        // keys and values as bf16 pairs (the pairs route)
+  std::vector<uint16_t> probs, zeros;  // a block's probabilities rounded to bf16; a row of zeros
   // Whose keys kt holds: the call (a number no other call had), the key/value head (b * Hk + h / group), how many
   // keys, rows ld apart.
   uint64_t kt_call = 0;
   int64_t kt_head = -1, kt_keys = 0, kt_ld = 0;
-  // Whose values v holds widened (bf16, f16 or strided ones), rows Ev apart: as for kt.
+  // Whose values v (or vw) holds widened or paired (bf16, f16 or strided ones), rows Ev apart: as for kt.
   uint64_t v_call = 0;
   int64_t v_head = -1, v_keys = 0;
-  static float* fit(std::vector<float>& buf, int64_t n) {
+  template <class T>
+  static T* fit(std::vector<T>& buf, int64_t n) {
     if (int64_t(buf.size()) < n) buf.resize(std::size_t(n));
     return buf.data();
   }
@@ -325,7 +359,18 @@ struct F32Call {
   Tensor& out;
   Tensor& lse;
   uint64_t id;  // no other call had it: tells a thread's kept keys from another call's
+  bool pairs;   // every block's output, and the scores of blocks of kDotRows rows or more, on bf16 pairs
 };
+
+// Whether a call's products take bf16 pairs (attn::Kernels::product_bf16, AVX-512 BF16): q, k and v bf16 with a
+// stride-1 last dim and an even head width, unless MPSPACK_CPU_ATTENTION=widen. The scores are then summed in
+// float32 from exact products of the bf16 values, and the probabilities rounded to bf16 before the second product,
+// as torch's bf16 kernel does; else every operand is widened to float32 (float32 products of the same values).
+bool pairs_route(const attn::Kernels& kern, const Operand& q, const Operand& k, const Operand& v, int64_t E) {
+  const auto bf16 = static_cast<int32_t>(DType::bf16);
+  return kern.product_bf16 != nullptr && mpspack::tuning().cpu_attention_pairs && E % 2 == 0 && q.dtype == bf16 &&
+         k.dtype == bf16 && v.dtype == bf16 && q.st[3] == 1 && k.st[3] == 1 && v.st[3] == 1;
+}
 
 // One block: rows [i0, i0 + n) of image b, head h, seeing keys [0, keys).
 struct Block {
@@ -349,8 +394,8 @@ const float* rows_as_float(const attn::Kernels& kern, const Operand& o, int64_t 
 float* block_scores(const F32Call& c, Scratch& sc, const Block& k, int64_t& ld) {
   const Problem& p = c.p;
   int64_t qld;
-  const float* qa = rows_as_float(c.kern, c.Q, k.b, k.h, k.i0, k.n, p.E, sc.q, qld);
   if (k.n < kDotRows) {  // against the keys where they are (or widened, not transposed)
+    const float* qa = rows_as_float(c.kern, c.Q, k.b, k.h, k.i0, k.n, p.E, sc.q, qld);
     int64_t kld;
     sc.kt_head = -1;  // kt may hold the widened keys now, not transposed ones
     const float* kr = rows_as_float(c.kern, c.K, k.b, k.h / p.group, 0, k.keys, p.E, sc.kt, kld);
@@ -360,15 +405,20 @@ float* block_scores(const F32Call& c, Scratch& sc, const Block& k, int64_t& ld) 
     return s;
   }
   ld = (k.keys + 15) / 16 * 16;
-  // This thread's last block of the same head transposed as many keys or more: kept (its rows are longer; the
-  // scores past `keys` are left out after).
-  const int64_t bh = k.b * (p.H / p.group) + k.h / p.group;  // the key/value head: query heads of a group share it
-  if (!(sc.kt_call == c.id && sc.kt_head == bh && sc.kt_keys >= k.keys)) {
-    Scratch::fit(sc.kt, p.E * ld);
-    transpose_keys(c.kern, c.K, k.b, k.h / p.group, k.keys, p.E, sc.kt.data(), ld);
-    sc.kt_call = c.id, sc.kt_head = bh, sc.kt_keys = k.keys, sc.kt_ld = ld;
-  }
   float* s = Scratch::fit(sc.scores, k.n * ld);
+  // This thread's last block of the same head transposed (or paired) as many keys or more: kept (its rows are
+  // longer; the scores past `keys` are left out after).
+  const int64_t bh = k.b * (p.H / p.group) + k.h / p.group;  // the key/value head: query heads of a group share it
+  const bool kept = sc.kt_call == c.id && sc.kt_head == bh && sc.kt_keys >= k.keys;
+  if (!kept) sc.kt_call = c.id, sc.kt_head = bh, sc.kt_keys = k.keys, sc.kt_ld = ld;
+  if (c.pairs) {
+    if (!kept) pack_key_pairs(c.K, k.b, k.h / p.group, k.keys, p.E, Scratch::fit(sc.kw, p.E / 2 * ld), ld);
+    const auto* q = reinterpret_cast<const uint16_t*>(c.Q.at4(k.b, k.h, k.i0));
+    c.kern.product_bf16(k.n, k.keys, p.E / 2, float(p.scale), nullptr, q, c.Q.st[2], sc.kw.data(), sc.kt_ld, s, ld);
+    return s;
+  }
+  if (!kept) transpose_keys(c.kern, c.K, k.b, k.h / p.group, k.keys, p.E, Scratch::fit(sc.kt, p.E * ld), ld);
+  const float* qa = rows_as_float(c.kern, c.Q, k.b, k.h, k.i0, k.n, p.E, sc.q, qld);
   c.kern.product(k.n, ld, p.E, float(p.scale), nullptr, qa, qld, sc.kt.data(), sc.kt_ld, s, ld);
   return s;
 }
@@ -399,22 +449,36 @@ void block_softmax(const F32Call& c, const Block& k, float* s, int64_t ld, float
 void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s, int64_t ld, const float* inv) {
   const Problem& p = c.p;
   Tensor& out = c.out;
-  // Values widened are kept for the thread's next block of the same key/value head, as the transposed keys are.
-  const int64_t bh = k.b * (p.H / p.group) + k.h / p.group;
-  int64_t vld = p.Ev;
-  const float* va = sc.v.data();
-  if (c.V.in_place() || !(sc.v_call == c.id && sc.v_head == bh && sc.v_keys >= k.keys)) {
-    va = rows_as_float(c.kern, c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, sc.v, vld);
-    if (!c.V.in_place()) sc.v_call = c.id, sc.v_head = bh, sc.v_keys = k.keys;
-  }
   const int64_t oisz = int64_t(out.itemsize());
   char* out0 = out.data() + (k.b * out.strides[0] + k.h * out.strides[1] + k.i0 * out.strides[2]) * oisz;
-  if (out.dtype == static_cast<int32_t>(DType::f32) && out.strides[3] == 1) {
-    c.kern.product(k.n, p.Ev, k.keys, 1.0f, inv, s, ld, va, vld, reinterpret_cast<float*>(out0), out.strides[2]);
-    return;
+  const bool direct = out.dtype == static_cast<int32_t>(DType::f32) && out.strides[3] == 1;
+  float* o = direct ? reinterpret_cast<float*>(out0) : Scratch::fit(sc.out, k.n * p.Ev);
+  const int64_t ldo = direct ? out.strides[2] : p.Ev;
+  // Values widened or paired are kept for the thread's next block of the same key/value head, as the keys are.
+  const int64_t bh = k.b * (p.H / p.group) + k.h / p.group;
+  const bool kept = sc.v_call == c.id && sc.v_head == bh && sc.v_keys >= k.keys;
+  if (c.pairs) {
+    const int64_t pairs = (k.keys + 1) / 2;
+    if (!kept) {
+      pack_value_pairs(c.kern, c.V, k.b, k.h / p.group, k.keys, p.Ev, Scratch::fit(sc.vw, pairs * p.Ev), sc.zeros);
+      sc.v_call = c.id, sc.v_head = bh, sc.v_keys = k.keys;
+    }
+    uint16_t* probs = Scratch::fit(sc.probs, k.n * 2 * pairs);
+    for (int64_t r = 0; r < k.n; ++r) {
+      c.kern.narrow_bf16(s + r * ld, k.keys, probs + r * 2 * pairs);
+      if (k.keys % 2 != 0) probs[r * 2 * pairs + k.keys] = 0;
+    }
+    c.kern.product_bf16(k.n, p.Ev, pairs, 1.0f, inv, probs, 2 * pairs, sc.vw.data(), p.Ev, o, ldo);
+  } else {
+    int64_t vld = p.Ev;
+    const float* va = sc.v.data();
+    if (c.V.in_place() || !kept) {
+      va = rows_as_float(c.kern, c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, sc.v, vld);
+      if (!c.V.in_place()) sc.v_call = c.id, sc.v_head = bh, sc.v_keys = k.keys;
+    }
+    c.kern.product(k.n, p.Ev, k.keys, 1.0f, inv, s, ld, va, vld, o, ldo);
   }
-  float* o = Scratch::fit(sc.out, k.n * p.Ev);
-  c.kern.product(k.n, p.Ev, k.keys, 1.0f, inv, s, ld, va, vld, o, p.Ev);
+  if (direct) return;
   for (int64_t r = 0; r < k.n; ++r) {
     char* orow = out0 + r * out.strides[2] * oisz;
     if (out.dtype == static_cast<int32_t>(DType::bf16) && out.strides[3] == 1) {
@@ -428,7 +492,9 @@ void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s,
 
 void attend_f32(const Problem& p, const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, Tensor& lse) {
   static std::atomic<uint64_t> calls{0};
-  const F32Call c{p, attn::best_kernels(), operand_of(q), operand_of(k), operand_of(v), out, lse, ++calls};
+  const attn::Kernels& kern = attn::best_kernels();
+  const Operand Q = operand_of(q), K = operand_of(k), V = operand_of(v);
+  const F32Call c{p, kern, Q, K, V, out, lse, ++calls, pairs_route(kern, Q, K, V, p.E)};
   const int64_t rows = rows_per_block_f32(p, thread_count());
   const int64_t blocks_per_head = (p.L + rows - 1) / rows, tasks = p.B * p.H * blocks_per_head;
   std::atomic<int64_t> next{0};

@@ -29,6 +29,13 @@ struct Kernels {
   // run at the set's width, as the products do, rather than at the baseline's.
   void (*widen_bf16)(const uint16_t* s, int64_t n, float* d);
   void (*narrow_bf16)(const float* s, int64_t n, uint16_t* d);
+  // Products of bfloat16 pairs with float32 sums, where the CPU has AVX-512 BF16 (null elsewhere):
+  // C[m, n] = scale[m] (or alpha) * sum over p < P of A[m, 2p] * B[p][n].lo + A[m, 2p + 1] * B[p][n].hi, where A's
+  // rows are bf16 values (lda apart, 2P read from each) and each B[p][n] a 32-bit word holding two (ldb words apart).
+  void (*product_bf16)(int64_t M, int64_t N, int64_t P, float alpha, const float* scale, const uint16_t* A, int64_t lda,
+                       const uint32_t* B, int64_t ldb, float* C, int64_t ldc);
+  // out[e] = r0[e] | r1[e] << 16 for e < n: two bf16 rows interleaved into the pairs product_bf16's B holds.
+  void (*interleave_bf16)(const uint16_t* r0, const uint16_t* r1, int64_t n, uint32_t* out);
 };
 
 // The fastest set this CPU runs.

@@ -85,6 +85,7 @@ void read_cpu_shim(Lookup lookup, Tuning& t) {
   t.cpu_int4mm = text(lookup, "MPSPACK_CPU_INT4MM");
   t.cpu_pack_weights = one_of<bool>(lookup, "MPSPACK_CPU_PACK_WEIGHTS", {{"on", true}, {"off", false}});
   t.cpu_block_cache = one_of<bool>(lookup, "MPSPACK_CPU_BLOCK_CACHE", {{"on", true}, {"off", false}});
+  t.cpu_attention_pairs = one_of<bool>(lookup, "MPSPACK_CPU_ATTENTION", {{"pairs", true}, {"widen", false}});
   const char* profile = given(lookup, "MPSPACK_PROFILE_SHIM");
   t.profile_shim = profile != nullptr && std::string_view(profile) != "0";
 }

@@ -71,6 +71,9 @@ struct Tuning {
   // MPSPACK_CPU_BLOCK_CACHE (on by default): freed CPU storages of 64 KiB or more are kept for the next allocation of
   // their size class (shim/cpu_block_cache.hpp); off frees every one to the C library.
   bool cpu_block_cache = true;
+  // MPSPACK_CPU_ATTENTION (pairs by default): bf16 attention multiplies bf16 pairs where the CPU has AVX-512 BF16
+  // (shim/attention.cpp, pairs_route); widen multiplies its operands widened to float32 (for comparisons).
+  bool cpu_attention_pairs = true;
 
   // --- CUDA: the libraries opened at first use (empty: the usual names), convolutions, attention, and the shape of
   // the weight upload (docs/PERFORMANCE.md, "GPU").
