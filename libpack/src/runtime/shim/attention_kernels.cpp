@@ -1,6 +1,6 @@
 // attention_kernels.hpp: the kernel text of attention_kernels.inc compiled three times, each under its instruction
-// set's target options with its vector type, and the pick among them by what the CPU reports (no ifunc resolver,
-// so the AddressSanitizer build runs them too).
+// set's target options with its vector type, the bf16 pair products for AVX-512 BF16, and the pick among them by
+// what the CPU reports (no ifunc resolver, so the AddressSanitizer build runs them too).
 #include "attention_kernels.hpp"
 #include "kernel_sets.hpp"
 #include "simd_f32.hpp"

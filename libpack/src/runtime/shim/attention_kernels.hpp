@@ -2,7 +2,7 @@
 // query rows against 64-wide heads is a product too small for a BLAS call to pay its packing and dispatch
 // (bench/attention_cpu.cpp), so attention multiplies in registers itself. The same source (attention_kernels.inc)
 // is compiled for AVX-512, for AVX2 + FMA and for the portable baseline; the set this CPU runs is picked at the
-// first call, as int8_rows.hpp does.
+// first call, as int8_rows.hpp does. CPUs with AVX-512 BF16 get the AVX-512 set with bf16 pair products added.
 #pragma once
 
 #include <cstdint>
