@@ -208,6 +208,8 @@ struct Operand {
   }
   // Whether rows are read in place: float32 with a stride-1 last dim.
   bool in_place() const { return dtype == static_cast<int32_t>(DType::f32) && st[3] == 1; }
+  // Whether rows are bf16 with a stride-1 last dim: widened on vectors, or multiplied as pairs.
+  bool dense_bf16() const { return dtype == static_cast<int32_t>(DType::bf16) && st[3] == 1; }
 };
 
 Operand operand_of(const Tensor& t) {
@@ -217,9 +219,9 @@ Operand operand_of(const Tensor& t) {
 // `width` elements of a row from src (an element pointer) into d as float: dense bf16 rows on the kernel set's
 // vectors, dense f32 rows copied, anything else element by element.
 void widen_row(const attn::Kernels& kern, const Operand& o, const char* src, int64_t width, float* d) {
-  if (o.st[3] == 1 && o.dtype == static_cast<int32_t>(DType::bf16)) {
+  if (o.dense_bf16()) {
     kern.widen_bf16(reinterpret_cast<const uint16_t*>(src), width, d);
-  } else if (o.st[3] == 1 && o.dtype == static_cast<int32_t>(DType::f32)) {
+  } else if (o.in_place()) {
     std::memcpy(d, src, std::size_t(width) * 4);
   } else {
     for (int64_t e = 0; e < width; ++e) d[e] = o.at(src, e * o.st[3]);
@@ -367,9 +369,8 @@ struct F32Call {
 // float32 from exact products of the bf16 values, and the probabilities rounded to bf16 before the second product,
 // as torch's bf16 kernel does; else every operand is widened to float32 (float32 products of the same values).
 bool pairs_route(const attn::Kernels& kern, const Operand& q, const Operand& k, const Operand& v, int64_t E) {
-  const auto bf16 = static_cast<int32_t>(DType::bf16);
-  return kern.product_bf16 != nullptr && mpspack::tuning().cpu_attention_pairs && E % 2 == 0 && q.dtype == bf16 &&
-         k.dtype == bf16 && v.dtype == bf16 && q.st[3] == 1 && k.st[3] == 1 && v.st[3] == 1;
+  return kern.product_bf16 != nullptr && mpspack::tuning().cpu_attention_pairs && E % 2 == 0 && q.dense_bf16() &&
+         k.dense_bf16() && v.dense_bf16();
 }
 
 // One block: rows [i0, i0 + n) of image b, head h, seeing keys [0, keys).

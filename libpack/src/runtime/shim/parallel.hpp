@@ -11,8 +11,8 @@
 namespace mpspack::shim {
 
 // MPSPACK_CPU_GEMV, for measurements: "blas" leaves matrix-vector products whole to OpenBLAS's GEMV, "pool" always
-// uses mpspack's own pool, "openblas" computes the split float32 ones on OpenBLAS's GEMV instead of mpspack's
-// kernels (gemv_rows.hpp); empty by default.
+// uses mpspack's own pool, "openblas" computes the float32 ones, split or not, on OpenBLAS's GEMV instead of
+// mpspack's kernels (gemv_rows.hpp); empty by default.
 std::string_view gemv_mode();
 
 // The CPUs this process may run on (its affinity mask), at least 1.
