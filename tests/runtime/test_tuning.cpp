@@ -124,7 +124,8 @@ TEST_CASE("tuning: a value that is not a switch's own keeps its default", "[tuni
                          {"MPSPACK_UPLOAD_MODE", ""},
                          {"MPSPACK_UPLOAD_CHUNK_MIB", "2x"},
                          {"MPSPACK_UPLOAD_THREADS", "many"},
-                         {"MPSPACK_CUBLAS", ""}});
+                         {"MPSPACK_CUBLAS", ""},
+                         {"MPSPACK_CPU_ATTENTION", "off"}});
   CHECK(t.embedded_weights == EmbeddedWeights::Mmap);
   CHECK(t.large_blocks);
   CHECK(t.map_weights_min_bytes == uint64_t(1) << 20);
@@ -136,6 +137,7 @@ TEST_CASE("tuning: a value that is not a switch's own keeps its default", "[tuni
   CHECK(t.upload_chunk_mib == 2);
   CHECK(t.upload_threads == 12);  // set, it decides; not a count: the twelve that keep up with the bus
   CHECK(t.cublas.empty());
+  CHECK(t.cpu_attention_pairs);
 }
 
 TEST_CASE("tuning: a ScopedTuning is in force while it lives, and the one before it after", "[tuning]") {
