@@ -116,6 +116,17 @@ def test_table_rows_have_every_column():
     json.dumps([old, new, failed])
 
 
+def test_a_miss_says_how_far_torchs_runtime_is():
+    both = _row(match=False, mismatches=7, max_abs=0.16)
+    both["torch"]["vs_eager"] = [{"ok": False, "max_abs": 0.154, "max_rel": 9.0}]
+    ours = _row(match=False, mismatches=7, max_abs=0.16)
+    ours["torch"]["vs_eager"] = [{"ok": True, "max_abs": 1e-6, "max_rel": 1e-4}]
+    cell = report.COLUMNS.index("matches torch eager: max abs / rel error (rtol, atol)")
+    both_cells, ours_cells = (report.table_row(r).split(" | ")[cell] for r in (both, ours))
+    assert both_cells.startswith("NO (7 elements): 0.16") and both_cells.endswith("torch's runtime misses too: 0.15")
+    assert "torch's runtime" not in ours_cells
+
+
 # --- the decode module, with torch 1.13's stand-in for scaled_dot_product_attention ---
 
 needs_torch = pytest.mark.skipif(torch is None, reason="no torch here")
