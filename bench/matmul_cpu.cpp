@@ -4,9 +4,10 @@
 // aoti_torch_cpu_addmm_out(out, bias, x, weight^T), as AOTInductor's generated code calls it.
 //
 //   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build matmul_cpu && build/bin/matmul_cpu [REPS=200]
-//   [linears|decode|prompt]
+//   [linears|decode|prompt|batched]
 // OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). "linears": the float32
-// Linear layers' table only (bench/device/matmul_torch.py sets torch's times beside it).
+// Linear layers' table only (bench/device/matmul_torch.py sets torch's times beside it). "batched": float32 bmm
+// against one mm call a matrix, on attention-sized batches.
 #include "runtime/shim/aoti_shim.h"
 #include "runtime/shim/constant_memory.hpp"
 #include "runtime/shim/parallel.hpp"
@@ -124,6 +125,71 @@ double prompt_ms(int reps) {
   return cold_products_ms(layer, 24, true, reps);
 }
 
+// A batch of float32 products [batch, m, k] @ [batch, k, n], the right operand read transposed as a key is: median ms
+// of one bmm call, and of one mm call a matrix (how bmm runs a batch it does not spread over the threads).
+struct BatchTimes {
+  double bmm, one_at_a_time;
+};
+BatchTimes batched_ms(int64_t batch, const Shape& s, int reps) {
+  const auto f32 = static_cast<int32_t>(DType::f32);
+  TensorPtr a = random_tensor({batch, s.m, s.k}, f32, 1), bt = random_tensor({batch, s.n, s.k}, f32, 2),
+            out = random_tensor({batch, s.m, s.n}, f32, 3);
+  AtenTensorHandle b = nullptr;
+  const int64_t b_sizes[] = {batch, s.k, s.n}, b_strides[] = {s.n * s.k, 1, s.k};
+  if (aoti_torch__reinterpret_tensor(bt.get(), 3, b_sizes, b_strides, 0, &b) != 0) std::exit(1);
+  std::vector<AtenTensorHandle> mats;  // matrix z of a, b and out, for the one-at-a-time calls
+  for (int64_t z = 0; z < batch; ++z) {
+    const int64_t a_sizes[] = {s.m, s.k}, a_strides[] = {s.k, 1}, m_sizes[] = {s.k, s.n}, m_strides[] = {1, s.k},
+                  o_sizes[] = {s.m, s.n}, o_strides[] = {s.n, 1};
+    AtenTensorHandle h[3] = {};
+    if (aoti_torch__reinterpret_tensor(a.get(), 2, a_sizes, a_strides, z * s.m * s.k, &h[0]) != 0 ||
+        aoti_torch__reinterpret_tensor(bt.get(), 2, m_sizes, m_strides, z * s.n * s.k, &h[1]) != 0 ||
+        aoti_torch__reinterpret_tensor(out.get(), 2, o_sizes, o_strides, z * s.m * s.n, &h[2]) != 0)
+      std::exit(1);
+    mats.insert(mats.end(), h, h + 3);
+  }
+  auto median = [&](auto call) {
+    std::vector<double> ms;
+    for (int r = 0; r < reps + 5; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      call();
+      if (r >= 5)
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  };
+  const double whole = median([&] {
+    if (aoti_torch_cpu_bmm_out(out.get(), a.get(), b) != 0) std::exit(1);
+  });
+  const double each = median([&] {
+    for (size_t z = 0; z < mats.size(); z += 3)
+      if (aoti_torch_cpu_mm_out(mats[z + 2], mats[z], mats[z + 1]) != 0) std::exit(1);
+  });
+  for (AtenTensorHandle h : mats) aoti_torch_delete_tensor_object(h);
+  aoti_torch_delete_tensor_object(b);
+  return {whole, each};
+}
+
+void batched_table(int reps) {
+  std::printf(
+      "%u usable cores, shim threads: %u (%s); median of %d calls, ms\n\n| float32 bmm | bmm | one mm a matrix | "
+      "bmm / one at a time |\n|---|---|---|---|\n",
+      usable_cores(), thread_count(), threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
+  const struct {
+    int64_t batch;
+    Shape s;
+  } rows[] = {{4, {"4 x [64,64] @ [64,128] (deberta_v2: query by relative keys)", 64, 64, 128}},
+              {4, {"4 x [64,64] @ [64,64] (deberta_v2: query by keys)", 64, 64, 64}},
+              {12, {"12 x [128,64] @ [64,128] (BERT-base's scores, as a bmm)", 128, 64, 128}},
+              {8, {"8 x [64,32] @ [32,32] (small heads)", 64, 32, 32}},
+              {8, {"8 x [16,32] @ [32,16] (below the threads' threshold)", 16, 32, 16}}};
+  for (const auto& r : rows) {
+    const BatchTimes t = batched_ms(r.batch, r.s, reps);
+    std::printf("| %s | %.4f | %.4f | %.2fx |\n", r.s.what, t.bmm, t.one_at_a_time, t.bmm / t.one_at_a_time);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,6 +198,10 @@ int main(int argc, char** argv) {
   if (argc > 2 && std::string_view(argv[2]) == "decode") {
     std::printf("GPT-2 124M decode step, 72 batch-1 float32 products, weights cold (340 MB): %.3f ms, median of %d\n",
                 decode_step_ms(reps), reps);
+    return 0;
+  }
+  if (argc > 2 && std::string_view(argv[2]) == "batched") {
+    batched_table(reps);
     return 0;
   }
   if (argc > 2 && std::string_view(argv[2]) == "prompt") {

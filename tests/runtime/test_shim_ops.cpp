@@ -465,6 +465,54 @@ TEST_CASE("bmm_out with transposed batch operands, baddbmm_out", "[shim][ops]") 
   require_close(read_f32(O2.get()), want2);
 }
 
+// Matrices too small to split over the threads alone, a batch of them large enough to: the batch goes over the
+// threads at once, each matrix cut into blocks of rows where the team has more threads than the batch has matrices;
+// with MPSPACK_CPU_BMM=one, one product after another.
+TEST_CASE("bmm_out and baddbmm_out of small matrices, the batch over the threads", "[shim][ops]") {
+  const auto [Bn, M, K, N] = GENERATE(std::array<int64_t, 4>{8, 64, 32, 32}, std::array<int64_t, 4>{2, 64, 32, 48});
+  const bool over_threads = GENERATE(true, false);
+  mpspack::Tuning tuned = mpspack::tuning();
+  tuned.cpu_bmm_threads = over_threads;
+  const mpspack::ScopedTuning scoped(tuned);
+  INFO(Bn << " x [" << M << " x " << K << "] @ [" << K << " x " << N << "], " << mpspack::shim::thread_count()
+          << " threads, the batch over them: " << over_threads);
+  const auto a = random_floats(Bn * M * K, 21), b = random_floats(Bn * K * N, 22), self = random_floats(N, 23);
+  // b's matrices transposed, as a key is read for the scores.
+  Strided A({Bn, M, K}, {M * K, K, 1}, a), B({Bn, K, N}, {K * N, 1, K}, b), S({1, 1, N}, {N, N, 1}, self);
+  std::vector<double> want(Bn * M * N);
+  for (int64_t z = 0; z < Bn; ++z)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double r = 0;
+        for (int64_t k = 0; k < K; ++k) r += double(a[(z * M + i) * K + k]) * double(b[(z * K + k) * N + j]);
+        want[(z * M + i) * N + j] = r;
+      }
+  Handle O = empty({Bn, M, N}, {M * N, N, 1}, f32);
+  REQUIRE(aoti_torch_cpu_bmm_out(O.get(), A.h.get(), B.h.get()) == 0);
+  require_close(read_f32(O.get()), want);
+  Handle O2 = empty({Bn, M, N}, {M * N, N, 1}, f32);
+  REQUIRE(aoti_torch_cpu_baddbmm_out(O2.get(), S.h.get(), A.h.get(), B.h.get(), 1.0, 0.5) == 0);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = self[i % N] + 0.5 * want[i];
+  require_close(read_f32(O2.get()), want);
+}
+
+TEST_CASE("bmm_out in float64, the batch over the threads", "[shim][ops]") {
+  const int64_t Bn = 5, M = 48, K = 32, N = 40;
+  const auto af = random_floats(Bn * M * K, 11), bf = random_floats(Bn * K * N, 12);
+  std::vector<double> a(af.begin(), af.end()), b(bf.begin(), bf.end()), o(Bn * M * N, 0.0);
+  Handle A = from_blob(a.data(), {Bn, M, K}, {M * K, K, 1}, aoti_torch_dtype_float64());
+  Handle B = from_blob(b.data(), {Bn, K, N}, {K * N, 1, K}, aoti_torch_dtype_float64());
+  Handle O = from_blob(o.data(), {Bn, M, N}, {M * N, N, 1}, aoti_torch_dtype_float64());
+  REQUIRE(aoti_torch_cpu_bmm_out(O.get(), A.get(), B.get()) == 0);
+  for (int64_t z = 0; z < Bn; ++z)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double r = 0;
+        for (int64_t k = 0; k < K; ++k) r += a[(z * M + i) * K + k] * b[z * K * N + j * K + k];
+        CHECK(std::abs(o[(z * M + i) * N + j] - r) <= 1e-12 * (1 + std::abs(r)));
+      }
+}
+
 namespace {
 
 std::vector<double> ref_conv2d(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>* bias,

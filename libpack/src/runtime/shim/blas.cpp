@@ -190,6 +190,8 @@ void gemv_here(bool trans, int64_t rows, int64_t cols, T alpha, const T* a, int6
 
 template void gemm_here<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
                                int64_t, float, float*, int64_t);
+template void gemm_here<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t, const double*,
+                                int64_t, double, double*, int64_t);
 template void gemv_here<float>(bool, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float,
                                float*, int64_t);
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,

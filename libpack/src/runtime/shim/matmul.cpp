@@ -6,6 +6,7 @@
 #include "element.hpp"
 #include "onednn_plugin.hpp"
 #include "parallel.hpp"
+#include "runtime/tuning/tuning.hpp"
 #include "tensor.hpp"
 
 #include <algorithm>
@@ -361,7 +362,51 @@ bool linear_on_onednn(Tensor& out, const Tensor* self, const Tensor& a, const Te
                       out.strides[0], bias);
 }
 
+// A product's multiply-adds a thread below which splitting it over the team costs more than it gains, so that a batch
+// of such products runs better as whole matrices (or blocks of their rows) a thread each: DeBERTa's disentangled
+// attention multiplies 4 heads of [64 x 64] @ [64 x 128], 32K a thread on 16 cores, which one head after another on
+// oneDNN's team took 54 us a call, 0.86 ms of the model's 2.8 (docs/PERFORMANCE.md, "Architectures a new user tried").
+constexpr double kBatchThreadMacs = double(1 << 16);
+
+// A float product batch at once on the threads when each product is too small to split well alone (above), and the
+// batch is large enough to pay for waking them (kOnednnGemmMinMacs, where a lone product goes to oneDNN's team).
+// Where the batch has fewer matrices than the team has threads, each is cut into blocks of rows (16 or more) to fill
+// it. Each block is one product on its thread. False, with nothing done, for other dtypes, matrix-vector shapes,
+// larger products, matrices BLAS cannot read as they are, or MPSPACK_CPU_BMM=one: those go one product at a time.
+template <class T>
+bool batch_over_threads(Tensor& out, const Tensor& a, const Tensor& b, T alpha, bool has_acc) {
+  const int64_t batch = out.sizes[0], M = out.sizes[1], N = out.sizes[2], K = a.sizes[2];
+  const double macs = double(M) * double(N) * double(K);
+  const unsigned threads = thread_count();
+  if (!mpspack::tuning().cpu_bmm_threads || batch < 2 || M < 2 || N < 2 || K < 1 || threads < 2 ||
+      macs >= kBatchThreadMacs * threads || macs * double(batch) < kOnednnGemmMinMacs)
+    return false;
+  const Mat C = mat_of(out, 1), A = mat_of(a, 1), B = mat_of(b, 1);
+  const BlasOperand oc = blas_view(C), oa = blas_view(A), ob = blas_view(B);
+  if (!oc.ok || oc.trans || !oa.ok || !ob.ok) return false;
+  for (int64_t v : {M, N, K, oa.ld, ob.ld, oc.ld})
+    if (!fits_int(v)) return false;
+  const int64_t blocks = std::clamp<int64_t>((int64_t(threads) + batch - 1) / batch, 1, std::max<int64_t>(M / 16, 1));
+  const int64_t tasks = batch * blocks;
+  const T beta = has_acc ? T(1) : T(0);
+  run_parts([&](unsigned t, unsigned parts) {
+    for (int64_t task = t; task < tasks; task += parts) {
+      const int64_t z = task / blocks, block = task % blocks;
+      const int64_t r0 = M * block / blocks, r1 = M * (block + 1) / blocks;
+      const T* ap = reinterpret_cast<const T*>(A.p) + z * a.strides[0] + r0 * A.s0;
+      const T* bp = reinterpret_cast<const T*>(B.p) + z * b.strides[0];
+      T* cp = reinterpret_cast<T*>(C.p) + z * out.strides[0] + r0 * C.s0;
+      gemm_here<T>(oa.trans, ob.trans, r1 - r0, N, K, alpha, ap, oa.ld, bp, ob.ld, beta, cp, oc.ld);
+    }
+  });
+  return true;
+}
+
 void batched(Tensor& out, const Tensor& a, const Tensor& b, double alpha, bool has_acc) {
+  if (out.dtype == static_cast<int32_t>(DType::f32) &&
+      batch_over_threads<float>(out, a, b, static_cast<float>(alpha), has_acc))
+    return;
+  if (out.dtype == static_cast<int32_t>(DType::f64) && batch_over_threads<double>(out, a, b, alpha, has_acc)) return;
   const std::size_t isz = out.itemsize();
   for (int64_t i = 0; i < out.sizes[0]; ++i) {
     Mat C = mat_of(out, 1), A = mat_of(a, 1), B = mat_of(b, 1);

@@ -86,6 +86,7 @@ void read_cpu_shim(Lookup lookup, Tuning& t) {
   t.cpu_pack_weights = one_of<bool>(lookup, "MPSPACK_CPU_PACK_WEIGHTS", {{"on", true}, {"off", false}});
   t.cpu_block_cache = one_of<bool>(lookup, "MPSPACK_CPU_BLOCK_CACHE", {{"on", true}, {"off", false}});
   t.cpu_attention_pairs = one_of<bool>(lookup, "MPSPACK_CPU_ATTENTION", {{"pairs", true}, {"widen", false}});
+  t.cpu_bmm_threads = one_of<bool>(lookup, "MPSPACK_CPU_BMM", {{"threads", true}, {"one", false}});
   const char* profile = given(lookup, "MPSPACK_PROFILE_SHIM");
   t.profile_shim = profile != nullptr && std::string_view(profile) != "0";
 }

@@ -74,6 +74,9 @@ struct Tuning {
   // MPSPACK_CPU_ATTENTION (pairs by default): bf16 attention multiplies bf16 pairs where the CPU has AVX-512 BF16
   // (shim/attention.cpp, pairs_route); widen multiplies its operands widened to float32 (for comparisons).
   bool cpu_attention_pairs = true;
+  // MPSPACK_CPU_BMM (threads by default): a float batch of products each too small to split well goes over the
+  // threads at once (shim/matmul.cpp, batch_over_threads); one runs them one product after another (for comparisons).
+  bool cpu_bmm_threads = true;
 
   // --- CUDA: the libraries opened at first use (empty: the usual names), convolutions, attention, and the shape of
   // the weight upload (docs/PERFORMANCE.md, "GPU").
