@@ -45,6 +45,20 @@ TensorPtr random_tensor(std::vector<int64_t> sizes, int32_t dtype, unsigned seed
   return t;
 }
 
+// Median ms of `reps` timed calls of call(), after `warmup` untimed ones.
+template <class Call>
+double median_call_ms(int reps, int warmup, const Call& call) {
+  std::vector<double> ms;
+  for (int r = 0; r < reps + warmup; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    if (r >= warmup)
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
 // with_bias: addmm(out, bias broadcast over rows, x, weight^T); else mm(out, x, weight^T). The weight is
 // registered as constant memory, as a loaded model's parameters are (MPSPACK_CPU_PACK_WEIGHTS=on packs it).
 double median_ms(int32_t dtype, const Shape& s, int reps, bool with_bias = true) {
@@ -56,19 +70,15 @@ double median_ms(int32_t dtype, const Shape& s, int reps, bool with_bias = true)
   if (aoti_torch__reinterpret_tensor(w.get(), 2, wt_sizes, wt_strides, 0, &wt) != 0 ||
       aoti_torch__reinterpret_tensor(b.get(), 2, b_sizes, b_strides, 0, &bias) != 0)
     std::exit(1);
-  std::vector<double> ms;
-  for (int r = 0; r < reps + 5; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
+  const double ms = median_call_ms(reps, 5, [&] {
     if ((with_bias ? aoti_torch_cpu_addmm_out(out.get(), bias, x.get(), wt, 1.0, 1.0)
                    : aoti_torch_cpu_mm_out(out.get(), x.get(), wt)) != 0)
       std::exit(1);
-    if (r >= 5) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  });
   aoti_torch_delete_tensor_object(wt);
   aoti_torch_delete_tensor_object(bias);
   remove_constant_ranges(w.get());
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return ms;
 }
 
 // Milliseconds a pass through `layers` layers of `layer`'s float32 products (mm, x @ weight^T), each layer's weights
@@ -91,19 +101,15 @@ double cold_products_ms(std::span<const Shape> layer, int layers, bool as_parame
       if (aoti_torch__reinterpret_tensor(lin.w.get(), 2, wt_sizes, wt_strides, 0, &lin.wt) != 0) std::exit(1);
       linears.push_back(std::move(lin));
     }
-  std::vector<double> ms;
-  for (int r = 0; r < reps + 2; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
+  const double ms = median_call_ms(reps, 2, [&] {
     for (Linear& lin : linears)
       if (aoti_torch_cpu_mm_out(lin.out.get(), lin.x.get(), lin.wt) != 0) std::exit(1);
-    if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
+  });
   for (Linear& lin : linears) {
     aoti_torch_delete_tensor_object(lin.wt);
     if (as_parameters) remove_constant_ranges(lin.w.get());
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return ms;
 }
 
 // A GPT-2 124M decode step's products: the 12 layers' q, k, v, output, MLP-in and MLP-out Linears at batch 1 (340 MB
@@ -148,21 +154,10 @@ BatchTimes batched_ms(int64_t batch, const Shape& s, int reps) {
       std::exit(1);
     mats.insert(mats.end(), h, h + 3);
   }
-  auto median = [&](auto call) {
-    std::vector<double> ms;
-    for (int r = 0; r < reps + 5; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      call();
-      if (r >= 5)
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
-  };
-  const double whole = median([&] {
+  const double whole = median_call_ms(reps, 5, [&] {
     if (aoti_torch_cpu_bmm_out(out.get(), a.get(), b) != 0) std::exit(1);
   });
-  const double each = median([&] {
+  const double each = median_call_ms(reps, 5, [&] {
     for (size_t z = 0; z < mats.size(); z += 3)
       if (aoti_torch_cpu_mm_out(mats[z + 2], mats[z], mats[z + 1]) != 0) std::exit(1);
   });
