@@ -1,20 +1,26 @@
 // The CPU shim's attention (aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu, shim/attention.cpp) on
 // the shapes of the zoo's transformers and of the full-size models: median and fastest of the timed calls.
 //
-//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build attention_cpu && build/bin/attention_cpu [REPS=50]
-// OMP_NUM_THREADS sets the shim's threads (default: every core this process may use). The shapes, layouts and masks
-// are those of bench/device/attention_torch.py, in the same order: that script times torch on them.
+//   cmake -DMPSPACK_BUILD_BENCH=ON ... && ninja -C build attention_cpu && build/bin/attention_cpu [REPS=50] [TEAM]
+// TEAM: openmp (default) runs the kernel on libgomp's team, as in a model, whose library brings libgomp;
+// OMP_NUM_THREADS then sets the threads (default: every core this process may use). pool: on mpspack's own pool, as
+// where no libgomp is loaded (every usable core; taskset narrows it). The header says which ran and on how many
+// threads. The shapes, layouts and masks are those of bench/device/attention_torch.py, in the same order: that script
+// times torch on them.
 #include "runtime/shim/aoti_shim.h"
 #include "runtime/shim/parallel.hpp"
 #include "runtime/shim/tensor.hpp"
 
 #include <mpspack/half.hpp>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -102,8 +108,17 @@ std::pair<double, double> call_ms(const Shape& s, int reps) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 50;
-  const char* omp = std::getenv("OMP_NUM_THREADS");
-  std::printf("%u usable cores, shim threads: %s (%s); median of %d calls, ms\n\n", usable_cores(), omp ? omp : "all",
+  const std::string team = argc > 2 ? argv[2] : "openmp";
+  if (team != "openmp" && team != "pool") {
+    std::fprintf(stderr, "attention_cpu: TEAM is openmp or pool, not %s\n", team.c_str());
+    return 2;
+  }
+  // Loaded for good, as a model library's dependency is: the shim finds it (parallel.cpp, openmp()).
+  if (team == "openmp" && dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+    std::fprintf(stderr, "attention_cpu: libgomp.so.1 cannot be loaded (%s); run with TEAM pool\n", dlerror());
+    return 1;
+  }
+  std::printf("%u usable cores, shim threads: %u (%s); median of %d calls, ms\n\n", usable_cores(), thread_count(),
               threads_on_openmp() ? "libgomp" : "mpspack's pool", reps);
   std::printf("| attention | ms | fastest ms |\n|---|---|---|\n");
   constexpr Mask no = Mask::none;

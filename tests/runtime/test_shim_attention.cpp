@@ -335,6 +335,28 @@ TEST_CASE("sdpa flash_attention_for_cpu: the layouts and dtypes models hand it",
   }
 }
 
+TEST_CASE("sdpa flash_attention_for_cpu: blocks of any height give the reference's result", "[shim][ops][attention]") {
+  // MPSPACK_CPU_ATTENTION_ROWS sets the height: 1-3 rows take dot products with the keys where they are, taller
+  // blocks the transposed keys a thread keeps for its next block of the same head, a last block shorter than the
+  // rest, a block as tall as the sequence.
+  const int64_t B = 2, H = 3, L = 50, S = 45, E = 20;
+  for (const uint64_t rows : {1, 3, 7, 16, 49, 1000}) {
+    mpspack::Tuning t = mpspack::tuning();
+    t.cpu_attention_rows = rows;
+    mpspack::ScopedTuning scoped(t);
+    INFO("rows per block " << rows);
+    Operand q(kF32, {B, H, L, E}, from_rows(B, H, L, E), 50), k(kF32, {B, H, S, E}, from_rows(B, H, S, E), 51),
+        v(kF32, {B, H, S, E}, dense(B, H, S, E), 52);
+    check(q, k, v, nullptr, false, 2e-5);
+    check(q, k, v, nullptr, true, 2e-5);
+    Operand m(kF32, {B, 1, L, S}, dense(B, 1, L, S), 53, -2.f, 2.f);
+    check(q, k, v, &m, false, 2e-5);
+    Operand qb(kBF16, {B, H, L, E}, dense(B, H, L, E), 54), kb(kBF16, {B, 1, S, E}, dense(B, 1, S, E), 55),
+        vb(kBF16, {B, 1, S, E}, dense(B, 1, S, E), 56);
+    check(qb, kb, vb, nullptr, true, 4e-3);
+  }
+}
+
 TEST_CASE("sdpa flash_attention_for_cpu: bfloat16 on bf16 pairs and widened to float32", "[shim][ops][attention]") {
   // Both routes against the double reference; where this CPU has the pairs (AVX-512 BF16), the two must differ
   // (the probabilities are rounded to bf16 on one), else the switch changes nothing.

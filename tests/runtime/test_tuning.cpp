@@ -44,6 +44,7 @@ TEST_CASE("tuning: unset switches give the measured defaults", "[tuning]") {
   CHECK(t.cpu_block_cache);
   CHECK(t.cpu_attention_pairs);
   CHECK(t.cpu_bmm_threads);
+  CHECK(t.cpu_attention_rows == 0);
   CHECK(!t.profile_shim);
   CHECK(t.cublas.empty());
   CHECK(t.cudnn.empty());
@@ -73,6 +74,7 @@ TEST_CASE("tuning: each switch is read from its variable", "[tuning]") {
                          {"MPSPACK_CPU_BLOCK_CACHE", "off"},
                          {"MPSPACK_CPU_ATTENTION", "widen"},
                          {"MPSPACK_CPU_BMM", "one"},
+                         {"MPSPACK_CPU_ATTENTION_ROWS", "48"},
                          {"MPSPACK_PROFILE_SHIM", "1"},
                          {"MPSPACK_CUBLAS", "/x/libcublas.so"},
                          {"MPSPACK_CUDNN", "/x/libcudnn.so"},
@@ -101,6 +103,7 @@ TEST_CASE("tuning: each switch is read from its variable", "[tuning]") {
   CHECK(!t.cpu_block_cache);
   CHECK(!t.cpu_attention_pairs);
   CHECK(!t.cpu_bmm_threads);
+  CHECK(t.cpu_attention_rows == 48);
   CHECK(t.profile_shim);
   CHECK(t.cublas == "/x/libcublas.so");
   CHECK(t.cudnn == "/x/libcudnn.so");
@@ -129,7 +132,8 @@ TEST_CASE("tuning: a value that is not a switch's own keeps its default", "[tuni
                          {"MPSPACK_UPLOAD_THREADS", "many"},
                          {"MPSPACK_CUBLAS", ""},
                          {"MPSPACK_CPU_ATTENTION", "off"},
-                         {"MPSPACK_CPU_BMM", "1"}});
+                         {"MPSPACK_CPU_BMM", "1"},
+                         {"MPSPACK_CPU_ATTENTION_ROWS", "-4"}});
   CHECK(t.embedded_weights == EmbeddedWeights::Mmap);
   CHECK(t.large_blocks);
   CHECK(t.map_weights_min_bytes == uint64_t(1) << 20);
@@ -143,6 +147,7 @@ TEST_CASE("tuning: a value that is not a switch's own keeps its default", "[tuni
   CHECK(t.cublas.empty());
   CHECK(t.cpu_attention_pairs);
   CHECK(t.cpu_bmm_threads);
+  CHECK(t.cpu_attention_rows == 0);
 }
 
 TEST_CASE("tuning: a ScopedTuning is in force while it lives, and the one before it after", "[tuning]") {

@@ -335,8 +335,10 @@ struct Scratch {
 
 // Query rows per block: the makespan (rounds of blocks over the threads, times a block's multiply-adds plus its
 // fixed cost: the keys transposed, the scratch touched) smallest among a few heights, the taller on a tie. Scores
-// of a block stay within 256 KiB (L2) where rows allow.
+// of a block stay within 256 KiB (L2) where rows allow. MPSPACK_CPU_ATTENTION_ROWS sets them instead, for comparisons.
 int64_t rows_per_block_f32(const Problem& p, unsigned threads) {
+  if (const uint64_t forced = mpspack::tuning().cpu_attention_rows; forced > 0)
+    return std::max<int64_t>(1, std::min<int64_t>(int64_t(std::min<uint64_t>(forced, 1 << 20)), p.L));
   const int64_t S = std::max<int64_t>(p.S, 1), heads = p.B * p.H;
   int64_t best = 1;
   double best_cost = std::numeric_limits<double>::infinity();

@@ -26,9 +26,9 @@ bool on_unless_zero(Lookup lookup, const char* name) {
   return !(v != nullptr && std::string_view(v) == "0");
 }
 
-// A whole positive number, all of the value; otherwise `fallback`.
+// A whole positive number, all of the value; otherwise `fallback` (strtoull alone takes "-4" as 2^64 - 4, " 4" as 4).
 uint64_t positive_or(const char* v, uint64_t fallback) {
-  if (v == nullptr || *v == 0) return fallback;
+  if (v == nullptr || *v < '0' || *v > '9') return fallback;
   char* end = nullptr;
   const unsigned long long n = std::strtoull(v, &end, 10);
   return (end && *end == 0 && n > 0) ? n : fallback;
@@ -87,6 +87,7 @@ void read_cpu_shim(Lookup lookup, Tuning& t) {
   t.cpu_block_cache = one_of<bool>(lookup, "MPSPACK_CPU_BLOCK_CACHE", {{"on", true}, {"off", false}});
   t.cpu_attention_pairs = one_of<bool>(lookup, "MPSPACK_CPU_ATTENTION", {{"pairs", true}, {"widen", false}});
   t.cpu_bmm_threads = one_of<bool>(lookup, "MPSPACK_CPU_BMM", {{"threads", true}, {"one", false}});
+  t.cpu_attention_rows = positive_or(lookup("MPSPACK_CPU_ATTENTION_ROWS"), 0);
   const char* profile = given(lookup, "MPSPACK_PROFILE_SHIM");
   t.profile_shim = profile != nullptr && std::string_view(profile) != "0";
 }

@@ -77,6 +77,9 @@ struct Tuning {
   // MPSPACK_CPU_BMM (threads by default): a float batch of products each too small to split well goes over the
   // threads at once (shim/matmul.cpp, batch_over_threads); one runs them one product after another (for comparisons).
   bool cpu_bmm_threads = true;
+  // MPSPACK_CPU_ATTENTION_ROWS: float32 and bf16 attention's query rows per block, for comparisons; 0 (the default)
+  // picks them by the makespan rule of shim/attention.cpp (rows_per_block_f32).
+  uint64_t cpu_attention_rows = 0;
 
   // --- CUDA: the libraries opened at first use (empty: the usual names), convolutions, attention, and the shape of
   // the weight upload (docs/PERFORMANCE.md, "GPU").
