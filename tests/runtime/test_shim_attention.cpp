@@ -354,6 +354,14 @@ TEST_CASE("sdpa flash_attention_for_cpu: blocks of any height give the reference
     Operand qb(kBF16, {B, H, L, E}, dense(B, H, L, E), 54), kb(kBF16, {B, 1, S, E}, dense(B, 1, S, E), 55),
         vb(kBF16, {B, 1, S, E}, dense(B, 1, S, E), 56);
     check(qb, kb, vb, nullptr, true, 4e-3);
+    // Values whose rows are 1 KiB apart (4 heads of 64 floats from [B, S, H, E] rows) and outgrow L1: copied into
+    // rows of their own (copy_values), and kept for the thread's next block of the same head.
+    const int64_t Hv = 4, Sv = 200, Ev = 64;
+    Operand qv(kF32, {1, Hv, L, Ev}, from_rows(1, Hv, L, Ev), 57),
+        kv(kF32, {1, Hv, Sv, Ev}, from_rows(1, Hv, Sv, Ev), 58),
+        vv(kF32, {1, Hv, Sv, Ev}, from_rows(1, Hv, Sv, Ev), 59);
+    check(qv, kv, vv, nullptr, false, 2e-5);
+    check(qv, kv, vv, nullptr, true, 2e-5);
   }
 }
 

@@ -334,25 +334,45 @@ struct Scratch {
 };
 
 // Query rows per block: the makespan (rounds of blocks over the threads, times a block's multiply-adds plus its
-// fixed cost: the keys transposed, the scratch touched) smallest among a few heights, the taller on a tie. Scores
-// of a block stay within 256 KiB (L2) where rows allow. MPSPACK_CPU_ATTENTION_ROWS sets them instead, for comparisons.
+// fixed cost) smallest among a few heights, the taller on a tie, among the heights that give every thread two
+// blocks or more where any does. The fixed cost is the scratch a block touches and the head's keys transposed,
+// about a cycle a value (32 multiply-adds), where a thread's next block is another head's, whose keys it transposes
+// again (fitted to [8,12,128,64] and [1,12,197,64] at 16 to 256 rows on 16 threads: bench/attention_cpu.cpp with
+// MPSPACK_CPU_ATTENTION_ROWS). With one block a thread, a thread that starts late holds up the whole call:
+// [1,12,197,64] in 12 blocks of 197 rows took 1.16x as long as 48 blocks of 64. Scores of a block stay within 256
+// KiB (L2) where rows allow. MPSPACK_CPU_ATTENTION_ROWS sets the height instead, for comparisons.
 int64_t rows_per_block_f32(const Problem& p, unsigned threads) {
   if (const uint64_t forced = mpspack::tuning().cpu_attention_rows; forced > 0)
     return std::max<int64_t>(1, std::min<int64_t>(int64_t(std::min<uint64_t>(forced, 1 << 20)), p.L));
   const int64_t S = std::max<int64_t>(p.S, 1), heads = p.B * p.H;
-  int64_t best = 1;
-  double best_cost = std::numeric_limits<double>::infinity();
+  int64_t best = 1, best_balanced = 0;
+  double best_cost = std::numeric_limits<double>::infinity(), best_balanced_cost = best_cost;
   for (const int64_t cand : {8, 16, 32, 48, 64, 96, 128, 192, 256}) {
     const int64_t r = std::min(cand, p.L);
     if (cand > 8 && r * S * 4 > (256 << 10)) break;
     const int64_t tasks = heads * ((p.L + r - 1) / r);
     const double rounds = double((tasks + threads - 1) / threads);
     const double keys = p.causal ? std::min<double>(double(S), double(r) + double(p.L) / 2) : double(S);
-    const double cost = rounds * (double(r) * keys * double(p.E + p.Ev) + double(S) * double(p.E) * 2 + 4096);
+    // Threads take blocks in turn, so a thread's next block is of its head where a head has more blocks than there
+    // are threads: then its keys are transposed once for several blocks.
+    const double bph = double((p.L + r - 1) / r), transposes = std::min(1.0, double(threads) / bph);
+    const double cost =
+        rounds * (double(r) * keys * double(p.E + p.Ev) + (2 + transposes * 32) * double(S) * double(p.E) + 4096);
     if (cost <= best_cost) best_cost = cost, best = r;
+    if (tasks >= 2 * int64_t(threads) && cost <= best_balanced_cost) best_balanced_cost = cost, best_balanced = r;
     if (r == p.L) break;
   }
-  return best;
+  return best_balanced > 0 ? best_balanced : best;
+}
+
+// Whether a head's float32 values are copied into rows of their own before the second product rather than read
+// where they are: rows apart by a multiple of 1 KiB (a [B, L, H, E] tensor viewed as [B, H, L, E], 8 heads of 64
+// floats: 2 KiB) fall in a few of the caches' sets, so the product's passes over a head's values find them evicted
+// by their own rows once they outgrow L1. torch's kernel gets the same from its BLAS, which packs them. Copied
+// values are kept for the thread's next block of the same head, as the keys are.
+bool copy_values(const Operand& v, int64_t keys, int64_t Ev) {
+  const int64_t row_bytes = v.st[2] * 4;
+  return v.in_place() && v.st[2] != Ev && row_bytes % 1024 == 0 && keys * Ev * 4 > (32 << 10);
 }
 
 // One call's operands and what every block shares.
@@ -475,7 +495,15 @@ void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s,
   } else {
     int64_t vld = p.Ev;
     const float* va = sc.v.data();
-    if (c.V.in_place() || !kept) {
+    if (copy_values(c.V, k.keys, p.Ev)) {
+      if (!kept) {
+        float* d = Scratch::fit(sc.v, k.keys * p.Ev);
+        va = d;
+        for (int64_t j = 0; j < k.keys; ++j)
+          std::memcpy(d + j * p.Ev, c.V.at4(k.b, k.h / p.group, j), std::size_t(p.Ev) * 4);
+        sc.v_call = c.id, sc.v_head = bh, sc.v_keys = k.keys;
+      }
+    } else if (c.V.in_place() || !kept) {
       va = rows_as_float(c.kern, c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, sc.v, vld);
       if (!c.V.in_place()) sc.v_call = c.id, sc.v_head = bh, sc.v_keys = k.keys;
     }
