@@ -343,19 +343,19 @@ struct Scratch {
 // KiB (L2) where rows allow. MPSPACK_CPU_ATTENTION_ROWS sets the height instead, for comparisons.
 int64_t rows_per_block_f32(const Problem& p, unsigned threads) {
   if (const uint64_t forced = mpspack::tuning().cpu_attention_rows; forced > 0)
-    return std::max<int64_t>(1, std::min<int64_t>(int64_t(std::min<uint64_t>(forced, 1 << 20)), p.L));
+    return std::max<int64_t>(1, int64_t(std::min<uint64_t>(forced, uint64_t(p.L))));
   const int64_t S = std::max<int64_t>(p.S, 1), heads = p.B * p.H;
   int64_t best = 1, best_balanced = 0;
   double best_cost = std::numeric_limits<double>::infinity(), best_balanced_cost = best_cost;
   for (const int64_t cand : {8, 16, 32, 48, 64, 96, 128, 192, 256}) {
     const int64_t r = std::min(cand, p.L);
     if (cand > 8 && r * S * 4 > (256 << 10)) break;
-    const int64_t tasks = heads * ((p.L + r - 1) / r);
+    const int64_t blocks_per_head = (p.L + r - 1) / r, tasks = heads * blocks_per_head;
     const double rounds = double((tasks + threads - 1) / threads);
     const double keys = p.causal ? std::min<double>(double(S), double(r) + double(p.L) / 2) : double(S);
     // Threads take blocks in turn, so a thread's next block is of its head where a head has more blocks than there
     // are threads: then its keys are transposed once for several blocks.
-    const double bph = double((p.L + r - 1) / r), transposes = std::min(1.0, double(threads) / bph);
+    const double transposes = std::min(1.0, double(threads) / double(blocks_per_head));
     const double cost =
         rounds * (double(r) * keys * double(p.E + p.Ev) + (2 + transposes * 32) * double(S) * double(p.E) + 4096);
     if (cost <= best_cost) best_cost = cost, best = r;
@@ -477,7 +477,7 @@ void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s,
   const bool direct = out.dtype == static_cast<int32_t>(DType::f32) && out.strides[3] == 1;
   float* o = direct ? reinterpret_cast<float*>(out0) : Scratch::fit(sc.out, k.n * p.Ev);
   const int64_t ldo = direct ? out.strides[2] : p.Ev;
-  // Values widened or paired are kept for the thread's next block of the same key/value head, as the keys are.
+  // Values widened, copied (copy_values) or paired are kept for the thread's next block of the same key/value head.
   const int64_t bh = k.b * (p.H / p.group) + k.h / p.group;
   const bool kept = sc.v_call == c.id && sc.v_head == bh && sc.v_keys >= k.keys;
   if (c.pairs) {
@@ -494,18 +494,15 @@ void block_output(const F32Call& c, Scratch& sc, const Block& k, const float* s,
     c.kern.product_bf16(k.n, p.Ev, pairs, 1.0f, inv, probs, 2 * pairs, sc.vw.data(), p.Ev, o, ldo);
   } else {
     int64_t vld = p.Ev;
-    const float* va = sc.v.data();
-    if (copy_values(c.V, k.keys, p.Ev)) {
+    const float* va;
+    if (c.V.in_place() && !copy_values(c.V, k.keys, p.Ev)) {
+      va = rows_as_float(c.kern, c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, sc.v, vld);
+    } else {
       if (!kept) {
-        float* d = Scratch::fit(sc.v, k.keys * p.Ev);
-        va = d;
-        for (int64_t j = 0; j < k.keys; ++j)
-          std::memcpy(d + j * p.Ev, c.V.at4(k.b, k.h / p.group, j), std::size_t(p.Ev) * 4);
+        widen_rows(c.kern, c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, Scratch::fit(sc.v, k.keys * p.Ev), p.Ev);
         sc.v_call = c.id, sc.v_head = bh, sc.v_keys = k.keys;
       }
-    } else if (c.V.in_place() || !kept) {
-      va = rows_as_float(c.kern, c.V, k.b, k.h / p.group, 0, k.keys, p.Ev, sc.v, vld);
-      if (!c.V.in_place()) sc.v_call = c.id, sc.v_head = bh, sc.v_keys = k.keys;
+      va = sc.v.data();
     }
     c.kern.product(k.n, p.Ev, k.keys, 1.0f, inv, s, ld, va, vld, o, ldo);
   }
